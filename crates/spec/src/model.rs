@@ -1,0 +1,204 @@
+//! The workload model: what to run, independent of how or where it runs.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Access pattern, with fio's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Random mixed stream; the read share is `JobSpec::read_pct`.
+    RandRw,
+    /// Sequential mixed stream (fio `rw`/`readwrite`); read share as above.
+    ReadWrite,
+}
+
+impl RwMode {
+    pub const NAMES: &'static str = "read, write, randread, randwrite, randrw, readwrite";
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "read" => Self::Read,
+            "write" => Self::Write,
+            "randread" => Self::RandRead,
+            "randwrite" => Self::RandWrite,
+            "randrw" => Self::RandRw,
+            "rw" | "readwrite" => Self::ReadWrite,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::RandRead => "randread",
+            Self::RandWrite => "randwrite",
+            Self::RandRw => "randrw",
+            Self::ReadWrite => "readwrite",
+        }
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, Self::RandRead | Self::RandWrite | Self::RandRw)
+    }
+    /// Share of reads in percent implied by the mode (mixed modes use `mix`).
+    pub fn read_pct(self, mix: u8) -> u8 {
+        match self {
+            Self::Read | Self::RandRead => 100,
+            Self::Write | Self::RandWrite => 0,
+            Self::RandRw | Self::ReadWrite => mix,
+        }
+    }
+}
+
+/// How random offsets are distributed over the region (ignored for sequential modes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Distribution {
+    Uniform,
+    /// Zipf with exponent theta (> 0, != 1 allowed), as fio `zipf:THETA`.
+    Zipf { theta: f64 },
+    /// Pareto with shape h in (0, 1), as fio `pareto:H`.
+    Pareto { h: f64 },
+    /// Zones: each `(ops_pct, area_pct)` sends ops_pct % of I/O uniformly into the next
+    /// area_pct % of the region. `hotset:90/10` = zones [(90,10),(10,90)]; fio `zoned:`.
+    Zoned { zones: Vec<Zone> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub ops_pct: f64,
+    pub area_pct: f64,
+}
+
+/// What write buffers contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum DataPattern {
+    /// Incompressible and unique per write (every 4 KiB chunk differs).
+    Random,
+    Zeros,
+    /// Each 4 KiB chunk is `pct` % zeros, the rest random (fio buffer_compress_percentage).
+    Compress { pct: u8 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineKind {
+    IoUring,
+    Psync,
+    Null,
+}
+
+impl EngineKind {
+    pub const NAMES: &'static str = "io_uring, psync, null";
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "io_uring" | "uring" => Self::IoUring,
+            "psync" | "sync" | "pvsync" => Self::Psync,
+            "null" => Self::Null,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::IoUring => "io_uring",
+            Self::Psync => "psync",
+            Self::Null => "null",
+        }
+    }
+}
+
+/// One job: a workload run by `threads` identical workers, each keeping `qd` I/Os in flight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub name: String,
+    /// Target path (file or block device); `None` = the command's default target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<PathBuf>,
+    pub rw: RwMode,
+    /// Read share in percent for mixed modes (`--mix`, fio `rwmixread`).
+    pub mix: u8,
+    pub bs: u64,
+    pub qd: u32,
+    pub threads: u32,
+    /// Region length in bytes; `None` = from `offset` to the end of the target.
+    pub size: Option<u64>,
+    pub offset: u64,
+    #[serde(with = "secs", rename = "runtime_s")]
+    pub runtime: Duration,
+    #[serde(with = "secs", rename = "ramp_s")]
+    pub ramp: Duration,
+    /// Run for `runtime` regardless of bytes done (fio `time_based`). When false the
+    /// job also stops once each worker has moved `size` bytes (fio semantics).
+    pub time_based: bool,
+    /// Total rate for the job (split evenly over workers); open-loop timing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<u64>,
+    pub dist: Distribution,
+    pub data: DataPattern,
+    /// fsync after every N writes (0 = never).
+    pub fsync: u32,
+    pub seed: u64,
+    pub direct: bool,
+    pub engine: EngineKind,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        Self {
+            name: "job".into(),
+            target: None,
+            rw: RwMode::RandRead,
+            mix: 70,
+            bs: 4096,
+            qd: 1,
+            threads: 1,
+            size: None,
+            offset: 0,
+            runtime: Duration::from_secs(5),
+            ramp: Duration::ZERO,
+            time_based: true,
+            rate_iops: None,
+            dist: Distribution::Uniform,
+            data: DataPattern::Random,
+            fsync: 0,
+            seed: 0x6469_736b_6d65_7465, // "diskmete"
+            direct: true,
+            engine: EngineKind::IoUring,
+        }
+    }
+}
+
+/// A run: groups execute one after another (fio `stonewall`); jobs inside a group run
+/// concurrently and are reported separately (or merged when `group_reporting`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunPlan {
+    pub groups: Vec<JobGroup>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobGroup {
+    pub jobs: Vec<JobSpec>,
+    /// Report the group as one merged result instead of per job.
+    pub group_reporting: bool,
+}
+
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        if !(0.0..1e9).contains(&v) {
+            return Err(serde::de::Error::custom("duration out of range"));
+        }
+        Ok(Duration::from_secs_f64(v))
+    }
+}

@@ -1,0 +1,1 @@
+//! TODO(helper): see brief
