@@ -1,1 +1,215 @@
-fn main() {}
+//! The `diskmeter` binary: parse arguments, hand typed configuration to the engine,
+//! print results. Exit codes: 0 success, 1 runtime failure, 2 bad input (nothing
+//! written), 130 interrupted (partial results printed).
+
+mod args;
+mod progress;
+
+use args::{Cli, Command, MarkArgs, OutputArgs, RunArgs, DEFAULT_TARGET};
+use clap::Parser;
+use engine::backend::NullFault;
+use engine::session::{self, SessionOptions};
+use engine::EngineError;
+use spec::SpecError;
+use stats::ResultDoc;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Why the command failed, mapped to an exit code.
+enum Failure {
+    /// Bad input: one line, exit 2.
+    Usage(String),
+    /// Runtime fault before any result: exit 1.
+    Runtime(String),
+}
+
+impl From<SpecError> for Failure {
+    fn from(e: SpecError) -> Self {
+        Failure::Usage(e.to_string())
+    }
+}
+
+impl From<EngineError> for Failure {
+    fn from(e: EngineError) -> Self {
+        if e.is_usage() {
+            Failure::Usage(e.to_string())
+        } else {
+            Failure::Runtime(e.to_string())
+        }
+    }
+}
+
+/// Replace control characters so file names cannot drive the terminal.
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() && c != '\n' { '?' } else { c }).collect()
+}
+
+fn install_ctrlc() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if s.swap(true, Ordering::SeqCst) {
+            // Second Ctrl-C: the user insists. Test files are removed by the first
+            // handler's normal unwinding path, so only leave now if asked twice.
+            std::process::exit(130);
+        }
+    });
+    stop
+}
+
+/// Test-only hook: DISKMETER_NULL_FAULT=eio@N fails null-engine I/O after N operations.
+/// It affects only the null engine, which touches no device.
+fn null_fault() -> Option<NullFault> {
+    let v = std::env::var("DISKMETER_NULL_FAULT").ok()?;
+    let (kind, n) = v.split_once('@')?;
+    let errno = match kind {
+        "eio" => libc::EIO,
+        "enospc" => libc::ENOSPC,
+        "enodev" => libc::ENODEV,
+        _ => return None,
+    };
+    Some(NullFault { after_ops: n.parse().ok()?, errno })
+}
+
+fn session_options(ta: &args::TargetArgs, prefill: bool, stop: Arc<AtomicBool>) -> SessionOptions {
+    SessionOptions {
+        target: ta.options(prefill),
+        ctl: engine::runner::RunControl { stop, register_buffers: !ta.no_register_buffers, null_fault: null_fault() },
+        ceiling_check: !ta.no_ceiling_check,
+        default_size: 1 << 30,
+    }
+}
+
+fn write_outputs(doc: &ResultDoc, out: &OutputArgs) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    let text = if out.json {
+        Some(report::render(doc, report::Format::Json))
+    } else if !out.quiet {
+        Some(report::render(doc, report::Format::Human))
+    } else {
+        None
+    };
+    if let Some(t) = text {
+        if let Err(e) = stdout.write_all(t.as_bytes()).and_then(|_| stdout.flush()) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(Failure::Runtime(format!("cannot write to stdout: {e}")));
+            }
+        }
+    }
+    if out.json {
+        for w in &doc.warnings {
+            eprintln!("warning[{}]: {}", w.code, sanitize(&w.message));
+        }
+    }
+    if let Some(path) = &out.output {
+        let fmt = report::Format::from_path(path).unwrap_or(report::Format::Json);
+        std::fs::write(path, report::render(doc, fmt))
+            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Output files are checked before anything runs, so a typo costs nothing.
+fn check_output_path(out: &OutputArgs) -> Result<(), Failure> {
+    if let Some(p) = &out.output {
+        if report::Format::from_path(p).is_none() {
+            return Err(Failure::Usage(format!(
+                "invalid value for --output: cannot tell the format of {}; use a .json, .csv, .md or .txt file",
+                p.display()
+            )));
+        }
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(Failure::Usage(format!(
+                "invalid value for --output: directory {} does not exist",
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn exit_for(doc: &ResultDoc) -> ExitCode {
+    match &doc.error {
+        None => ExitCode::SUCCESS,
+        Some(e) if e.kind == "interrupted" => ExitCode::from(130),
+        Some(_) => ExitCode::from(1),
+    }
+}
+
+fn cmd_run(a: &RunArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
+    check_output_path(&a.out)?;
+    let defaults = a.job_defaults()?;
+    let plan = match &a.jobfile {
+        Some(path) => {
+            let mut plan = spec::fiojob::read_jobfile(path, &defaults)?;
+            // --target on the command line overrides job files' filename.
+            if let Some(t) = &a.target {
+                for g in &mut plan.groups {
+                    for j in &mut g.jobs {
+                        j.target = Some(t.clone());
+                    }
+                }
+            }
+            plan
+        }
+        None => {
+            spec::validate::validate_job(&defaults)?;
+            session::single_job_plan(defaults)
+        }
+    };
+    spec::validate::validate_plan(&plan)?;
+    if a.prefill && a.target_args.destroy_data.is_none() {
+        return Err(Failure::Usage(
+            "--prefill writes the whole test region of the device; it needs --destroy-data DEVICE".into(),
+        ));
+    }
+    let opts = session_options(&a.target_args, a.prefill, stop);
+    let mut obs = progress::Progress::new(a.out.quiet);
+    let default_target = PathBuf::from(DEFAULT_TARGET);
+    Ok(session::run_plan(&plan, &default_target, &opts, &mut obs)?)
+}
+
+fn cmd_mark(a: &MarkArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
+    check_output_path(&a.out)?;
+    let cfg = a.config()?;
+    let opts = session_options(&a.target_args, false, stop);
+    let mut obs = progress::Progress::new(a.out.quiet);
+    Ok(session::mark(&cfg, &a.target_path(), &opts, &mut obs)?)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stop = install_ctrlc();
+    let (res, out) = match &cli.command {
+        Command::Run(a) => (cmd_run(a, stop), &a.out),
+        Command::Mark(a) => (cmd_mark(a, stop), &a.out),
+    };
+    match res {
+        Ok(doc) => match write_outputs(&doc, out) {
+            Ok(()) => {
+                if let Some(e) = &doc.error {
+                    if e.kind != "interrupted" {
+                        eprintln!("error: {}", sanitize(&e.message));
+                    }
+                }
+                exit_for(&doc)
+            }
+            Err(Failure::Usage(m)) | Err(Failure::Runtime(m)) => {
+                eprintln!("error: {}", sanitize(&m));
+                ExitCode::from(1)
+            }
+        },
+        Err(Failure::Usage(m)) => {
+            eprintln!("error: {}", sanitize(&m));
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(m)) => {
+            eprintln!("error: {}", sanitize(&m));
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,3 +1,18 @@
 //! diskmeter's I/O engine: targets, engines (io_uring, psync, null), workers, data safety.
+//!
+//! Layers: `backend` (one trait, three engines) ← `worker` (the hot loop) ← `runner`
+//! (threads, collection, results) ← `session` (whole commands: targets, groups, honesty
+//! checks). `probe`, `safety`, `sparse` and `target` deal with what is being measured.
+pub mod backend;
+pub mod buffers;
 pub mod error;
+pub mod offsets;
+pub mod probe;
+pub mod runner;
+pub mod safety;
+pub mod session;
+pub mod sparse;
+pub mod target;
+pub mod worker;
+
 pub use error::{EngineError, Result};

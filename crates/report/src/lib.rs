@@ -1,1 +1,55 @@
-//! TODO(helper)
+//! diskmeter exporters: pure functions from a [`ResultDoc`] to text — human tables and
+//! the CrystalDiskMark-style card, JSON, CSV and Markdown. No colour codes, no I/O.
+
+use std::path::Path;
+
+use stats::ResultDoc;
+
+mod csv_out;
+pub mod fmt;
+mod human;
+mod json;
+mod markdown;
+
+#[cfg(test)]
+mod fixtures;
+#[cfg(test)]
+mod tests;
+
+/// Output format of an export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+    Csv,
+    Markdown,
+}
+
+impl Format {
+    /// Format implied by a file name: `.json`, `.csv`, `.md`/`.markdown`, `.txt` (human).
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Self::from_name(&ext)
+    }
+
+    /// Format by name (`human`/`text`/`txt`, `json`, `csv`, `md`/`markdown`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "json" => Format::Json,
+            "csv" => Format::Csv,
+            "md" | "markdown" => Format::Markdown,
+            "txt" | "text" | "human" => Format::Human,
+            _ => return None,
+        })
+    }
+}
+
+/// Render a result document in `format`. Always returns text ending in a newline.
+pub fn render(doc: &ResultDoc, format: Format) -> String {
+    match format {
+        Format::Human => human::render(doc),
+        Format::Json => json::render(doc),
+        Format::Csv => csv_out::render(doc),
+        Format::Markdown => markdown::render(doc),
+    }
+}

@@ -1,1 +1,970 @@
-//! TODO(helper): see brief
+//! The fio job-file dialect diskmeter understands.
+//!
+//! ```text
+//! ; comment                  # also a comment
+//! [global]
+//! filename=/dev/nvme0n1
+//! direct=1
+//! ioengine=io_uring
+//! runtime=30s
+//! time_based
+//!
+//! [randread]
+//! rw=randread
+//! bs=4k
+//! iodepth=32           ; trailing comments after whitespace are allowed
+//!
+//! [seqwrite]
+//! stonewall            # runs after randread has finished
+//! rw=write
+//! bs=1M
+//! ```
+//!
+//! * `[section]` headers; `[global]` options apply to every job section *after* it. A later
+//!   `[global]` section adds to / overrides the globals for the sections after it (as fio
+//!   does). Section names other than `global` must be unique.
+//! * `key=value` or `key = value`; flags without a value (`time_based`, `direct`, …).
+//!   Keys are case-sensitive, as in fio.
+//! * Jobs run concurrently within a group; `stonewall`, `wait_for_previous` and
+//!   `new_group` start a new group *before* the job that carries them, and groups run one
+//!   after another. `group_reporting` marks the job's group for merged reporting.
+//! * `numjobs=N` keeps one job with N workers (`threads = N`).
+//!
+//! Where diskmeter's defaults differ from fio's, a job file gets fio's behaviour for
+//! these options when it does not set them: `rw` is `read`; without `runtime` and
+//! `time_based` a job runs until `size` bytes are done (`runtime = 0`,
+//! `time_based = false`; a non-zero `runtime` without `time_based` is an upper bound);
+//! without `size` the job covers the whole target from `offset`. Everything else comes
+//! from the `defaults` the caller passes (the CLI's own defaults, e.g. `direct`, `bs`,
+//! `ioengine`, target). Note that diskmeter's default is direct I/O, fio's is buffered.
+//!
+//! `rate_iops` is per worker in fio; it is multiplied by `numjobs` to give the job's
+//! total rate ([`JobSpec::rate_iops`]).
+//!
+//! `randrepeat=0` (without `randseed`) makes the job's seed vary from run to run: it is
+//! derived from the current time. `randseed=N` always wins; otherwise the default seed is
+//! kept, so runs are repeatable (fio's default `randrepeat=1`).
+//!
+//! Options that only tune fio itself and have no effect in diskmeter are accepted and
+//! listed in [`IGNORED_OPTIONS`]. Anything else unknown, a malformed value, a value on a
+//! flag that takes none, an option before any section, or a repeated section name is an
+//! error of the form `FILE:LINE: message`.
+
+use crate::error::SpecError;
+use crate::model::{DataPattern, EngineKind, JobGroup, JobSpec, RunPlan, RwMode};
+use crate::units::{parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit};
+use crate::validate::{check_job, Field, Style};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Options accepted without effect, each with the reason it is harmless, as
+/// `(name, reason)`. Their values are still checked (a number where fio expects one,
+/// 0/1 for switches).
+///
+/// * `description` — free text, only shown by fio.
+/// * `thread` — fio uses threads instead of processes; diskmeter always uses threads.
+/// * `norandommap` — diskmeter never keeps a random map; random offsets are drawn
+///   independently, which is what `norandommap` asks for.
+/// * `invalidate` — page-cache invalidation before a job; fio does it by default and it
+///   is irrelevant for direct I/O; diskmeter's engine decides cache handling itself.
+/// * `refill_buffers` — diskmeter already writes fresh data for every write.
+/// * `iodepth_batch_submit`, `iodepth_batch`, `iodepth_batch_complete_min`,
+///   `iodepth_batch_complete`, `iodepth_batch_complete_max`, `iodepth_low` — submission
+///   batching knobs; diskmeter's engine keeps `iodepth` I/Os in flight and batches itself.
+/// * `gtod_reduce`, `clat_percentiles`, `lat_percentiles`, `slat_percentiles`,
+///   `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement`,
+///   `percentile_list` — what fio measures and prints; diskmeter always measures
+///   completion latency and reports its fixed percentile set.
+pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
+    ("description", "free text, only shown by fio"),
+    ("thread", "diskmeter always runs workers as threads"),
+    ("norandommap", "diskmeter draws random offsets independently, never from a random map"),
+    ("invalidate", "page-cache invalidation; fio's default, and moot for direct I/O"),
+    ("refill_buffers", "diskmeter already writes fresh data for every write"),
+    ("iodepth_batch_submit", "submission batching; diskmeter's engine batches itself"),
+    ("iodepth_batch", "alias of iodepth_batch_submit"),
+    ("iodepth_batch_complete_min", "completion batching; diskmeter's engine batches itself"),
+    ("iodepth_batch_complete", "alias of iodepth_batch_complete_min"),
+    ("iodepth_batch_complete_max", "completion batching; diskmeter's engine batches itself"),
+    ("iodepth_low", "refill watermark; diskmeter keeps iodepth I/Os in flight"),
+    ("gtod_reduce", "fio timing shortcut; diskmeter always measures latency"),
+    ("clat_percentiles", "reporting switch; diskmeter reports a fixed percentile set"),
+    ("lat_percentiles", "reporting switch; diskmeter reports a fixed percentile set"),
+    ("slat_percentiles", "reporting switch; diskmeter reports a fixed percentile set"),
+    ("disable_lat", "reporting switch; diskmeter always measures completion latency"),
+    ("disable_clat", "reporting switch; diskmeter always measures completion latency"),
+    ("disable_slat", "reporting switch; diskmeter does not measure submission latency"),
+    ("disable_bw_measurement", "reporting switch; diskmeter always measures bandwidth"),
+    ("percentile_list", "reporting choice; diskmeter reports a fixed percentile set"),
+];
+
+/// The kind of value an ignored option takes (checked even though it has no effect).
+fn ignored_kind(name: &str) -> Option<ValueKind> {
+    Some(match name {
+        "description" | "percentile_list" => ValueKind::Any,
+        "iodepth_batch_submit"
+        | "iodepth_batch"
+        | "iodepth_batch_complete_min"
+        | "iodepth_batch_complete"
+        | "iodepth_batch_complete_max"
+        | "iodepth_low" => ValueKind::Int,
+        n if IGNORED_OPTIONS.iter().any(|(o, _)| *o == n) => ValueKind::Bool,
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum ValueKind {
+    Any,
+    Int,
+    Bool,
+}
+
+/// Options that have an effect, for the "unknown option" message.
+const SUPPORTED: &[&str] = &[
+    "filename",
+    "rw",
+    "readwrite",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "blocksize",
+    "iodepth",
+    "numjobs",
+    "size",
+    "offset",
+    "runtime",
+    "time_based",
+    "ramp_time",
+    "direct",
+    "buffered",
+    "ioengine",
+    "random_distribution",
+    "rate_iops",
+    "fsync",
+    "randseed",
+    "randrepeat",
+    "stonewall",
+    "wait_for_previous",
+    "new_group",
+    "group_reporting",
+    "name",
+    "loops",
+    "buffer_compress_percentage",
+    "zero_buffers",
+];
+
+/// fio options diskmeter knows but does not support, with what to do instead.
+fn unsupported_hint(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "ioscheduler" => {
+            "diskmeter does not switch I/O schedulers; set one before the run with \
+             `echo NAME > /sys/block/DEV/queue/scheduler`"
+        }
+        "directory" | "nrfiles" | "filesize" | "opendir" | "file_service_type" => {
+            "diskmeter runs each job on a single target; name it with filename=PATH"
+        }
+        "bssplit" | "bsrange" | "blocksize_range" | "blockalign" | "ba" => {
+            "diskmeter uses a single block size per job; set bs=SIZE"
+        }
+        "rate" | "rate_min" | "rate_iops_min" | "rate_process" => {
+            "diskmeter limits a job's rate in I/Os per second only; use rate_iops=N"
+        }
+        "io_size" | "io_limit" | "number_ios" => {
+            "use size=SIZE (a job without time_based stops once size bytes are done)"
+        }
+        "kb_base" | "unit_base" => "diskmeter always uses binary size units (1k = 1024 bytes)",
+        "end_fsync" | "fsync_on_close" | "fdatasync" | "sync" | "write_barrier" => {
+            "use fsync=N to sync after every N writes"
+        }
+        "hipri" | "fixedbufs" | "registerfiles" | "sqthread_poll" | "sqthread_poll_cpu" | "nonvectored"
+        | "uncached" | "cmdprio_percentage" => "io_uring tuning is chosen by diskmeter's engine; remove the option",
+        "cpus_allowed" | "cpumask" | "cpus_allowed_policy" | "numa_cpu_nodes" => {
+            "diskmeter does not pin workers to CPUs; remove the option or use taskset"
+        }
+        "startdelay" => "use stonewall to run jobs one after another",
+        "offset_increment" | "percentage_random" | "rw_sequencer" | "zonemode" | "zonesize" | "zonerange"
+        | "zoneskip" => "this access-pattern option is not supported; remove it",
+        "verify" | "do_verify" | "verify_pattern" | "verify_fatal" => {
+            "data verification is not supported; use `diskmeter surface` to check a device"
+        }
+        "write_bw_log" | "write_lat_log" | "write_iops_log" | "write_hist_log" | "log_avg_msec" | "per_job_logs" => {
+            "fio log files are not produced; use --json for per-second series"
+        }
+        "random_generator" => "diskmeter always uses its own generator; remove the option",
+        "exitall"
+        | "exitall_on_error"
+        | "unlink"
+        | "create_on_open"
+        | "fill_device"
+        | "allow_mounted_write"
+        | "unified_rw_reporting"
+        | "buffer_pattern"
+        | "buffer_compress_chunk"
+        | "dedupe_percentage"
+        | "scramble_buffers"
+        | "pre_read"
+        | "rwmix"
+        | "ioengine_opts" => "this option is not supported; remove it",
+        _ => return None,
+    })
+}
+
+/// Per-section state while parsing: the job so far plus where fields were set.
+#[derive(Debug, Clone)]
+struct Settings {
+    job: JobSpec,
+    /// Line where each validated field was last set (for validation errors).
+    lines: HashMap<Field, usize>,
+    time_based_line: Option<usize>,
+    /// fio's rate_iops is per worker; multiplied by `threads` when the job is finished.
+    rate_per_worker: Option<(u64, usize)>,
+    randseed: Option<u64>,
+    randrepeat: bool,
+    stonewall: bool,
+    group_reporting: bool,
+    name: Option<String>,
+}
+
+impl Settings {
+    fn new(defaults: &JobSpec) -> Self {
+        let job =
+            JobSpec { rw: RwMode::Read, runtime: Duration::ZERO, time_based: false, size: None, ..defaults.clone() };
+        Self {
+            job,
+            rate_per_worker: None,
+            lines: HashMap::new(),
+            time_based_line: None,
+            randseed: None,
+            randrepeat: true,
+            stonewall: false,
+            group_reporting: false,
+            name: None,
+        }
+    }
+}
+
+struct Section {
+    name: String,
+    line: usize,
+    settings: Settings,
+}
+
+enum Current {
+    Nothing,
+    Global,
+    Job(Box<Section>),
+}
+
+/// Parse an fio job file's text into a run plan. `file_label` is used in
+/// `file:line: message` errors; `defaults` supplies everything the file does not set
+/// (see the module documentation for the few fio defaults that take precedence).
+/// Every job is validated ([`crate::validate`] checks), with errors pointing at the
+/// line that set the offending option (or the section header).
+pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result<RunPlan, SpecError> {
+    let err = |line: usize, message: String| SpecError::JobFile { file: file_label.to_string(), line, message };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut global = Settings::new(defaults);
+    let mut current = Current::Nothing;
+    let mut seen = HashSet::new();
+    let mut plan = RunPlan::default();
+    let mut line_count = 0;
+
+    for (idx, raw) in text.lines().enumerate() {
+        let lineno = idx + 1;
+        line_count = lineno;
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with('[') {
+            let name = parse_header(line).map_err(|m| err(lineno, m))?;
+            if let Current::Job(sec) = std::mem::replace(&mut current, Current::Nothing) {
+                finish_job(*sec, &mut plan).map_err(|(l, m)| err(l, m))?;
+            }
+            if name == "global" {
+                current = Current::Global;
+            } else {
+                if !seen.insert(name.to_string()) {
+                    return Err(err(
+                        lineno,
+                        format!("section [{name}] is defined twice; give each job section a unique name"),
+                    ));
+                }
+                current =
+                    Current::Job(Box::new(Section { name: name.to_string(), line: lineno, settings: global.clone() }));
+            }
+            continue;
+        }
+        if line.starts_with("include ") || line == "include" {
+            return Err(err(
+                lineno,
+                "include directives are not supported; paste the included options into this file".into(),
+            ));
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (line, None),
+        };
+        if key.is_empty() {
+            return Err(err(lineno, format!("\"{line}\" has no option name before '='; write e.g. bs=4k")));
+        }
+        let settings = match &mut current {
+            Current::Nothing => {
+                return Err(err(
+                    lineno,
+                    format!("option {key} appears before any section; add a [global] or [jobname] header above it"),
+                ))
+            }
+            Current::Global => &mut global,
+            Current::Job(sec) => &mut sec.settings,
+        };
+        apply(settings, key, value, lineno).map_err(|m| err(lineno, m))?;
+    }
+    if let Current::Job(sec) = current {
+        finish_job(*sec, &mut plan).map_err(|(l, m)| err(l, m))?;
+    }
+    if plan.groups.is_empty() {
+        return Err(err(
+            line_count.max(1),
+            "the file defines no jobs; add a job section such as [job1] (options in [global] only set defaults)".into(),
+        ));
+    }
+    Ok(plan)
+}
+
+/// Read and parse an fio job file (see [`parse_jobfile`]). A file that cannot be read is
+/// a [`SpecError::JobFile`] with line 0.
+pub fn read_jobfile(path: &Path, defaults: &JobSpec) -> Result<RunPlan, SpecError> {
+    let label = path.display().to_string();
+    let text = std::fs::read(path).map_err(|e| SpecError::JobFile {
+        file: label.clone(),
+        line: 0,
+        message: format!("cannot read the job file: {e}; check the path and that it is readable"),
+    })?;
+    let text = String::from_utf8(text).map_err(|e| SpecError::JobFile {
+        file: label.clone(),
+        line: 0,
+        message: format!("the job file is not valid UTF-8 text ({e}); save it as UTF-8"),
+    })?;
+    parse_jobfile(&label, &text, defaults)
+}
+
+/// Remove a trailing `# …` / `; …` comment (one that starts after whitespace) and
+/// whole-line comments.
+fn strip_comment(raw: &str) -> &str {
+    let t = raw.trim_start();
+    if t.starts_with('#') || t.starts_with(';') {
+        return "";
+    }
+    let mut prev_ws = false;
+    for (i, c) in raw.char_indices() {
+        if prev_ws && (c == '#' || c == ';') {
+            return &raw[..i];
+        }
+        prev_ws = c.is_whitespace();
+    }
+    raw
+}
+
+fn parse_header(line: &str) -> Result<&str, String> {
+    let Some(close) = line.find(']') else {
+        return Err(format!("section header \"{line}\" has no closing ']'; write e.g. [job1]"));
+    };
+    if !line[close + 1..].trim().is_empty() {
+        return Err(format!("unexpected text after the section header \"{}\"", &line[..=close]));
+    }
+    let name = line[1..close].trim();
+    if name.is_empty() || name.contains('[') {
+        return Err(format!("\"{line}\" is not a valid section header; write e.g. [job1]"));
+    }
+    Ok(name)
+}
+
+fn need<'a>(key: &str, value: Option<&'a str>, example: &str) -> Result<&'a str, String> {
+    match value {
+        Some(v) if !v.is_empty() => Ok(v),
+        _ => Err(format!("{key} needs a value; write e.g. {key}={example}")),
+    }
+}
+
+fn boolean(key: &str, value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None => Ok(true),
+        Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(v) => {
+            Err(format!("invalid value for {key}: \"{v}\" is not 0 or 1; write {key} (same as {key}=1) or {key}=0"))
+        }
+    }
+}
+
+fn flag(key: &str, value: Option<&str>) -> Result<(), String> {
+    match value {
+        None => Ok(()),
+        Some(_) => Err(format!("{key} takes no value; write just {key} on its own line")),
+    }
+}
+
+fn uint<T: TryFrom<u64>>(key: &str, v: &str, example: &str) -> Result<T, String> {
+    let bad = || format!("invalid value for {key}: \"{v}\" is not a whole number; write e.g. {key}={example}");
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let n: u64 = v.parse().map_err(|_| format!("invalid value for {key}: \"{v}\" is too large"))?;
+    T::try_from(n).map_err(|_| format!("invalid value for {key}: \"{v}\" is too large"))
+}
+
+fn no_percent(key: &str, v: &str) -> Result<(), String> {
+    if v.trim_end().ends_with('%') {
+        return Err(format!(
+            "{key}={v}: sizes in percent of the target are not supported; give an absolute size such as \
+             {key}=10G{}",
+            if key == "size" { ", or leave size out to use the whole target" } else { "" }
+        ));
+    }
+    Ok(())
+}
+
+fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let sv = |e: SpecError| e.to_string();
+    if let Some(v) = value {
+        if v.contains("${") {
+            return Err(format!(
+                "{key}={v}: environment variable expansion is not supported; write the value literally"
+            ));
+        }
+    }
+    match key {
+        "filename" => {
+            let v = need(key, value, "/dev/nvme0n1")?;
+            let mut path = String::new();
+            let mut chars = v.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' if chars.peek() == Some(&':') => {
+                        path.push(':');
+                        chars.next();
+                    }
+                    ':' => {
+                        return Err(format!(
+                            "filename={v}: several files in one job are not supported; use one job \
+                             section per file (write a ':' inside a path as '\\:')"
+                        ))
+                    }
+                    c => path.push(c),
+                }
+            }
+            s.job.target = Some(PathBuf::from(path));
+        }
+        "rw" | "readwrite" => {
+            let v = need(key, value, "randread")?;
+            if let Some((mode, _)) = v.split_once(':') {
+                return Err(format!("{key}={v}: the ':N' offset modifier is not supported; write just {key}={mode}"));
+            }
+            s.job.rw = RwMode::parse(v).ok_or_else(|| {
+                format!("invalid value for {key}: \"{v}\" is not supported; use one of {}", RwMode::NAMES)
+            })?;
+        }
+        "rwmixread" | "rwmixwrite" => {
+            let v = need(key, value, "70")?;
+            let p = parse_percent(key, v).map_err(sv)?;
+            if p.fract() != 0.0 {
+                return Err(format!("invalid value for {key}: \"{v}\" must be a whole percentage such as 70"));
+            }
+            let p = p as u8;
+            s.job.mix = if key == "rwmixread" { p } else { 100 - p };
+            s.lines.insert(Field::Mix, line);
+        }
+        "bs" | "blocksize" => {
+            let v = need(key, value, "4k")?;
+            if v.contains(',') {
+                return Err(format!(
+                    "{key}={v}: different read and write block sizes are not supported; use a single size such as {key}=4k"
+                ));
+            }
+            s.job.bs = parse_size(key, v).map_err(sv)?;
+            s.lines.insert(Field::Bs, line);
+        }
+        "iodepth" => {
+            s.job.qd = uint(key, need(key, value, "32")?, "32")?;
+            s.lines.insert(Field::Qd, line);
+        }
+        "numjobs" => {
+            s.job.threads = uint(key, need(key, value, "4")?, "4")?;
+            s.lines.insert(Field::Threads, line);
+        }
+        "size" => {
+            let v = need(key, value, "1G")?;
+            no_percent(key, v)?;
+            s.job.size = Some(parse_size(key, v).map_err(sv)?);
+            s.lines.insert(Field::Size, line);
+        }
+        "offset" => {
+            let v = need(key, value, "1M")?;
+            no_percent(key, v)?;
+            s.job.offset = parse_size(key, v).map_err(sv)?;
+            s.lines.insert(Field::Offset, line);
+        }
+        "runtime" => {
+            s.job.runtime = parse_duration(key, need(key, value, "30s")?, TimeUnit::Seconds).map_err(sv)?;
+            s.lines.insert(Field::Runtime, line);
+        }
+        "ramp_time" => {
+            s.job.ramp = parse_duration(key, need(key, value, "5s")?, TimeUnit::Seconds).map_err(sv)?;
+        }
+        "time_based" => {
+            s.job.time_based = boolean(key, value)?;
+            s.time_based_line = Some(line);
+        }
+        "direct" => {
+            s.job.direct = boolean(key, value)?;
+        }
+        "buffered" => {
+            s.job.direct = !boolean(key, value)?;
+        }
+        "ioengine" => {
+            let v = need(key, value, "io_uring")?;
+            s.job.engine = match v {
+                "io_uring" | "libaio" => EngineKind::IoUring,
+                "psync" | "sync" | "pvsync" | "pvsync2" => EngineKind::Psync,
+                "null" => EngineKind::Null,
+                _ => {
+                    return Err(format!(
+                        "invalid value for ioengine: \"{v}\" is not supported; use io_uring (libaio also \
+                         runs as io_uring), psync (also sync, pvsync, pvsync2) or null"
+                    ))
+                }
+            };
+        }
+        "random_distribution" => {
+            s.job.dist = parse_distribution(key, need(key, value, "zipf:1.2")?).map_err(sv)?;
+            s.lines.insert(Field::Dist, line);
+        }
+        "rate_iops" => {
+            let v = need(key, value, "1000")?;
+            if v.contains(',') {
+                return Err(format!(
+                    "rate_iops={v}: separate read and write rates are not supported; give one rate for \
+                     the job such as rate_iops=1000"
+                ));
+            }
+            s.rate_per_worker = Some((parse_count(key, v).map_err(sv)?, line));
+        }
+        "fsync" => s.job.fsync = uint(key, need(key, value, "32")?, "32")?,
+        "randseed" => s.randseed = Some(uint(key, need(key, value, "42")?, "42")?),
+        "randrepeat" => s.randrepeat = boolean(key, value)?,
+        "stonewall" | "wait_for_previous" | "new_group" => {
+            flag(key, value)?;
+            s.stonewall = true;
+        }
+        "group_reporting" => {
+            flag(key, value)?;
+            s.group_reporting = true;
+        }
+        "name" => s.name = Some(need(key, value, "randread-4k")?.to_string()),
+        "loops" => {
+            let n: u64 = uint(key, need(key, value, "1")?, "1")?;
+            if n != 1 {
+                return Err(format!(
+                    "loops={n}: only loops=1 is supported; run diskmeter several times, or use a longer \
+                     runtime with time_based"
+                ));
+            }
+        }
+        "buffer_compress_percentage" => {
+            let p: u64 = uint(key, need(key, value, "50")?, "50")?;
+            if p > 100 {
+                return Err(format!("invalid value for {key}: {p} is above 100; use a percentage from 0 to 100"));
+            }
+            s.job.data = DataPattern::Compress { pct: p as u8 };
+            s.lines.insert(Field::Data, line);
+        }
+        "zero_buffers" => {
+            if boolean(key, value)? {
+                s.job.data = DataPattern::Zeros;
+            } else if s.job.data == DataPattern::Zeros {
+                s.job.data = DataPattern::Random;
+            }
+        }
+        _ => {
+            if let Some(kind) = ignored_kind(key) {
+                return match kind {
+                    ValueKind::Any => Ok(()),
+                    ValueKind::Bool => boolean(key, value).map(|_| ()),
+                    ValueKind::Int => uint::<u64>(key, need(key, value, "1")?, "1").map(|_| ()),
+                };
+            }
+            if let Some(hint) = unsupported_hint(key) {
+                return Err(format!("option {key} is not supported: {hint}"));
+            }
+            return Err(unknown_option(key, value));
+        }
+    }
+    Ok(())
+}
+
+fn unknown_option(key: &str, value: Option<&str>) -> String {
+    let known = |k: &str| SUPPORTED.contains(&k) || ignored_kind(k).is_some();
+    let lower = key.to_ascii_lowercase();
+    if lower != key && known(&lower) {
+        return format!("unknown option {key}; options are case-sensitive, write {lower}");
+    }
+    if value.is_none() {
+        if let Some((first, rest)) = key.split_once(char::is_whitespace) {
+            if known(first) {
+                return format!("unknown option \"{key}\"; did you mean {first}={}?", rest.trim());
+            }
+        }
+    }
+    format!("unknown option {key}; supported options are {}", SUPPORTED.join(", "))
+}
+
+/// Finish a job section: derive name, seed and total rate, validate, and add the job to
+/// the plan. Errors carry the line to report.
+fn finish_job(sec: Section, plan: &mut RunPlan) -> Result<(), (usize, String)> {
+    let Section { name: section_name, line: header, settings: s } = sec;
+    let mut job = s.job;
+    job.name = s.name.unwrap_or(section_name);
+    if let Some((per_worker, line)) = s.rate_per_worker {
+        let total = per_worker.checked_mul(u64::from(job.threads)).ok_or_else(|| {
+            (line, format!("invalid value for rate_iops: {per_worker} per worker times numjobs is too large"))
+        })?;
+        job.rate_iops = Some(total);
+    }
+    if let Some(seed) = s.randseed {
+        job.seed = seed;
+    } else if !s.randrepeat {
+        job.seed = time_seed(&job.name);
+    }
+    if let Err(p) = check_job(&job, Style::Fio) {
+        let line = match p.field {
+            Field::Runtime => s.lines.get(&Field::Runtime).copied().or(s.time_based_line),
+            Field::RateIops => s.rate_per_worker.map(|(_, l)| l),
+            f => s.lines.get(&f).copied(),
+        }
+        .unwrap_or(header);
+        let option = Style::Fio.name(p.field);
+        return Err((line, format!("invalid value for {option} in job [{}]: {}", job.name, p.message)));
+    }
+    let new_group = match plan.groups.last() {
+        None => true,
+        Some(g) => s.stonewall && !g.jobs.is_empty(),
+    };
+    if new_group {
+        plan.groups.push(JobGroup::default());
+    }
+    if let Some(g) = plan.groups.last_mut() {
+        g.group_reporting |= s.group_reporting;
+        g.jobs.push(job);
+    }
+    Ok(())
+}
+
+/// A seed that differs from run to run (fio `randrepeat=0`): the current time in
+/// nanoseconds mixed with the job name, through splitmix64.
+fn time_seed(name: &str) -> u64 {
+    let nanos =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let mut x = name.bytes().fold(nanos, |h, b| h.rotate_left(5) ^ u64::from(b));
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::model::{Distribution, Zone};
+
+    fn parse(text: &str) -> RunPlan {
+        match parse_jobfile("t.fio", text, &JobSpec::default()) {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    fn one(text: &str) -> JobSpec {
+        let p = parse(text);
+        assert_eq!(p.groups.len(), 1);
+        assert_eq!(p.groups[0].jobs.len(), 1);
+        p.groups[0].jobs[0].clone()
+    }
+    /// The error as text, and its line.
+    fn fail(text: &str) -> (usize, String) {
+        match parse_jobfile("t.fio", text, &JobSpec::default()) {
+            Err(e @ SpecError::JobFile { line, .. }) => (line, e.to_string()),
+            other => panic!("expected a job-file error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn fio_defaults_where_they_differ() {
+        let d = JobSpec { size: Some(1 << 30), ..JobSpec::default() };
+        let p = parse_jobfile("t.fio", "[j]\n", &d).unwrap();
+        let j = &p.groups[0].jobs[0];
+        assert_eq!(j.name, "j");
+        assert_eq!(j.rw, RwMode::Read);
+        assert_eq!(j.runtime, Duration::ZERO);
+        assert!(!j.time_based);
+        assert_eq!(j.size, None);
+        // The rest comes from the defaults.
+        assert_eq!(j.bs, d.bs);
+        assert_eq!(j.qd, d.qd);
+        assert_eq!(j.direct, d.direct);
+        assert_eq!(j.engine, d.engine);
+        assert_eq!(j.seed, d.seed);
+        assert!(!p.groups[0].group_reporting);
+    }
+
+    #[test]
+    fn every_option_maps() {
+        let j = one("[global]\n\
+             filename=/dev/disk/by-path/pci-0000\\:00\\:1f.2\n\
+             [job]\n\
+             rw=randrw\n\
+             rwmixread=60\n\
+             bs=64k\n\
+             iodepth=32\n\
+             numjobs=4\n\
+             size=10G\n\
+             offset=1M\n\
+             runtime=30\n\
+             time_based\n\
+             ramp_time=2s\n\
+             direct=0\n\
+             ioengine=psync\n\
+             random_distribution=zipf:1.1\n\
+             rate_iops=500\n\
+             fsync=16\n\
+             randseed=1234\n\
+             buffer_compress_percentage=40\n\
+             loops=1\n");
+        assert_eq!(j.target, Some(PathBuf::from("/dev/disk/by-path/pci-0000:00:1f.2")));
+        assert_eq!(j.rw, RwMode::RandRw);
+        assert_eq!(j.mix, 60);
+        assert_eq!(j.bs, 65536);
+        assert_eq!(j.qd, 32);
+        assert_eq!(j.threads, 4);
+        assert_eq!(j.size, Some(10 << 30));
+        assert_eq!(j.offset, 1 << 20);
+        assert_eq!(j.runtime, Duration::from_secs(30));
+        assert!(j.time_based);
+        assert_eq!(j.ramp, Duration::from_secs(2));
+        assert!(!j.direct);
+        assert_eq!(j.engine, EngineKind::Psync);
+        assert_eq!(j.dist, Distribution::Zipf { theta: 1.1 });
+        assert_eq!(j.rate_iops, Some(2000), "fio's rate_iops is per worker");
+        assert_eq!(j.fsync, 16);
+        assert_eq!(j.seed, 1234);
+        assert_eq!(j.data, DataPattern::Compress { pct: 40 });
+    }
+
+    #[test]
+    fn aliases_and_flags() {
+        let j = one("[j]\nreadwrite=rw\nrwmixwrite=30\nblocksize=8k\nbuffered\nzero_buffers\n");
+        assert_eq!(j.rw, RwMode::ReadWrite);
+        assert_eq!(j.mix, 70);
+        assert_eq!(j.bs, 8192);
+        assert!(!j.direct);
+        assert_eq!(j.data, DataPattern::Zeros);
+        let j = one("[j]\nbuffered=0\ndirect\ntime_based=1\nruntime=1m\nzero_buffers=0\n");
+        assert!(j.direct);
+        assert!(j.time_based);
+        assert_eq!(j.runtime, Duration::from_secs(60));
+        assert_eq!(j.data, DataPattern::Random);
+        for (e, k) in [
+            ("io_uring", EngineKind::IoUring),
+            ("libaio", EngineKind::IoUring),
+            ("sync", EngineKind::Psync),
+            ("pvsync", EngineKind::Psync),
+            ("null", EngineKind::Null),
+        ] {
+            assert_eq!(one(&format!("[j]\nioengine={e}\n")).engine, k);
+        }
+        let j = one("[j]\nname=custom name\nrandom_distribution=hotset:90/10\n");
+        assert_eq!(j.name, "custom name");
+        assert_eq!(
+            j.dist,
+            Distribution::Zoned {
+                zones: vec![Zone { ops_pct: 90.0, area_pct: 10.0 }, Zone { ops_pct: 10.0, area_pct: 90.0 }]
+            }
+        );
+    }
+
+    #[test]
+    fn ignored_options_are_accepted() {
+        let mut text = String::from("[j]\n");
+        for (name, _) in IGNORED_OPTIONS {
+            let line = match ignored_kind(name) {
+                Some(ValueKind::Int) => format!("{name}=8\n"),
+                Some(ValueKind::Any) => format!("{name}=anything at all\n"),
+                Some(ValueKind::Bool) => format!("{name}\n{name}=0\n"),
+                None => unreachable!(),
+            };
+            text.push_str(&line);
+        }
+        let j = one(&text);
+        assert_eq!(j, JobSpec { name: "j".into(), ..one("[j]\n") });
+        let (line, e) = fail("[j]\niodepth_batch_submit=x\n");
+        assert_eq!(line, 2);
+        assert!(e.contains("not a whole number"), "{e}");
+        let (_, e) = fail("[j]\nthread=yes\n");
+        assert!(e.contains("is not 0 or 1"), "{e}");
+    }
+
+    #[test]
+    fn comments_and_whitespace() {
+        let j = one("\u{feff}# leading comment\n; another\n\n  [ j ]  # section comment\n\
+             bs = 16k ; trailing\r\n\tiodepth=4\t# tab\n   # indented comment\nfilename=/tmp/a#b\n");
+        assert_eq!(j.name, "j");
+        assert_eq!(j.bs, 16384);
+        assert_eq!(j.qd, 4);
+        assert_eq!(j.target, Some(PathBuf::from("/tmp/a#b")));
+    }
+
+    #[test]
+    fn global_inheritance_and_later_globals() {
+        let p = parse(
+            "[global]\nbs=8k\niodepth=4\n\
+             [a]\n\
+             [b]\niodepth=16\n\
+             [global]\nbs=1M\n\
+             [c]\n",
+        );
+        let jobs: Vec<_> = p.groups.iter().flat_map(|g| &g.jobs).collect();
+        assert_eq!(p.groups.len(), 1, "no stonewall: all concurrent");
+        assert_eq!((jobs[0].name.as_str(), jobs[0].bs, jobs[0].qd), ("a", 8192, 4));
+        assert_eq!((jobs[1].name.as_str(), jobs[1].bs, jobs[1].qd), ("b", 8192, 16));
+        // c: the later global changed bs but kept iodepth=4 from the first global.
+        assert_eq!((jobs[2].name.as_str(), jobs[2].bs, jobs[2].qd), ("c", 1 << 20, 4));
+    }
+
+    #[test]
+    fn stonewall_grouping() {
+        let p = parse("[a]\n[b]\n[c]\nstonewall\n[d]\n[e]\nwait_for_previous\ngroup_reporting\n[f]\nnew_group\n");
+        let names: Vec<Vec<&str>> = p.groups.iter().map(|g| g.jobs.iter().map(|j| j.name.as_str()).collect()).collect();
+        assert_eq!(names, vec![vec!["a", "b"], vec!["c", "d"], vec!["e"], vec!["f"]]);
+        let rep: Vec<bool> = p.groups.iter().map(|g| g.group_reporting).collect();
+        assert_eq!(rep, vec![false, false, true, false]);
+        // stonewall on the first job does not create an empty group.
+        let p = parse("[a]\nstonewall\n[b]\n");
+        assert_eq!(p.groups.len(), 1);
+        // stonewall in [global] makes every job its own group.
+        let p = parse("[global]\nstonewall\ngroup_reporting\n[a]\n[b]\n[c]\n");
+        assert_eq!(p.groups.len(), 3);
+        assert!(p.groups.iter().all(|g| g.group_reporting && g.jobs.len() == 1));
+    }
+
+    #[test]
+    fn randrepeat_and_randseed() {
+        let d = JobSpec::default();
+        assert_eq!(one("[j]\nrandrepeat\n").seed, d.seed);
+        assert_eq!(one("[j]\nrandrepeat=1\n").seed, d.seed);
+        assert_eq!(one("[j]\nrandrepeat=0\nrandseed=7\n").seed, 7);
+        // Varies per run: at least not the fixed default (probability of a clash ~2^-64).
+        assert_ne!(one("[j]\nrandrepeat=0\n").seed, d.seed);
+    }
+
+    #[test]
+    fn defaults_rate_is_total_not_per_worker() {
+        let d = JobSpec { rate_iops: Some(100), ..JobSpec::default() };
+        let p = parse_jobfile("t.fio", "[j]\nnumjobs=4\n", &d).unwrap();
+        assert_eq!(p.groups[0].jobs[0].rate_iops, Some(100));
+    }
+
+    #[test]
+    fn error_shapes() {
+        let cases: &[(&str, usize, &str)] = &[
+            ("bs=4k\n", 1, "t.fio:1: option bs appears before any section; add a [global] or [jobname] header above it"),
+            ("[j]\nbs=4q\n", 2, "t.fio:2: invalid value for bs: \"4q\" is not a size; use a number with an optional k/m/g/t suffix such as 4k or 1M"),
+            ("[j]\nbs\n", 2, "t.fio:2: bs needs a value; write e.g. bs=4k"),
+            ("[j]\nbs=\n", 2, "t.fio:2: bs needs a value; write e.g. bs=4k"),
+            ("[j]\n\nbogus=1\n", 3, "t.fio:3: unknown option bogus; supported options are filename, rw,"),
+            ("[j]\nBS=4k\n", 2, "t.fio:2: unknown option BS; options are case-sensitive, write bs"),
+            ("[j]\nbs 4k\n", 2, "t.fio:2: unknown option \"bs 4k\"; did you mean bs=4k?"),
+            ("[j]\nstonewall=1\n", 2, "t.fio:2: stonewall takes no value; write just stonewall on its own line"),
+            ("[j]\ngroup_reporting=1\n", 2, "t.fio:2: group_reporting takes no value"),
+            ("[j]\n[k]\n[j]\n", 3, "t.fio:3: section [j] is defined twice; give each job section a unique name"),
+            ("[j\n", 1, "t.fio:1: section header \"[j\" has no closing ']'"),
+            ("[]\n", 1, "t.fio:1: \"[]\" is not a valid section header"),
+            ("[j] x\n", 1, "t.fio:1: unexpected text after the section header \"[j]\""),
+            ("[j]\n=4k\n", 2, "t.fio:2: \"=4k\" has no option name before '='"),
+            ("[j]\nrw=randread:8\n", 2, "t.fio:2: rw=randread:8: the ':N' offset modifier is not supported; write just rw=randread"),
+            ("[j]\nrw=trim\n", 2, "t.fio:2: invalid value for rw: \"trim\" is not supported; use one of read, write"),
+            ("[j]\nbs=4k,8k\n", 2, "t.fio:2: bs=4k,8k: different read and write block sizes are not supported"),
+            ("[j]\nsize=50%\n", 2, "t.fio:2: size=50%: sizes in percent of the target are not supported; give an absolute size such as size=10G, or leave size out"),
+            ("[j]\noffset=10%\n", 2, "t.fio:2: offset=10%: sizes in percent"),
+            ("[j]\nrate_iops=500,100\n", 2, "t.fio:2: rate_iops=500,100: separate read and write rates are not supported"),
+            ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
+            ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),
+            ("[j]\nloops=3\n", 2, "t.fio:2: loops=3: only loops=1 is supported"),
+            ("[j]\ndirect=2\n", 2, "t.fio:2: invalid value for direct: \"2\" is not 0 or 1; write direct (same as direct=1) or direct=0"),
+            ("[j]\ntime_based=yes\n", 2, "t.fio:2: invalid value for time_based: \"yes\" is not 0 or 1"),
+            ("[j]\nruntime=-1\n", 2, "t.fio:2: invalid value for runtime: \"-1\" is negative"),
+            ("[j]\nruntime=5x\n", 2, "t.fio:2: invalid value for runtime: \"5x\" is not a duration"),
+            ("[j]\nramp_time=400d\n", 2, "t.fio:2: invalid value for ramp_time: \"400d\" is longer than the one-year maximum"),
+            ("[j]\niodepth=abc\n", 2, "t.fio:2: invalid value for iodepth: \"abc\" is not a whole number; write e.g. iodepth=32"),
+            ("[j]\niodepth=99999999999\n", 2, "t.fio:2: invalid value for iodepth: \"99999999999\" is too large"),
+            ("[j]\nrwmixread=101\n", 2, "t.fio:2: invalid value for rwmixread: \"101\" is above 100%"),
+            ("[j]\nrwmixread=50.5\n", 2, "t.fio:2: invalid value for rwmixread: \"50.5\" must be a whole percentage"),
+            ("[j]\nrandom_distribution=normal:5\n", 2, "t.fio:2: invalid value for random_distribution: \"normal:5\": the normal (gauss) distribution is not supported"),
+            ("[j]\nrandom_distribution=zoned:50/50:40/50\n", 2, "t.fio:2: invalid value for random_distribution: \"zoned:50/50:40/50\": the zone percentages must each add up to 100"),
+            ("[j]\nbuffer_compress_percentage=101\n", 2, "t.fio:2: invalid value for buffer_compress_percentage: 101 is above 100"),
+            ("[j]\nfilename=/a:/b\n", 2, "t.fio:2: filename=/a:/b: several files in one job are not supported"),
+            ("[j]\nfilename=${DEV}\n", 2, "t.fio:2: filename=${DEV}: environment variable expansion is not supported"),
+            ("include other.fio\n", 1, "t.fio:1: include directives are not supported"),
+            ("", 1, "t.fio:1: the file defines no jobs"),
+            ("[global]\nbs=4k\n\n", 3, "t.fio:3: the file defines no jobs"),
+            ("[j]\nrandseed=-1\n", 2, "t.fio:2: invalid value for randseed: \"-1\" is not a whole number"),
+        ];
+        for (text, line, prefix) in cases {
+            let (l, e) = fail(text);
+            assert!(e.starts_with(prefix), "for {text:?}:\n got  {e}\n want {prefix}");
+            assert_eq!(l, *line, "for {text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn validation_errors_point_at_the_setting_line() {
+        let cases: &[(&str, usize, &str)] = &[
+            ("[j]\nbs=0\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size must not be 0; use e.g. bs=4k"),
+            ("[global]\niodepth=0\n[j]\n", 2, "t.fio:2: invalid value for iodepth in job [j]: the queue depth 0 is out of range; use 1 to 65536, e.g. iodepth=32"),
+            ("[j]\nnumjobs=2000\n", 2, "t.fio:2: invalid value for numjobs in job [j]:"),
+            ("[j]\nsize=0\n", 2, "t.fio:2: invalid value for size in job [j]: the region size must not be 0"),
+            ("[j]\nbs=8k\nsize=4k\n", 3, "t.fio:3: invalid value for size in job [j]: the region size 4 KiB is smaller than the block size 8 KiB (bs); use a larger size or a smaller bs"),
+            ("[j]\nrate_iops=0\n", 2, "t.fio:2: invalid value for rate_iops in job [j]: a rate of 0 IOPS"),
+            ("[j]\n\ntime_based\n", 3, "t.fio:3: invalid value for runtime in job [j]: a time-based run needs a runtime above 0; set e.g. runtime=30s"),
+            ("[j]\nruntime=0\ntime_based\n", 2, "t.fio:2: invalid value for runtime in job [j]:"),
+            ("[j]\ndirect=1\noffset=100\n", 3, "t.fio:3: invalid value for offset in job [j]: the offset 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. offset=1M, or direct=0"),
+            ("[j]\nbs=512M\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 512 MiB is larger than the 256 MiB maximum"),
+        ];
+        for (text, line, prefix) in cases {
+            let (l, e) = fail(text);
+            assert!(e.starts_with(prefix), "for {text:?}:\n got  {e}\n want {prefix}");
+            assert_eq!(l, *line, "for {text:?}: {e}");
+        }
+        // Invalid defaults not set by the file point at the section header.
+        let d = JobSpec { qd: 0, ..JobSpec::default() };
+        let e = parse_jobfile("t.fio", "\n[j]\n", &d).unwrap_err();
+        assert!(matches!(e, SpecError::JobFile { line: 2, .. }), "{e}");
+        // buffered offset is fine
+        one("[j]\ndirect=0\noffset=100\n");
+    }
+
+    #[test]
+    fn read_errors_use_line_zero() {
+        let e = read_jobfile(Path::new("/nonexistent/dir/x.fio"), &JobSpec::default()).unwrap_err();
+        match &e {
+            SpecError::JobFile { file, line, message } => {
+                assert_eq!(file, "/nonexistent/dir/x.fio");
+                assert_eq!(*line, 0);
+                assert!(message.starts_with("cannot read the job file: "), "{message}");
+                assert!(message.ends_with("check the path and that it is readable"), "{message}");
+            }
+            SpecError::Value { .. } => panic!("{e}"),
+        }
+    }
+}

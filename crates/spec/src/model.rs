@@ -61,12 +61,18 @@ impl RwMode {
 pub enum Distribution {
     Uniform,
     /// Zipf with exponent theta (> 0, != 1 allowed), as fio `zipf:THETA`.
-    Zipf { theta: f64 },
+    Zipf {
+        theta: f64,
+    },
     /// Pareto with shape h in (0, 1), as fio `pareto:H`.
-    Pareto { h: f64 },
+    Pareto {
+        h: f64,
+    },
     /// Zones: each `(ops_pct, area_pct)` sends ops_pct % of I/O uniformly into the next
     /// area_pct % of the region. `hotset:90/10` = zones [(90,10),(10,90)]; fio `zoned:`.
-    Zoned { zones: Vec<Zone> },
+    Zoned {
+        zones: Vec<Zone>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -83,7 +89,9 @@ pub enum DataPattern {
     Random,
     Zeros,
     /// Each 4 KiB chunk is `pct` % zeros, the rest random (fio buffer_compress_percentage).
-    Compress { pct: u8 },
+    Compress {
+        pct: u8,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

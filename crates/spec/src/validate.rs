@@ -1,1 +1,387 @@
-//! TODO(helper): see brief
+//! Target-independent checks of a job: everything that can be judged without opening the
+//! target (alignment to the device's logical block size, target size etc. are checked
+//! by whoever opens it).
+//!
+//! Errors name the command-line flag (`--bs`, `--qd`, …). The fio job-file parser runs
+//! the same checks but names the job-file option (`bs`, `iodepth`, …) and its line.
+
+use crate::error::SpecError;
+use crate::model::{DataPattern, Distribution, JobSpec, RunPlan};
+use crate::units::format_size;
+
+/// Largest accepted block size: 256 MiB.
+pub const MAX_BS: u64 = 256 << 20;
+/// Largest accepted queue depth per worker.
+pub const MAX_QD: u32 = 65_536;
+/// Largest accepted number of workers per job.
+pub const MAX_THREADS: u32 = 1024;
+/// Alignment that direct I/O offsets must have regardless of the device (a power of two).
+pub const DIRECT_ALIGN: u64 = 512;
+
+/// The job fields a check can complain about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Field {
+    Bs,
+    Qd,
+    Threads,
+    Mix,
+    Size,
+    Offset,
+    Runtime,
+    RateIops,
+    Dist,
+    Data,
+}
+
+/// How options are spelled in messages: as CLI flags or as fio job-file options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    Cli,
+    Fio,
+}
+
+impl Style {
+    pub(crate) fn name(self, f: Field) -> &'static str {
+        match (self, f) {
+            (Style::Cli, Field::Bs) => "--bs",
+            (Style::Cli, Field::Qd) => "--qd",
+            (Style::Cli, Field::Threads) => "--threads",
+            (Style::Cli, Field::Mix) => "--mix",
+            (Style::Cli, Field::Size) => "--size",
+            (Style::Cli, Field::Offset) => "--offset",
+            (Style::Cli, Field::Runtime) => "--runtime",
+            (Style::Cli, Field::RateIops) => "--rate-iops",
+            (Style::Cli, Field::Dist) => "--dist",
+            (Style::Cli, Field::Data) => "--data",
+            (Style::Fio, Field::Bs) => "bs",
+            (Style::Fio, Field::Qd) => "iodepth",
+            (Style::Fio, Field::Threads) => "numjobs",
+            (Style::Fio, Field::Mix) => "rwmixread",
+            (Style::Fio, Field::Size) => "size",
+            (Style::Fio, Field::Offset) => "offset",
+            (Style::Fio, Field::Runtime) => "runtime",
+            (Style::Fio, Field::RateIops) => "rate_iops",
+            (Style::Fio, Field::Dist) => "random_distribution",
+            (Style::Fio, Field::Data) => "buffer_compress_percentage",
+        }
+    }
+    /// An example setting: `--bs 4k` or `bs=4k`.
+    fn example(self, f: Field, v: &str) -> String {
+        match self {
+            Style::Cli => format!("{} {v}", self.name(f)),
+            Style::Fio => format!("{}={v}", self.name(f)),
+        }
+    }
+}
+
+/// A failed check: which field, and the message (without the "invalid value for" prefix).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Problem {
+    pub field: Field,
+    pub message: String,
+}
+
+pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
+    let fail = |field, message: String| Err(Problem { field, message });
+    if job.bs == 0 {
+        return fail(Field::Bs, format!("the block size must not be 0; use e.g. {}", st.example(Field::Bs, "4k")));
+    }
+    if job.bs > MAX_BS {
+        return fail(
+            Field::Bs,
+            format!(
+                "the block size {} is larger than the 256 MiB maximum; use e.g. {}",
+                format_size(job.bs),
+                st.example(Field::Bs, "1M")
+            ),
+        );
+    }
+    if job.qd == 0 || job.qd > MAX_QD {
+        return fail(
+            Field::Qd,
+            format!(
+                "the queue depth {} is out of range; use 1 to {MAX_QD}, e.g. {}",
+                job.qd,
+                st.example(Field::Qd, "32")
+            ),
+        );
+    }
+    if job.threads == 0 || job.threads > MAX_THREADS {
+        return fail(
+            Field::Threads,
+            format!(
+                "{} workers is out of range; use 1 to {MAX_THREADS}, e.g. {}",
+                job.threads,
+                st.example(Field::Threads, "4")
+            ),
+        );
+    }
+    if job.mix > 100 {
+        return fail(
+            Field::Mix,
+            format!("a read share of {}% is above 100%; use 0 to 100, e.g. {}", job.mix, st.example(Field::Mix, "70")),
+        );
+    }
+    if let Some(size) = job.size {
+        if size == 0 {
+            return fail(
+                Field::Size,
+                format!(
+                    "the region size must not be 0; use e.g. {}, or leave it out to use the \
+                     whole target",
+                    st.example(Field::Size, "1G")
+                ),
+            );
+        }
+        if size < job.bs {
+            return fail(
+                Field::Size,
+                format!(
+                    "the region size {} is smaller than the block size {} ({}); use a larger \
+                     {} or a smaller {}",
+                    format_size(size),
+                    format_size(job.bs),
+                    st.name(Field::Bs),
+                    st.name(Field::Size),
+                    st.name(Field::Bs)
+                ),
+            );
+        }
+    }
+    if job.rate_iops == Some(0) {
+        return fail(
+            Field::RateIops,
+            format!(
+                "a rate of 0 IOPS would never issue I/O; use e.g. {}, or leave it out for no \
+                 limit",
+                st.example(Field::RateIops, "1000")
+            ),
+        );
+    }
+    if job.time_based && job.runtime.is_zero() {
+        let how = match st {
+            Style::Cli => "use e.g. --runtime 5s".to_string(),
+            Style::Fio => "set e.g. runtime=30s, or remove time_based to run until size bytes are done".to_string(),
+        };
+        return fail(Field::Runtime, format!("a time-based run needs a runtime above 0; {how}"));
+    }
+    if job.direct && job.offset & (DIRECT_ALIGN - 1) != 0 {
+        let buffered = match st {
+            Style::Cli => "--buffered",
+            Style::Fio => "direct=0",
+        };
+        return fail(
+            Field::Offset,
+            format!(
+                "the offset {} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O \
+                 requires; use e.g. {}, or {buffered} for buffered I/O",
+                job.offset,
+                st.example(Field::Offset, "1M")
+            ),
+        );
+    }
+    check_dist(&job.dist, st)?;
+    if let DataPattern::Compress { pct } = job.data {
+        if pct > 100 {
+            return fail(Field::Data, format!("a compressible share of {pct}% is above 100%; use 0 to 100"));
+        }
+    }
+    Ok(())
+}
+
+fn check_dist(dist: &Distribution, st: Style) -> Result<(), Problem> {
+    let fail = |message: String| Err(Problem { field: Field::Dist, message });
+    match dist {
+        Distribution::Uniform => Ok(()),
+        Distribution::Zipf { theta } => {
+            if theta.is_finite() && *theta > 0.0 {
+                Ok(())
+            } else {
+                fail(format!(
+                    "the zipf exponent {theta} must be greater than 0; use e.g. {}",
+                    st.example(Field::Dist, "zipf:1.2")
+                ))
+            }
+        }
+        Distribution::Pareto { h } => {
+            if *h > 0.0 && *h < 1.0 {
+                Ok(())
+            } else {
+                fail(format!(
+                    "the pareto shape {h} must be between 0 and 1 (exclusive); use e.g. {}",
+                    st.example(Field::Dist, "pareto:0.9")
+                ))
+            }
+        }
+        Distribution::Zoned { zones } => {
+            let eg = st.example(Field::Dist, "zoned:60/10:40/90");
+            if zones.is_empty() {
+                return fail(format!("a zoned distribution needs at least one zone; use e.g. {eg}"));
+            }
+            for z in zones {
+                let ok_ops = z.ops_pct.is_finite() && (0.0..=100.0).contains(&z.ops_pct);
+                let ok_area = z.area_pct.is_finite() && z.area_pct > 0.0 && z.area_pct <= 100.0;
+                if !ok_ops || !ok_area {
+                    return fail(format!(
+                        "zone {}/{} is invalid: ops must be 0 to 100 and area above 0 up to 100 \
+                         percent; use e.g. {eg}",
+                        z.ops_pct, z.area_pct
+                    ));
+                }
+            }
+            let ops: f64 = zones.iter().map(|z| z.ops_pct).sum();
+            let area: f64 = zones.iter().map(|z| z.area_pct).sum();
+            if (ops - 100.0).abs() > 1e-6 || (area - 100.0).abs() > 1e-6 {
+                return fail(format!(
+                    "the zone percentages must each add up to 100 (ops add up to {ops}, areas \
+                     to {area}); use e.g. {eg}"
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Check one job for problems that do not depend on the target. The error names the
+/// command-line flag to fix, e.g. `invalid value for --qd: the queue depth 0 is out of
+/// range; use 1 to 65536, e.g. --qd 32`.
+///
+/// A zero `runtime` is accepted when the job is not time-based (it then runs until
+/// `size` bytes are done, as fio does without `runtime`).
+pub fn validate_job(job: &JobSpec) -> Result<(), SpecError> {
+    check_job(job, Style::Cli).map_err(|p| SpecError::value(Style::Cli.name(p.field), p.message))
+}
+
+/// Check every job of a plan. When the plan has several jobs, the option in the error
+/// is followed by the job's name: `invalid value for --bs (job "seqread"): ...`.
+/// An empty plan (no jobs at all) is an error too.
+pub fn validate_plan(plan: &RunPlan) -> Result<(), SpecError> {
+    let total: usize = plan.groups.iter().map(|g| g.jobs.len()).sum();
+    if total == 0 {
+        return Err(SpecError::value(
+            "job list",
+            "there are no jobs to run; give a job file with at least one job section, or \
+             workload options",
+        ));
+    }
+    for job in plan.groups.iter().flat_map(|g| &g.jobs) {
+        if let Err(p) = check_job(job, Style::Cli) {
+            let option = Style::Cli.name(p.field);
+            let option = if total > 1 { format!("{option} (job \"{}\")", job.name) } else { option.into() };
+            return Err(SpecError::value(option, p.message));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::model::{JobGroup, Zone};
+    use std::time::Duration;
+
+    fn err(f: impl FnOnce(&mut JobSpec)) -> String {
+        let mut j = JobSpec::default();
+        f(&mut j);
+        validate_job(&j).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn default_job_is_valid() {
+        validate_job(&JobSpec::default()).unwrap();
+    }
+
+    #[test]
+    fn runtime_zero_ok_when_not_time_based() {
+        let j = JobSpec { runtime: Duration::ZERO, time_based: false, ..JobSpec::default() };
+        validate_job(&j).unwrap();
+        let e = err(|j| j.runtime = Duration::ZERO);
+        assert_eq!(
+            e,
+            "invalid value for --runtime: a time-based run needs a runtime above 0; use e.g. \
+             --runtime 5s"
+        );
+    }
+
+    #[test]
+    fn each_check_names_its_flag() {
+        assert!(err(|j| j.bs = 0).starts_with("invalid value for --bs: the block size must not be 0"));
+        assert!(err(|j| j.bs = MAX_BS + 1).contains("256 MiB maximum"));
+        assert!(err(|j| j.bs = MAX_BS + 1).starts_with("invalid value for --bs:"));
+        assert!(err(|j| j.qd = 0).starts_with("invalid value for --qd: the queue depth 0"));
+        assert!(err(|j| j.qd = MAX_QD + 1).starts_with("invalid value for --qd:"));
+        assert!(err(|j| j.threads = 0).starts_with("invalid value for --threads:"));
+        assert!(err(|j| j.threads = 1025).starts_with("invalid value for --threads:"));
+        assert!(err(|j| j.mix = 101).starts_with("invalid value for --mix:"));
+        assert!(err(|j| j.size = Some(0)).starts_with("invalid value for --size: the region size must not be 0"));
+        assert!(err(|j| j.rate_iops = Some(0)).starts_with("invalid value for --rate-iops:"));
+        assert!(err(|j| j.dist = Distribution::Zipf { theta: 0.0 }).starts_with("invalid value for --dist:"));
+        assert!(err(|j| j.dist = Distribution::Zipf { theta: f64::NAN }).contains("greater than 0"));
+        assert!(err(|j| j.dist = Distribution::Pareto { h: 1.0 }).contains("between 0 and 1"));
+        assert!(err(|j| j.dist = Distribution::Zoned { zones: vec![] }).contains("at least one zone"));
+        assert!(err(|j| j.dist = Distribution::Zoned { zones: vec![Zone { ops_pct: 50.0, area_pct: 50.0 }] })
+            .contains("add up to 100"));
+        assert!(err(|j| j.dist = Distribution::Zoned { zones: vec![Zone { ops_pct: 100.0, area_pct: 0.0 }] })
+            .contains("is invalid"));
+        assert!(err(|j| j.data = DataPattern::Compress { pct: 101 }).starts_with("invalid value for --data:"));
+        let e = err(|j| j.offset = 100);
+        assert!(e.starts_with("invalid value for --offset: the offset 100 is not a multiple of 512"), "{e}");
+        assert!(e.contains("--buffered"));
+        let e = err(|j| {
+            j.size = Some(1024);
+            j.bs = 4096;
+        });
+        assert_eq!(
+            e,
+            "invalid value for --size: the region size 1 KiB is smaller than the block size 4 \
+             KiB (--bs); use a larger --size or a smaller --bs"
+        );
+    }
+
+    #[test]
+    fn accepted_edge_values() {
+        let ok = |f: fn(&mut JobSpec)| {
+            let mut j = JobSpec::default();
+            f(&mut j);
+            validate_job(&j).unwrap();
+        };
+        ok(|j| j.bs = MAX_BS);
+        ok(|j| j.qd = MAX_QD);
+        ok(|j| j.threads = MAX_THREADS);
+        ok(|j| j.mix = 100);
+        ok(|j| j.size = Some(4096));
+        ok(|j| j.size = Some(4096 * 3 + 7)); // not a multiple of bs: engine rounds down
+        ok(|j| {
+            j.direct = false;
+            j.offset = 100;
+        });
+        ok(|j| {
+            j.dist = Distribution::Zoned {
+                zones: vec![Zone { ops_pct: 100.0, area_pct: 50.0 }, Zone { ops_pct: 0.0, area_pct: 50.0 }],
+            }
+        });
+        ok(|j| j.data = DataPattern::Compress { pct: 100 });
+    }
+
+    #[test]
+    fn plan_prefixes_job_name_when_several() {
+        let good = JobSpec::default();
+        let bad = JobSpec { name: "seqread".into(), qd: 0, ..JobSpec::default() };
+        let one = RunPlan { groups: vec![JobGroup { jobs: vec![bad.clone()], group_reporting: false }] };
+        assert!(validate_plan(&one).unwrap_err().to_string().starts_with("invalid value for --qd:"));
+        let two = RunPlan {
+            groups: vec![
+                JobGroup { jobs: vec![good.clone()], group_reporting: false },
+                JobGroup { jobs: vec![bad], group_reporting: false },
+            ],
+        };
+        assert!(validate_plan(&two)
+            .unwrap_err()
+            .to_string()
+            .starts_with("invalid value for --qd (job \"seqread\"): the queue depth 0"));
+        let fine = RunPlan { groups: vec![JobGroup { jobs: vec![good.clone(), good], group_reporting: true }] };
+        validate_plan(&fine).unwrap();
+        assert!(validate_plan(&RunPlan::default()).unwrap_err().to_string().contains("no jobs"));
+    }
+}

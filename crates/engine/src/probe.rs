@@ -1,0 +1,786 @@
+//! Facts about a benchmark target (a regular file or a block device) and the host.
+//!
+//! Everything here is read-only: `probe` never creates, opens for writing or
+//! modifies the target. Facts that cannot be established are `None`, never guessed.
+
+use std::ffi::OsStr;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::EngineError;
+
+/// What kind of object a target path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    File,
+    Block,
+}
+
+/// Facts about a target path. See the field comments for where each one comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probe {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// False when the file does not exist yet (its parent directory was probed).
+    pub exists: bool,
+    /// File length, or BLKGETSIZE64 for a block device (0 for a missing file).
+    pub size_bytes: u64,
+    /// BLKSSZGET for block devices; for files the backing device's logical block (or 512).
+    pub logical_block: u32,
+    /// BLKPBSZGET for block devices; for files the backing device's (or the logical block).
+    pub physical_block: u32,
+    /// statx STATX_DIOALIGN (Linux ≥ 6.1) when the file system / device reports it.
+    pub dio_mem_align: Option<u32>,
+    pub dio_offset_align: Option<u32>,
+    /// Kernel name of the (backing) block device: "loop0", "vda", "nvme0n1p2", "dm-0".
+    pub device: Option<String>,
+    /// Whole-disk name: parent of a partition; for files on dm/md the first slave traced down.
+    pub disk: Option<String>,
+    /// Device model, or "loop over <backing file>" for loop devices.
+    pub model: Option<String>,
+    pub rotational: Option<bool>,
+    /// The active I/O scheduler ("none", "mq-deadline", …).
+    pub scheduler: Option<String>,
+    /// File-system type for files ("ext4", "xfs", "tmpfs", …); None for block devices.
+    pub filesystem: Option<String>,
+    /// On-device cache size; unknown almost everywhere, so None.
+    pub device_cache_bytes: Option<u64>,
+    /// The target lives in RAM (tmpfs/ramfs, zram, brd, loop over a tmpfs file).
+    pub backing_is_ram: bool,
+}
+
+/// Facts about the machine, for the result envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostFacts {
+    /// `uname -r`.
+    pub kernel: String,
+    /// CPUs this process may run on (affinity and cgroup limits respected).
+    pub cpus: u32,
+    /// MemTotal from /proc/meminfo, in bytes.
+    pub memory_bytes: u64,
+    pub cpu_model: Option<String>,
+    pub hostname: Option<String>,
+}
+
+/// Probe a target path. A missing file probes its parent directory instead
+/// (`exists == false`, `size_bytes == 0`) so callers learn the file system and
+/// alignment before creating it.
+pub fn probe(path: &Path) -> Result<Probe, EngineError> {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return probe_missing(path),
+        Err(e) => return Err(meta_error(path, e)),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        probe_file(path, path, &meta, true)
+    } else if ft.is_block_device() {
+        probe_block(path, &meta)
+    } else {
+        Err(not_a_target(path, &meta))
+    }
+}
+
+fn not_a_target(path: &Path, meta: &fs::Metadata) -> EngineError {
+    let ft = meta.file_type();
+    let what = if ft.is_dir() {
+        "a directory"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    };
+    EngineError::Invalid(format!("{} is {what}; give a file path or a block device", path.display()))
+}
+
+fn meta_error(path: &Path, e: io::Error) -> EngineError {
+    if e.kind() == io::ErrorKind::PermissionDenied {
+        EngineError::Invalid(format!(
+            "cannot access {}: permission denied; run as root or pick a path you can read",
+            path.display()
+        ))
+    } else {
+        EngineError::io(format!("cannot stat {}", path.display()), e)
+    }
+}
+
+fn probe_missing(path: &Path) -> Result<Probe, EngineError> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let meta = match fs::metadata(&parent) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(EngineError::Invalid(format!(
+                "{} does not exist and neither does its directory {}; create the directory first",
+                path.display(),
+                parent.display()
+            )))
+        }
+        Err(e) => return Err(meta_error(&parent, e)),
+    };
+    if !meta.is_dir() {
+        return Err(EngineError::Invalid(format!(
+            "{} cannot be created: {} is not a directory",
+            path.display(),
+            parent.display()
+        )));
+    }
+    probe_file(path, &parent, &meta, false)
+}
+
+/// Probe a regular file (`exists`) or, for a missing file, its parent directory `at`.
+fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Result<Probe, EngineError> {
+    let canon = fs::canonicalize(at).unwrap_or_else(|_| at.to_path_buf());
+    let mounts = read_mountinfo();
+    let mount = longest_mount(&mounts, &canon);
+    let magic = fs_magic(at);
+    let filesystem = mount.map(|m| m.fstype.clone()).or_else(|| magic.and_then(magic_name).map(str::to_string));
+
+    // st_dev → backing block device; for anonymous devices (btrfs, overlay, nfs)
+    // fall back to the mount source when it is a /dev node.
+    let mut dev = block_dev_from_dev_t(meta.dev());
+    if dev.is_none() {
+        if let Some(m) = mount {
+            if m.source.starts_with("/dev/") {
+                if let Ok(sm) = fs::metadata(&m.source) {
+                    if sm.file_type().is_block_device() {
+                        dev = block_dev_from_dev_t(sm.rdev());
+                    }
+                }
+            }
+        }
+    }
+
+    let (dio_mem_align, dio_offset_align) = dio_align(at);
+    let mut p = Probe {
+        path: path.to_path_buf(),
+        kind: TargetKind::File,
+        exists,
+        size_bytes: if exists { meta.len() } else { 0 },
+        logical_block: 512,
+        physical_block: 512,
+        dio_mem_align,
+        dio_offset_align,
+        device: None,
+        disk: None,
+        model: None,
+        rotational: None,
+        scheduler: None,
+        filesystem,
+        device_cache_bytes: None,
+        backing_is_ram: false,
+    };
+    let fs_is_ram =
+        matches!(magic, Some(TMPFS_MAGIC | RAMFS_MAGIC)) || matches!(p.filesystem.as_deref(), Some("tmpfs" | "ramfs"));
+    if let Some(bd) = dev {
+        let disk = leaf_disks(&bd.name).into_iter().next();
+        let queue_of = disk.clone().unwrap_or_else(|| bd.disk.clone());
+        fill_disk_facts(&mut p, &bd, &queue_of);
+        if let Some(lb) = read_u32(&sys_block(&queue_of).join("queue/logical_block_size")) {
+            p.logical_block = lb;
+        }
+        p.physical_block = read_u32(&sys_block(&queue_of).join("queue/physical_block_size")).unwrap_or(p.logical_block);
+        p.disk = Some(queue_of);
+        p.backing_is_ram = fs_is_ram || device_is_ram(&bd.name);
+    } else {
+        p.backing_is_ram = fs_is_ram;
+    }
+    Ok(p)
+}
+
+fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
+    let file = File::open(path).map_err(|e| open_error(path, e))?;
+    let size_bytes = block_device_size(&file)
+        .map_err(|e| EngineError::io(format!("cannot read the size of {}", path.display()), e))?;
+    let logical_block = rustix::fs::ioctl_blksszget(&file)
+        .map_err(|e| EngineError::io(format!("BLKSSZGET on {}", path.display()), e.into()))?;
+    let physical_block = rustix::fs::ioctl_blkpbszget(&file).unwrap_or(logical_block);
+    let (dio_mem_align, dio_offset_align) = dio_align(path);
+    let mut p = Probe {
+        path: path.to_path_buf(),
+        kind: TargetKind::Block,
+        exists: true,
+        size_bytes,
+        logical_block,
+        physical_block,
+        dio_mem_align,
+        dio_offset_align,
+        device: None,
+        disk: None,
+        model: None,
+        rotational: None,
+        scheduler: None,
+        filesystem: None,
+        device_cache_bytes: None,
+        backing_is_ram: false,
+    };
+    if let Some(bd) = block_dev_from_dev_t(meta.rdev()) {
+        let disk = bd.disk.clone();
+        fill_disk_facts(&mut p, &bd, &disk);
+        p.disk = Some(disk);
+        p.backing_is_ram = device_is_ram(&bd.name);
+    }
+    Ok(p)
+}
+
+pub(crate) fn open_error(path: &Path, e: io::Error) -> EngineError {
+    if e.kind() == io::ErrorKind::PermissionDenied {
+        EngineError::Invalid(format!(
+            "cannot open {}: permission denied; run as root or add yourself to the disk group",
+            path.display()
+        ))
+    } else {
+        EngineError::io(format!("cannot open {}", path.display()), e)
+    }
+}
+
+fn fill_disk_facts(p: &mut Probe, bd: &BlockDev, disk: &str) {
+    p.device = Some(bd.name.clone());
+    let dir = sys_block(disk);
+    p.model = loop_backing_file(&bd.name)
+        .or_else(|| loop_backing_file(disk))
+        .map(|b| format!("loop over {}", b.display()))
+        .or_else(|| read_trimmed(&dir.join("device/model")));
+    p.rotational = read_trimmed(&dir.join("queue/rotational")).and_then(|s| match s.as_str() {
+        "0" => Some(false),
+        "1" => Some(true),
+        _ => None,
+    });
+    p.scheduler = read_trimmed(&dir.join("queue/scheduler")).and_then(|s| parse_scheduler(&s));
+}
+
+/// The active scheduler: the bracketed word, or the only word.
+fn parse_scheduler(s: &str) -> Option<String> {
+    if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
+        if a < b {
+            return Some(s[a + 1..b].to_string());
+        }
+    }
+    let mut words = s.split_whitespace();
+    match (words.next(), words.next()) {
+        (Some(w), None) => Some(w.to_string()),
+        _ => None,
+    }
+}
+
+/// Size of an open block device: BLKGETSIZE64, falling back to seeking to the end.
+pub(crate) fn block_device_size(file: &File) -> io::Result<u64> {
+    use rustix::ioctl::{opcode, Getter, Opcode};
+    // BLKGETSIZE64 = _IOR(0x12, 114, size_t); the kernel writes a u64.
+    const BLKGETSIZE64: Opcode = opcode::read::<usize>(0x12, 114);
+    // SAFETY: BLKGETSIZE64 is a getter ioctl whose argument is a pointer to a
+    // u64 the kernel fills in; `Getter` provides exactly such a buffer.
+    let r = unsafe { rustix::ioctl::ioctl(file, Getter::<BLKGETSIZE64, u64>::new()) };
+    match r {
+        Ok(n) => Ok(n),
+        Err(_) => {
+            let pos = rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))?;
+            rustix::fs::seek(file, rustix::fs::SeekFrom::Start(0))?;
+            Ok(pos)
+        }
+    }
+}
+
+fn dio_align(path: &Path) -> (Option<u32>, Option<u32>) {
+    use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
+    match statx(CWD, path, AtFlags::empty(), StatxFlags::DIOALIGN) {
+        Ok(st)
+            if StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::DIOALIGN)
+                && st.stx_dio_offset_align != 0 =>
+        {
+            (Some(st.stx_dio_mem_align), Some(st.stx_dio_offset_align))
+        }
+        _ => (None, None),
+    }
+}
+
+// ---------------------------------------------------------------- sysfs helpers
+
+/// A block device as sysfs sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BlockDev {
+    /// Kernel name ("sda1").
+    pub name: String,
+    /// Whole disk ("sda" for "sda1"; the name itself otherwise).
+    pub disk: String,
+    pub is_partition: bool,
+}
+
+pub(crate) fn sys_block(name: &str) -> PathBuf {
+    Path::new("/sys/class/block").join(name)
+}
+
+/// Resolve a dev_t (st_dev of a file or st_rdev of a device node) to its sysfs block device.
+pub(crate) fn block_dev_from_dev_t(dev: u64) -> Option<BlockDev> {
+    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    if maj == 0 {
+        return None;
+    }
+    let link = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    let dir = fs::canonicalize(link).ok()?;
+    block_dev_from_sysdir(&dir)
+}
+
+fn block_dev_from_sysdir(dir: &Path) -> Option<BlockDev> {
+    let name = dir.file_name()?.to_str()?.to_string();
+    let is_partition = dir.join("partition").exists();
+    let disk = if is_partition { dir.parent()?.file_name()?.to_str()?.to_string() } else { name.clone() };
+    Some(BlockDev { name, disk, is_partition })
+}
+
+/// Block device by kernel name.
+pub(crate) fn block_dev_by_name(name: &str) -> Option<BlockDev> {
+    let dir = fs::canonicalize(sys_block(name)).ok()?;
+    block_dev_from_sysdir(&dir)
+}
+
+/// Names in a sysfs list directory (holders/, slaves/), sorted.
+pub(crate) fn list_dir_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).filter_map(|e| e.file_name().to_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Whole disks under a device, tracing dm/md slaves down; a partition maps to its disk.
+pub(crate) fn leaf_disks(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = Vec::new();
+    leaf_disks_into(name, &mut out, &mut seen, 0);
+    out
+}
+
+fn leaf_disks_into(name: &str, out: &mut Vec<String>, seen: &mut Vec<String>, depth: u32) {
+    if depth > 16 || seen.iter().any(|s| s == name) {
+        return;
+    }
+    seen.push(name.to_string());
+    let slaves = list_dir_names(&sys_block(name).join("slaves"));
+    if slaves.is_empty() {
+        let disk = block_dev_by_name(name).map_or_else(|| name.to_string(), |b| b.disk);
+        if !out.contains(&disk) {
+            out.push(disk);
+        }
+    } else {
+        for s in slaves {
+            leaf_disks_into(&s, out, seen, depth + 1);
+        }
+    }
+}
+
+/// Every name in the stack under `name` (itself, dm/md slaves, partitions' disks).
+pub(crate) fn device_stack(name: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut out = Vec::new();
+    stack_into(name, &mut out, &mut seen, 0);
+    out
+}
+
+fn stack_into(name: &str, out: &mut Vec<String>, seen: &mut Vec<String>, depth: u32) {
+    if depth > 16 || seen.iter().any(|s| s == name) {
+        return;
+    }
+    seen.push(name.to_string());
+    out.push(name.to_string());
+    if let Some(bd) = block_dev_by_name(name) {
+        if bd.disk != bd.name && !out.contains(&bd.disk) {
+            out.push(bd.disk.clone());
+        }
+    }
+    for s in list_dir_names(&sys_block(name).join("slaves")) {
+        stack_into(&s, out, seen, depth + 1);
+    }
+}
+
+/// Backing file of a loop device, if `name` is one and it is bound.
+pub(crate) fn loop_backing_file(name: &str) -> Option<PathBuf> {
+    if !name.starts_with("loop") {
+        return None;
+    }
+    read_trimmed(&sys_block(name).join("loop/backing_file")).map(PathBuf::from)
+}
+
+fn device_is_ram(name: &str) -> bool {
+    let is_ram_name = |n: &str| {
+        n.starts_with("zram") || (n.starts_with("ram") && n[3..].chars().all(|c| c.is_ascii_digit()) && n.len() > 3)
+    };
+    if is_ram_name(name) {
+        return true;
+    }
+    if let Some(bf) = loop_backing_file(name) {
+        if matches!(fs_magic(&bf), Some(TMPFS_MAGIC | RAMFS_MAGIC)) {
+            return true;
+        }
+        if let Ok(m) = fs::metadata(&bf) {
+            if let Some(bd) = block_dev_from_dev_t(m.dev()) {
+                return is_ram_name(&bd.name);
+            }
+        }
+    }
+    false
+}
+
+pub(crate) fn read_trimmed(path: &Path) -> Option<String> {
+    let s = fs::read_to_string(path).ok()?;
+    let t = s.trim();
+    if t.is_empty() {
+        None
+    } else {
+        Some(t.to_string())
+    }
+}
+
+fn read_u32(path: &Path) -> Option<u32> {
+    read_trimmed(path)?.parse().ok()
+}
+
+// ---------------------------------------------------------------- mounts & fs types
+
+/// One line of /proc/self/mountinfo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MountEntry {
+    pub major: u32,
+    pub minor: u32,
+    pub mount_point: PathBuf,
+    pub fstype: String,
+    pub source: String,
+}
+
+pub(crate) fn read_mountinfo() -> Vec<MountEntry> {
+    fs::read_to_string("/proc/self/mountinfo").map(|s| parse_mountinfo(&s)).unwrap_or_default()
+}
+
+/// Parse mountinfo text (see proc(5)); malformed lines are skipped.
+pub(crate) fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some((pre, post)) = line.split_once(" - ") else {
+            continue;
+        };
+        let pre: Vec<&str> = pre.split(' ').collect();
+        let post: Vec<&str> = post.split(' ').collect();
+        if pre.len() < 5 || post.len() < 2 {
+            continue;
+        }
+        let Some((maj, min)) = pre[2].split_once(':') else {
+            continue;
+        };
+        let (Ok(major), Ok(minor)) = (maj.parse(), min.parse()) else {
+            continue;
+        };
+        out.push(MountEntry {
+            major,
+            minor,
+            mount_point: PathBuf::from(OsStr::from_bytes(&unescape_octal(pre[4]))),
+            fstype: post[0].to_string(),
+            source: String::from_utf8_lossy(&unescape_octal(post[1])).into_owned(),
+        });
+    }
+    out
+}
+
+/// Undo the kernel's `\ooo` escaping of spaces, tabs, newlines and backslashes.
+pub(crate) fn unescape_octal(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() {
+            let oct = &b[i + 1..i + 4];
+            if oct.iter().all(|c| (b'0'..=b'7').contains(c)) {
+                let v = oct.iter().fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
+                if let Ok(byte) = u8::try_from(v) {
+                    out.push(byte);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The mount whose mount point is the longest prefix of `path` (later mounts win ties).
+pub(crate) fn longest_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+    let mut best: Option<&MountEntry> = None;
+    for m in mounts {
+        if path.starts_with(&m.mount_point) {
+            let better = match best {
+                None => true,
+                Some(b) => m.mount_point.as_os_str().len() >= b.mount_point.as_os_str().len(),
+            };
+            if better {
+                best = Some(m);
+            }
+        }
+    }
+    best
+}
+
+pub(crate) const TMPFS_MAGIC: u32 = 0x0102_1994;
+pub(crate) const RAMFS_MAGIC: u32 = 0x8584_58f6;
+
+fn fs_magic(path: &Path) -> Option<u32> {
+    let st = rustix::fs::statfs(path).ok()?;
+    // f_type is a signed word of platform width; the magic lives in the low 32 bits.
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    Some((st.f_type as u64 & 0xffff_ffff) as u32)
+}
+
+/// statfs magic → file-system name.
+fn magic_name(magic: u32) -> Option<&'static str> {
+    Some(match magic {
+        0xEF53 => "ext4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        TMPFS_MAGIC => "tmpfs",
+        RAMFS_MAGIC => "ramfs",
+        0x794c_7630 => "overlay",
+        0x6969 => "nfs",
+        0x2fc1_2fc1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        0x6573_5546 => "fuse",
+        0x5346_544e => "ntfs",
+        0x4d44 => "vfat",
+        0x2011_BAB0 => "exfat",
+        0xFE53_4D42 => "smb3",
+        0xFF53_4D42 => "cifs",
+        0x00c3_6400 => "ceph",
+        0xca45_1a4e => "bcachefs",
+        0x7371_7368 => "squashfs",
+        0x9660 => "iso9660",
+        0x9584_58f6 => "hugetlbfs",
+        0x0102_1997 => "9p",
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------- host
+
+/// Kernel, CPU and memory facts for the result envelope.
+pub fn host_facts() -> HostFacts {
+    let uname = rustix::system::uname();
+    let kernel = uname.release().to_string_lossy().into_owned();
+    let hostname = {
+        let h = uname.nodename().to_string_lossy().into_owned();
+        (!h.is_empty()).then_some(h)
+    };
+    let cpus = std::thread::available_parallelism().map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX)).unwrap_or(1);
+    let cpu_model = fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| parse_cpu_model(&s));
+    HostFacts { kernel, cpus, memory_bytes: page_cache_relevant_ram(), cpu_model, hostname }
+}
+
+fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
+    for key in ["model name", "Model", "cpu model", "Hardware", "cpu"] {
+        for line in cpuinfo.lines() {
+            if let Some((k, v)) = line.split_once(':') {
+                if k.trim() == key && !v.trim().is_empty() {
+                    return Some(v.trim().to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// RAM the page cache could use to flatter a buffered test: MemTotal in bytes (0 if unknown).
+pub fn page_cache_relevant_ram() -> u64 {
+    fs::read_to_string("/proc/meminfo").ok().and_then(|s| parse_meminfo_total(&s)).unwrap_or(0)
+}
+
+fn parse_meminfo_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut it = line["MemTotal:".len()..].split_whitespace();
+    let n: u64 = it.next()?.parse().ok()?;
+    match it.next() {
+        Some("kB") | None => n.checked_mul(1024),
+        Some(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::process::Command;
+
+    fn is_root() -> bool {
+        rustix::process::geteuid().is_root()
+    }
+
+    #[test]
+    fn temp_file_is_a_file_with_fs_and_size() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.bin");
+        let mut f = File::create(&path).expect("create");
+        f.write_all(&[7u8; 12345]).expect("write");
+        drop(f);
+        let p = probe(&path).expect("probe");
+        assert_eq!(p.kind, TargetKind::File);
+        assert!(p.exists);
+        assert_eq!(p.size_bytes, 12345);
+        assert!(p.filesystem.is_some(), "{p:?}");
+        assert!(p.logical_block >= 512 && p.logical_block.is_power_of_two());
+        assert!(p.physical_block >= p.logical_block);
+        assert_eq!(p.device_cache_bytes, None);
+        println!("{p:#?}");
+    }
+
+    #[test]
+    fn missing_file_probes_parent() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("not-yet");
+        let p = probe(&path).expect("probe");
+        assert_eq!(p.kind, TargetKind::File);
+        assert!(!p.exists);
+        assert_eq!(p.size_bytes, 0);
+        assert_eq!(p.path, path);
+        assert!(p.filesystem.is_some());
+        let deeper = dir.path().join("no-dir/file");
+        assert!(matches!(probe(&deeper), Err(EngineError::Invalid(_))));
+    }
+
+    #[test]
+    fn dev_shm_is_ram() {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            println!("note: /dev/shm missing; skipped");
+            return;
+        }
+        let path = shm.join(format!("diskmeter-probe-{}", std::process::id()));
+        fs::write(&path, [1u8; 4096]).expect("write");
+        let r = probe(&path);
+        let _ = fs::remove_file(&path);
+        let p = r.expect("probe");
+        assert!(p.backing_is_ram, "{p:?}");
+        assert_eq!(p.filesystem.as_deref(), Some("tmpfs"));
+        assert_eq!(p.size_bytes, 4096);
+        assert_eq!(p.device, None);
+    }
+
+    #[test]
+    fn directory_is_rejected() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        match probe(dir.path()) {
+            Err(EngineError::Invalid(m)) => assert!(m.contains("is a directory"), "{m}"),
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn char_device_is_rejected() {
+        match probe(Path::new("/dev/null")) {
+            Err(EngineError::Invalid(m)) => assert!(m.contains("character device"), "{m}"),
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn mountinfo_parsing_and_longest_match() {
+        let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+                    30 25 0:27 / /dev/shm rw,relatime - tmpfs tmpfs rw\n\
+                    31 27 7:0 / /mnt/my\\040disk rw - xfs /dev/loop0 rw\n\
+                    garbage line\n";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[2].mount_point, Path::new("/mnt/my disk"));
+        assert_eq!((m[2].major, m[2].minor), (7, 0));
+        let hit = longest_mount(&m, Path::new("/mnt/my disk/x/y")).expect("match");
+        assert_eq!(hit.fstype, "xfs");
+        let hit = longest_mount(&m, Path::new("/mnt/my diskette")).expect("match");
+        assert_eq!(hit.fstype, "ext4");
+        let hit = longest_mount(&m, Path::new("/dev/shm/f")).expect("match");
+        assert_eq!(hit.fstype, "tmpfs");
+    }
+
+    #[test]
+    fn small_parsers() {
+        assert_eq!(parse_scheduler("mq-deadline kyber [bfq] none").as_deref(), Some("bfq"));
+        assert_eq!(parse_scheduler("none").as_deref(), Some("none"));
+        assert_eq!(parse_scheduler("a b"), None);
+        assert_eq!(parse_meminfo_total("MemTotal:       16384 kB\nMemFree: 1 kB\n"), Some(16384 * 1024));
+        assert_eq!(parse_cpu_model("processor : 0\nmodel name\t: AMD EPYC 7B13\n").as_deref(), Some("AMD EPYC 7B13"));
+        assert_eq!(unescape_octal("a\\040b\\134c\\0"), b"a b\\c\\0".to_vec());
+    }
+
+    #[test]
+    fn host_facts_are_sane() {
+        let h = host_facts();
+        assert!(!h.kernel.is_empty());
+        assert!(h.cpus >= 1);
+        assert!(h.memory_bytes > 0);
+        assert_eq!(h.memory_bytes, page_cache_relevant_ram());
+    }
+
+    struct LoopDev(PathBuf);
+    impl Drop for LoopDev {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").arg("-d").arg(&self.0).status();
+        }
+    }
+    fn attach(file: &Path) -> Option<LoopDev> {
+        let out = Command::new("losetup").args(["-f", "--show"]).arg(file).output().ok()?;
+        if !out.status.success() {
+            println!("note: losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+            return None;
+        }
+        Some(LoopDev(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())))
+    }
+
+    #[test]
+    fn loop_device_root_only() {
+        if !is_root() {
+            println!("note: not root; loop-device probe test skipped");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let img = dir.path().join("img");
+        File::create(&img).expect("create").set_len(16 << 20).expect("set_len");
+        let Some(lo) = attach(&img) else {
+            println!("note: losetup unavailable; loop-device probe test skipped");
+            return;
+        };
+        let p = probe(&lo.0).expect("probe loop");
+        assert_eq!(p.kind, TargetKind::Block);
+        assert_eq!(p.size_bytes, 16 << 20);
+        assert_eq!(p.logical_block, 512);
+        assert!(p.physical_block >= 512);
+        assert_eq!(p.filesystem, None);
+        let name = lo.0.file_name().and_then(|s| s.to_str()).map(str::to_string);
+        assert_eq!(p.device, name);
+        assert_eq!(p.disk, name);
+        let model = p.model.clone().expect("model");
+        assert!(model.starts_with("loop over ") && model.ends_with("/img"), "{model}");
+        assert!(!p.backing_is_ram);
+        assert!(p.scheduler.is_some());
+        println!("{p:#?}");
+        drop(lo);
+
+        // A loop device over a /dev/shm file is RAM.
+        if Path::new("/dev/shm").is_dir() {
+            let shm = Path::new("/dev/shm").join(format!("diskmeter-loop-{}", std::process::id()));
+            File::create(&shm).expect("create").set_len(4 << 20).expect("set_len");
+            let lo = attach(&shm);
+            let r = lo.as_ref().map(|l| probe(&l.0));
+            drop(lo);
+            let _ = fs::remove_file(&shm);
+            if let Some(r) = r {
+                let p = r.expect("probe shm loop");
+                assert!(p.backing_is_ram, "{p:?}");
+                assert_eq!(p.device_cache_bytes, None);
+            }
+        }
+    }
+}

@@ -1,0 +1,553 @@
+//! Orchestration of whole commands (`run` plans and the `mark` card): target
+//! preparation, groups in order, honesty checks, the result document.
+
+use crate::error::{EngineError, Result};
+use crate::probe;
+use crate::runner::{run_group, BoundJob, RunControl, Tick};
+use crate::target::{open_target, target_info, Needs, OpenTarget, TargetOptions};
+use spec::{DataPattern, EngineKind, JobGroup, JobSpec, RunPlan, RwMode};
+use stats::{codes, Aggregate, ErrorInfo, HostInfo, JobResult, PassResult, ResultDoc, Warning};
+use std::collections::BTreeMap;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Receives progress. All methods have no-op defaults.
+pub trait Observer {
+    /// A new phase starts (`planned` = its expected length, if known).
+    fn phase(&mut self, _label: &str, _planned: Option<Duration>) {}
+    fn fill(&mut self, _done: u64, _total: u64) {}
+    fn tick(&mut self, _t: &Tick) {}
+    fn phase_done(&mut self) {}
+}
+
+/// An observer that shows nothing.
+pub struct Silent;
+impl Observer for Silent {}
+
+#[derive(Clone, Default)]
+pub struct SessionOptions {
+    pub target: TargetOptions,
+    pub ctl: RunControl,
+    /// Compare each job with the null engine's ceiling (tool-bottleneck check).
+    pub ceiling_check: bool,
+    /// Size of a test file diskmeter creates when a job gives no --size.
+    pub default_size: u64,
+}
+
+pub fn host_info() -> HostInfo {
+    let h = probe::host_facts();
+    HostInfo {
+        kernel: h.kernel,
+        cpus: h.cpus,
+        memory_bytes: h.memory_bytes,
+        cpu_model: h.cpu_model,
+        hostname: h.hostname,
+    }
+}
+
+/// RFC 3339 UTC timestamp of now (seconds precision).
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (H. Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+fn new_doc(command: &str) -> ResultDoc {
+    ResultDoc::new(command, now_rfc3339(), host_info())
+}
+
+fn needs_for(jobs: &[&JobSpec], default_size: u64) -> Needs {
+    let mut n = Needs { min_bs: u64::MAX, ..Default::default() };
+    for j in jobs {
+        let rp = j.rw.read_pct(j.mix);
+        n.reads |= rp > 0;
+        n.writes |= rp < 100;
+        n.direct |= j.direct;
+        n.region_end = n.region_end.max(j.offset + j.size.unwrap_or(default_size));
+        n.max_bs = n.max_bs.max(j.bs);
+        n.min_bs = n.min_bs.min(j.bs);
+    }
+    if n.min_bs == u64::MAX {
+        n.min_bs = 0;
+    }
+    n
+}
+
+/// Resolve a job's region against its open target.
+fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
+    let (fd, size, align, lb) = match t {
+        Some(t) => (
+            t.file.as_raw_fd(),
+            t.probe.size_bytes,
+            t.probe.dio_mem_align.unwrap_or(4096).max(4096) as usize,
+            if job.direct {
+                t.probe.logical_block.max(t.probe.dio_offset_align.unwrap_or(0)).max(512) as u64
+            } else {
+                1
+            },
+        ),
+        None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
+    };
+    if !job.offset.is_multiple_of(lb) {
+        return Err(EngineError::Invalid(format!(
+            "--offset {} is not a multiple of the logical block size ({lb} bytes) that direct I/O requires",
+            job.offset
+        )));
+    }
+    if job.offset >= size {
+        return Err(EngineError::Invalid(format!(
+            "--offset {} is at or past the end of the target ({size} bytes); lower it",
+            job.offset
+        )));
+    }
+    let len = job.size.unwrap_or(size - job.offset).min(size - job.offset);
+    let len = len / job.bs * job.bs;
+    if len == 0 {
+        return Err(EngineError::Invalid(format!(
+            "the test region ({} bytes from offset {}) is smaller than one block (--bs {}); raise --size",
+            job.size.unwrap_or(size - job.offset),
+            job.offset,
+            job.bs
+        )));
+    }
+    let mut spec = job.clone();
+    spec.size = Some(len);
+    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align })
+}
+
+fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: Option<&OpenTarget>, region: u64) {
+    let ram = probe::page_cache_relevant_ram();
+    if jobs.iter().any(|j| !j.direct) {
+        doc.warn(
+            codes::BUFFERED_IO,
+            "buffered I/O (--buffered): the page cache (RAM) serves and absorbs I/O, so figures describe \
+             memory as much as the device; drop --buffered to measure the device",
+        );
+        if region < ram {
+            doc.warn(
+                codes::SMALL_TEST_AREA,
+                format!(
+                    "test area ({}) is smaller than RAM ({}): with buffered I/O much of it is served from the \
+                     page cache; use --size larger than RAM or drop --buffered",
+                    spec::units::format_size(region),
+                    spec::units::format_size(ram)
+                ),
+            );
+        }
+    }
+    if let Some(t) = target {
+        if t.probe.backing_is_ram {
+            doc.warn(
+                codes::SMALL_TEST_AREA,
+                format!(
+                    "{} is backed by RAM (tmpfs or a RAM disk): figures describe memory, not a disk",
+                    t.path.display()
+                ),
+            );
+        } else if jobs.iter().any(|j| j.direct) {
+            match t.probe.device_cache_bytes {
+                Some(c) if region < 10 * c => doc.warn(
+                    codes::SMALL_TEST_AREA,
+                    format!(
+                        "test area ({}) is smaller than 10x the device cache ({}): the cache, not the media, \
+                         answers much of it; use --size of at least {}",
+                        spec::units::format_size(region),
+                        spec::units::format_size(c),
+                        spec::units::format_size(10 * c)
+                    ),
+                ),
+                Some(_) => {}
+                None => doc.warn(
+                    codes::DEVICE_CACHE_UNKNOWN,
+                    format!(
+                        "device cache size unknown: cannot confirm the test area ({}) is at least 10x every cache \
+                         in the path; for worst-case figures use a larger --size (a desktop: the whole disk)",
+                        spec::units::format_size(region)
+                    ),
+                ),
+            }
+        }
+        for (code, msg) in &t.warnings {
+            doc.warn(code, msg.clone());
+        }
+    }
+    if jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100 && !matches!(j.data, DataPattern::Random)) {
+        doc.warn(
+            codes::ZERO_DATA,
+            "write data is compressible (--data zeros/compress): compressing or deduplicating devices will look \
+             faster than with real data",
+        );
+    }
+}
+
+/// Tool-bottleneck check: run the job briefly on the null engine and compare.
+fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
+    let s = &r.spec;
+    if s.engine == EngineKind::Null || s.rate_iops.is_some() {
+        return;
+    }
+    let measured = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
+    if r.cpu.max_worker_pct >= 95.0 {
+        doc.warn(
+            codes::TOOL_BOTTLENECK,
+            format!(
+                "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be the limit; \
+                 add --threads or lower --qd per thread",
+                r.name, r.cpu.max_worker_pct
+            ),
+        );
+        return;
+    }
+    let mut null = s.clone();
+    null.engine = EngineKind::Null;
+    null.runtime = Duration::from_millis(300);
+    null.ramp = Duration::ZERO;
+    null.time_based = true;
+    let Ok(b) = bind(&null, None) else { return };
+    let c = RunControl { stop: Default::default(), register_buffers: false, null_fault: None };
+    if let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) {
+        if let Some(nr) = out.results.first() {
+            let ceiling = nr.read.as_ref().map_or(0.0, |d| d.iops) + nr.write.as_ref().map_or(0.0, |d| d.iops);
+            if ceiling > 0.0 && measured >= 0.8 * ceiling {
+                doc.warn(
+                    codes::TOOL_BOTTLENECK,
+                    format!(
+                        "{}: {:.0} IOPS is within 20% of diskmeter's own ceiling for this job ({:.0} IOPS on the \
+                         null engine): the tool, not the device, may be the limit",
+                        r.name, measured, ceiling
+                    ),
+                );
+            }
+        }
+    }
+    let _ = ctl;
+}
+
+fn rate_check(doc: &mut ResultDoc, r: &JobResult) {
+    if let Some(rate) = r.spec.rate_iops {
+        let got = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
+        if got < 0.95 * rate as f64 && !r.spec.runtime.is_zero() {
+            doc.warn(
+                codes::RATE_NOT_MET,
+                format!(
+                    "{}: asked for {rate} IOPS, got {got:.0}: the device could not keep up, so latencies include \
+                     the backlog (open-loop timing)",
+                    r.name
+                ),
+            );
+        }
+    }
+}
+
+fn finish_error(doc: &mut ResultDoc, error: Option<ErrorInfo>, interrupted: bool) {
+    if let Some(e) = error {
+        doc.partial = true;
+        doc.warn(codes::PARTIAL, format!("run stopped early: {}", e.message));
+        doc.error = Some(e);
+    } else if interrupted {
+        doc.partial = true;
+        doc.warn(codes::PARTIAL, "interrupted: figures cover only the time before Ctrl-C");
+        doc.error = Some(ErrorInfo {
+            kind: "interrupted".into(),
+            message: "interrupted by the user".into(),
+            offset: None,
+            job: None,
+        });
+    }
+}
+
+/// Run a plan: groups in order, jobs of a group concurrently. `default_target` serves
+/// jobs without a filename.
+pub fn run_plan(
+    plan: &RunPlan,
+    default_target: &Path,
+    opts: &SessionOptions,
+    obs: &mut dyn Observer,
+) -> Result<ResultDoc> {
+    let mut doc = new_doc("run");
+    let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
+    let all_null = jobs.iter().all(|j| j.engine == EngineKind::Null);
+
+    // Open every distinct target once (validating everything before any I/O starts).
+    let mut paths: BTreeMap<PathBuf, Vec<&JobSpec>> = BTreeMap::new();
+    for j in &jobs {
+        if j.engine != EngineKind::Null {
+            let p = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
+            paths.entry(p).or_default().push(j);
+        }
+    }
+    let mut targets: BTreeMap<PathBuf, OpenTarget> = BTreeMap::new();
+    for (p, js) in &paths {
+        let needs = needs_for(js, opts.default_size);
+        obs.phase(&format!("preparing {}", p.display()), None);
+        let t = open_target(p, needs, &opts.target, &opts.ctl.stop, &mut |d, t| obs.fill(d, t));
+        obs.phase_done();
+        targets.insert(p.clone(), t?);
+    }
+    if opts.ctl.stop.load(Ordering::Relaxed) {
+        finish_error(&mut doc, None, true);
+        return Ok(doc);
+    }
+    if let Some((_, t)) = targets.iter().next() {
+        doc.target = Some(target_info(t));
+    } else if all_null {
+        doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, 0));
+    }
+    let region = jobs.iter().map(|j| j.size.unwrap_or(opts.default_size)).max().unwrap_or(0);
+
+    for g in &plan.groups {
+        let mut bound = Vec::with_capacity(g.jobs.len());
+        for j in &g.jobs {
+            let t = if j.engine == EngineKind::Null {
+                None
+            } else {
+                targets.get(&j.target.clone().unwrap_or_else(|| default_target.to_path_buf()))
+            };
+            bound.push(bind(j, t)?);
+        }
+        let label = g.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(" + ");
+        let planned = g.jobs.iter().map(|j| j.ramp + j.runtime).max();
+        obs.phase(&label, planned.filter(|d| !d.is_zero()));
+        let out = run_group(&bound, g.group_reporting, &opts.ctl, &mut |t| obs.tick(t));
+        obs.phase_done();
+        let out = out?;
+        let stop = out.error.is_some() || out.interrupted;
+        for r in out.results {
+            if !stop && opts.ceiling_check {
+                ceiling_check(&mut doc, &r, &opts.ctl);
+            }
+            rate_check(&mut doc, &r);
+            doc.results.push(r);
+        }
+        if stop {
+            finish_error(&mut doc, out.error, out.interrupted);
+            break;
+        }
+    }
+    let first = targets.values().next();
+    honesty_warnings(&mut doc, &jobs, first, region);
+    Ok(doc)
+}
+
+/// The CrystalDiskMark profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Default,
+    Nvme,
+    Peak,
+    Real,
+}
+
+impl Profile {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "default" => Self::Default,
+            "nvme" => Self::Nvme,
+            "peak" => Self::Peak,
+            "real" => Self::Real,
+            _ => return None,
+        })
+    }
+    /// (sequential?, block size, queue depth, threads)
+    pub fn tests(self) -> &'static [(bool, u64, u32, u32)] {
+        const M: u64 = 1 << 20;
+        const K: u64 = 1 << 10;
+        match self {
+            Self::Default => &[(true, M, 8, 1), (true, M, 1, 1), (false, 4 * K, 32, 1), (false, 4 * K, 1, 1)],
+            Self::Nvme => &[(true, M, 8, 1), (true, 128 * K, 32, 1), (false, 4 * K, 32, 16), (false, 4 * K, 1, 1)],
+            Self::Peak => &[(true, M, 8, 1), (false, 4 * K, 32, 16)],
+            Self::Real => &[(true, M, 1, 1), (false, 4 * K, 1, 1)],
+        }
+    }
+}
+
+/// CrystalDiskMark test label, e.g. `SEQ1M Q8T1`, `RND4K Q32T16`.
+pub fn mark_label(seq: bool, bs: u64, qd: u32, threads: u32) -> String {
+    format!("{}{} Q{qd}T{threads}", if seq { "SEQ" } else { "RND" }, spec::units::format_bs_label(bs))
+}
+
+#[derive(Debug, Clone)]
+pub struct MarkConfig {
+    pub profile: Profile,
+    pub mix: bool,
+    pub size: u64,
+    pub passes: u32,
+    pub time: Duration,
+    pub interval: Duration,
+    pub warmup: bool,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub seed: u64,
+    pub mix_read_pct: u8,
+}
+
+impl Default for MarkConfig {
+    fn default() -> Self {
+        Self {
+            profile: Profile::Default,
+            mix: false,
+            size: 1 << 30,
+            passes: 3,
+            time: Duration::from_secs(5),
+            interval: Duration::from_secs(5),
+            warmup: true,
+            engine: EngineKind::IoUring,
+            direct: true,
+            seed: JobSpec::default().seed,
+            mix_read_pct: 70,
+        }
+    }
+}
+
+/// Run the CrystalDiskMark card on one target.
+pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn Observer) -> Result<ResultDoc> {
+    let mut doc = new_doc("mark");
+    let stop = opts.ctl.stop.clone();
+    let null = cfg.engine == EngineKind::Null;
+    let needs = Needs {
+        reads: true,
+        writes: true,
+        region_end: cfg.size,
+        direct: cfg.direct,
+        max_bs: 1 << 20,
+        min_bs: 4096,
+        offsets_gcd_ok: true,
+    };
+    let mut topts = opts.target.clone();
+    let t = if null {
+        None
+    } else {
+        obs.phase(&format!("preparing {}", target.display()), None);
+        // A block device must be written before it is read: prefill when allowed.
+        if probe::probe(target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
+            topts.prefill = topts.destroy_data.is_some();
+        }
+        let t = open_target(target, needs, &topts, &stop, &mut |d, tt| obs.fill(d, tt));
+        obs.phase_done();
+        Some(t?)
+    };
+    doc.target = Some(match &t {
+        Some(t) => target_info(t),
+        None => stats::TargetInfo::new("null", stats::TargetKind::Null, cfg.size),
+    });
+
+    let mut plan_tests: Vec<(String, JobSpec, JobSpec)> = Vec::new(); // label, read-ish, write-ish
+    for &(seq, bs, qd, threads) in cfg.profile.tests() {
+        let base = JobSpec {
+            name: mark_label(seq, bs, qd, threads),
+            target: Some(target.to_path_buf()),
+            bs,
+            qd,
+            threads,
+            size: Some(cfg.size),
+            runtime: cfg.time,
+            engine: cfg.engine,
+            direct: cfg.direct,
+            seed: cfg.seed,
+            ..JobSpec::default()
+        };
+        let r = JobSpec { rw: if seq { RwMode::Read } else { RwMode::RandRead }, ..base.clone() };
+        let w = JobSpec { rw: if seq { RwMode::Write } else { RwMode::RandWrite }, ..base.clone() };
+        plan_tests.push((base.name.clone(), r, w));
+        if cfg.mix {
+            let m = JobSpec {
+                name: format!("{} R{}/W{}", base.name, cfg.mix_read_pct, 100 - cfg.mix_read_pct),
+                rw: if seq { RwMode::ReadWrite } else { RwMode::RandRw },
+                mix: cfg.mix_read_pct,
+                ..base.clone()
+            };
+            plan_tests.push((m.name.clone(), m.clone(), m));
+        }
+    }
+
+    let total_steps = plan_tests.len();
+    let mut first_step = true;
+    let mut aborted: Option<(Option<ErrorInfo>, bool)> = None;
+    'tests: for (si, (label, rjob, wjob)) in plan_tests.iter().enumerate() {
+        let mixed = rjob.rw == RwMode::RandRw || rjob.rw == RwMode::ReadWrite;
+        let dirs: Vec<(&str, &JobSpec)> =
+            if mixed { vec![("mix", rjob)] } else { vec![("read", rjob), ("write", wjob)] };
+        let mut passes: Vec<PassResult> =
+            (1..=cfg.passes).map(|p| PassResult { pass: p, read: None, write: None }).collect();
+        let mut result = JobResult::new(rjob.clone());
+        result.name = label.clone();
+        for (dname, job) in dirs {
+            if !first_step && !cfg.interval.is_zero() {
+                obs.phase(&format!("pause {:.0} s", cfg.interval.as_secs_f64()), Some(cfg.interval));
+                let until = std::time::Instant::now() + cfg.interval;
+                while std::time::Instant::now() < until && !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                obs.phase_done();
+            }
+            first_step = false;
+            let b = bind(job, t.as_ref())?;
+            let runs = u32::from(cfg.warmup) + cfg.passes;
+            for i in 0..runs {
+                if stop.load(Ordering::Relaxed) {
+                    aborted = Some((None, true));
+                    break 'tests;
+                }
+                let warm = cfg.warmup && i == 0;
+                let pass_no = if cfg.warmup { i } else { i + 1 };
+                let what = if warm { "warm-up".to_string() } else { format!("pass {pass_no}/{}", cfg.passes) };
+                obs.phase(&format!("[{}/{}] {label} {dname} {what}", si + 1, total_steps), Some(cfg.time));
+                let out = run_group(std::slice::from_ref(&b), false, &opts.ctl, &mut |tk| obs.tick(tk));
+                obs.phase_done();
+                let out = out?;
+                let Some(r) = out.results.into_iter().next() else { continue };
+                if out.error.is_some() || out.interrupted {
+                    aborted = Some((out.error, out.interrupted));
+                    break 'tests;
+                }
+                if warm {
+                    continue;
+                }
+                let p = &mut passes[(pass_no - 1) as usize];
+                if mixed {
+                    p.read = r.read.clone();
+                    p.write = r.write.clone();
+                } else if dname == "read" {
+                    p.read = r.read.clone();
+                } else {
+                    p.write = r.write.clone();
+                }
+                result.cpu = r.cpu;
+                if opts.ceiling_check && pass_no == cfg.passes && !null {
+                    ceiling_check(&mut doc, &r, &opts.ctl);
+                }
+            }
+        }
+        let how = if cfg.passes > 1 { Aggregate::Max } else { Aggregate::Single };
+        result.set_passes(passes, how);
+        doc.results.push(result);
+    }
+    if let Some((e, i)) = aborted {
+        finish_error(&mut doc, e, i);
+    }
+    let jobs: Vec<&JobSpec> = plan_tests.iter().map(|(_, r, _)| r).collect();
+    honesty_warnings(&mut doc, &jobs, t.as_ref(), cfg.size);
+    drop(t);
+    Ok(doc)
+}
+
+/// Build a one-group plan from a single job (the `run` command without a job file).
+pub fn single_job_plan(job: JobSpec) -> RunPlan {
+    RunPlan { groups: vec![JobGroup { jobs: vec![job], group_reporting: false }] }
+}
+
+pub use crate::runner::Tick as ProgressTick;
+pub type Warnings = Vec<Warning>;

@@ -1,0 +1,74 @@
+//! CSV: one row per (result, direction).
+
+use stats::{DirStats, JobResult, ResultDoc};
+
+pub(crate) const HEADER: [&str; 22] = [
+    "name",
+    "direction",
+    "rw",
+    "bs",
+    "qd",
+    "threads",
+    "ops",
+    "bytes",
+    "seconds",
+    "iops",
+    "mb_s",
+    "mib_s",
+    "lat_min_ns",
+    "lat_mean_ns",
+    "lat_stddev_ns",
+    "lat_p50_ns",
+    "lat_p90_ns",
+    "lat_p99_ns",
+    "lat_p99_9_ns",
+    "lat_p99_99_ns",
+    "lat_max_ns",
+    "qd_mean",
+];
+
+fn row(r: &JobResult, direction: &str, d: &DirStats) -> Vec<String> {
+    let l = &d.lat_ns;
+    vec![
+        r.name.clone(),
+        direction.to_string(),
+        r.spec.rw.name().to_string(),
+        r.spec.bs.to_string(),
+        r.spec.qd.to_string(),
+        r.spec.threads.to_string(),
+        d.ops.to_string(),
+        d.bytes.to_string(),
+        d.seconds.to_string(),
+        d.iops.to_string(),
+        d.mb_s.to_string(),
+        d.mib_s.to_string(),
+        l.min.to_string(),
+        l.mean.to_string(),
+        l.stddev.to_string(),
+        l.p50.to_string(),
+        l.p90.to_string(),
+        l.p99.to_string(),
+        l.p99_9.to_string(),
+        l.p99_99.to_string(),
+        l.max.to_string(),
+        d.qd_mean.to_string(),
+    ]
+}
+
+fn try_render(doc: &ResultDoc) -> Result<String, Box<dyn std::error::Error>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(HEADER)?;
+    for r in &doc.results {
+        for (dir, d) in [("read", &r.read), ("write", &r.write)] {
+            if let Some(d) = d {
+                w.write_record(row(r, dir, d))?;
+            }
+        }
+    }
+    let bytes = w.into_inner().map_err(|e| e.to_string())?;
+    Ok(String::from_utf8(bytes)?)
+}
+
+pub(crate) fn render(doc: &ResultDoc) -> String {
+    try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n"))
+}

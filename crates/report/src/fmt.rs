@@ -1,0 +1,307 @@
+//! Number formatting shared by the exporters (plain text, no colour).
+
+use spec::{DataPattern, Distribution, JobSpec, RwMode};
+use stats::{Aggregate, TargetInfo, TargetKind};
+
+/// Latency with an adaptive unit and three significant figures:
+/// `850 ns`, `87.3 µs`, `1.24 ms`, `2.10 s`.
+pub fn lat(ns: f64) -> String {
+    if !ns.is_finite() || ns <= 0.0 {
+        return "0 ns".to_string();
+    }
+    if ns < 999.5 {
+        return format!("{ns:.0} ns");
+    }
+    let (v, unit) = if ns < 999_500.0 {
+        (ns / 1e3, "µs")
+    } else if ns < 999_500_000.0 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    if v < 9.995 {
+        format!("{v:.2} {unit}")
+    } else if v < 99.95 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.0} {unit}")
+    }
+}
+
+/// Integer with `,` between groups of three digits: `74,312`.
+pub fn group(n: u64) -> String {
+    let s = n.to_string();
+    // Digits are ASCII, so byte indices are char boundaries.
+    let head = match s.len() % 3 {
+        0 => 3.min(s.len()),
+        r => r,
+    };
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    out.push_str(&s[..head]);
+    let mut i = head;
+    while i + 3 <= s.len() {
+        out.push(',');
+        out.push_str(&s[i..i + 3]);
+        i += 3;
+    }
+    out
+}
+
+/// IOPS: grouped integer from 1000 up (`74,312`), one decimal below (`187.4`).
+pub fn iops(x: f64) -> String {
+    if !x.is_finite() || x <= 0.0 {
+        "0".to_string()
+    } else if x >= 999.95 {
+        group(x.round() as u64)
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Throughput with two decimals (`1234.56`); the unit is added by the caller.
+pub fn rate(x: f64) -> String {
+    if !x.is_finite() {
+        return "0.00".to_string();
+    }
+    format!("{x:.2}")
+}
+
+/// Byte size with binary units: `4 KiB`, `1 GiB`, `931.51 GiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut i = 0;
+    let mut scale = 1u64;
+    while i + 1 < UNITS.len() && n >= scale * 1024 {
+        scale *= 1024;
+        i += 1;
+    }
+    if n / scale * scale == n {
+        format!("{} {}", n / scale, UNITS[i])
+    } else {
+        format!("{:.2} {}", n as f64 / scale as f64, UNITS[i])
+    }
+}
+
+/// Duration in seconds: `5 s`, `1.5 s`, `500 ms`.
+pub fn secs(s: f64) -> String {
+    if !s.is_finite() || s <= 0.0 {
+        "0 s".to_string()
+    } else if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else if (s - s.round()).abs() < 1e-9 {
+        format!("{:.0} s", s)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// `2025-01-15T10:30:00Z` → `2025-01-15 10:30:00 UTC`; anything else unchanged.
+pub fn date(rfc3339: &str) -> String {
+    let b = rfc3339.as_bytes();
+    let utc = rfc3339.ends_with('Z') || rfc3339.ends_with("+00:00");
+    if b.len() >= 19 && b[10] == b'T' && rfc3339.is_char_boundary(19) {
+        let base = rfc3339[..19].replacen('T', " ", 1);
+        if utc {
+            return format!("{base} UTC");
+        }
+        return format!("{base} {}", rfc3339[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit()));
+    }
+    rfc3339.to_string()
+}
+
+/// Offset distribution as on the command line: `uniform`, `zipf:1.2`, `zoned:90/10,10/90`.
+pub fn dist(d: &Distribution) -> String {
+    match d {
+        Distribution::Uniform => "uniform".to_string(),
+        Distribution::Zipf { theta } => format!("zipf:{theta}"),
+        Distribution::Pareto { h } => format!("pareto:{h}"),
+        Distribution::Zoned { zones } => {
+            let z: Vec<String> = zones.iter().map(|z| format!("{}/{}", z.ops_pct, z.area_pct)).collect();
+            format!("zoned:{}", z.join(","))
+        }
+    }
+}
+
+pub fn data(d: &DataPattern) -> String {
+    match d {
+        DataPattern::Random => "random data".to_string(),
+        DataPattern::Zeros => "zero-filled data".to_string(),
+        DataPattern::Compress { pct } => format!("{pct}% compressible data"),
+    }
+}
+
+/// `randrw 70% read` for mixed modes, else the mode name.
+pub fn rw(spec: &JobSpec) -> String {
+    match spec.rw {
+        RwMode::RandRw | RwMode::ReadWrite => {
+            format!("{} {}% read", spec.rw.name(), spec.rw.read_pct(spec.mix))
+        }
+        m => m.name().to_string(),
+    }
+}
+
+/// `QD 32 × 1 thread`.
+pub fn depth(spec: &JobSpec) -> String {
+    let t = if spec.threads == 1 { "thread" } else { "threads" };
+    format!("QD {} × {} {t}", spec.qd, spec.threads)
+}
+
+/// The job line: `randread · bs 4 KiB · QD 32 × 1 thread · 5 s · uniform · random data`.
+pub fn job_line(spec: &JobSpec) -> String {
+    job_parts(spec).join(" · ")
+}
+
+/// The pieces of [`job_line`].
+pub fn job_parts(spec: &JobSpec) -> Vec<String> {
+    let mut parts = vec![rw(spec), format!("bs {}", bytes(spec.bs)), depth(spec)];
+    let mut time = secs(spec.runtime.as_secs_f64());
+    if !spec.ramp.is_zero() {
+        time.push_str(&format!(" (+{} ramp)", secs(spec.ramp.as_secs_f64())));
+    }
+    parts.push(time);
+    if let Some(size) = spec.size {
+        parts.push(format!("area {}", bytes(size)));
+    }
+    if spec.rw.is_random() {
+        parts.push(dist(&spec.dist));
+    }
+    if spec.rw.read_pct(spec.mix) < 100 {
+        parts.push(data(&spec.data));
+    }
+    if let Some(r) = spec.rate_iops {
+        parts.push(format!("rate {} IOPS", group(r)));
+    }
+    if spec.fsync > 0 {
+        parts.push(format!("fsync every {}", spec.fsync));
+    }
+    parts
+}
+
+pub fn io_mode(spec: &JobSpec) -> String {
+    let d = if spec.direct { "direct I/O (O_DIRECT)" } else { "buffered I/O (page cache)" };
+    format!("{} · {d}", spec.engine.name())
+}
+
+pub fn kind(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::File => "file",
+        TargetKind::Block => "block device",
+        TargetKind::Null => "null target",
+    }
+}
+
+pub fn media(t: &TargetInfo) -> String {
+    match t.rotational {
+        Some(true) => "rotational (HDD)".to_string(),
+        Some(false) => "non-rotational (SSD)".to_string(),
+        None => "media unknown".to_string(),
+    }
+}
+
+/// `nvme0n1 · Example NVMe 1TB`, or `unknown`.
+pub fn device(t: &TargetInfo) -> String {
+    let parts: Vec<&str> = [t.device.as_deref(), t.model.as_deref()].into_iter().flatten().collect();
+    if parts.is_empty() {
+        "unknown".to_string()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+/// `512 B logical / 4 KiB physical`.
+pub fn blocks(t: &TargetInfo) -> String {
+    format!("{} logical / {} physical", bytes(u64::from(t.logical_block)), bytes(u64::from(t.physical_block)))
+}
+
+/// `max of 3 passes (CrystalDiskMark 9): highest MB/s, lowest mean latency`.
+pub fn aggregation(how: Option<Aggregate>, passes: usize) -> String {
+    match how {
+        Some(Aggregate::Max) if passes > 1 => {
+            format!("max of {passes} passes (CrystalDiskMark 9): highest MB/s, lowest mean latency")
+        }
+        Some(Aggregate::Mean) if passes > 1 => {
+            format!("mean of {passes} passes (KDiskMark style)")
+        }
+        _ => "single pass".to_string(),
+    }
+}
+
+/// Greedy wrap of `pieces` joined by `sep` into lines of at most `width` characters (a
+/// single over-long piece stays whole). The first line starts with `first`, later lines
+/// with `cont`.
+pub fn wrap(first: &str, cont: &str, pieces: &[String], sep: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut cur = first.to_string();
+    let mut empty = true;
+    for p in pieces {
+        let len = cur.chars().count();
+        if empty {
+            cur.push_str(p);
+            empty = false;
+        } else if len + sep.chars().count() + p.chars().count() <= width {
+            cur.push_str(sep);
+            cur.push_str(p);
+        } else {
+            lines.push(std::mem::replace(&mut cur, format!("{cont}{p}")));
+        }
+    }
+    lines.push(cur);
+    lines
+}
+
+/// Wrap free text at spaces.
+pub fn wrap_text(first: &str, cont: &str, text: &str, width: usize) -> Vec<String> {
+    let words: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    wrap(first, cont, &words, " ", width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_units() {
+        assert_eq!(lat(0.0), "0 ns");
+        assert_eq!(lat(850.0), "850 ns");
+        assert_eq!(lat(999.4), "999 ns");
+        assert_eq!(lat(999.6), "1.00 µs");
+        assert_eq!(lat(87_300.0), "87.3 µs");
+        assert_eq!(lat(873_000.0), "873 µs");
+        assert_eq!(lat(999_700.0), "1.00 ms");
+        assert_eq!(lat(1_240_000.0), "1.24 ms");
+        assert_eq!(lat(12_400_000.0), "12.4 ms");
+        assert_eq!(lat(2_100_000_000.0), "2.10 s");
+        assert_eq!(lat(f64::NAN), "0 ns");
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(74_312), "74,312");
+        assert_eq!(group(1_234_567), "1,234,567");
+        assert_eq!(iops(187.44), "187.4");
+        assert_eq!(iops(999.96), "1,000");
+        assert_eq!(iops(74_312.4), "74,312");
+        assert_eq!(rate(1234.5678), "1234.57");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(4096), "4 KiB");
+        assert_eq!(bytes(1 << 30), "1 GiB");
+        assert_eq!(bytes(1_000_204_886_016), "931.51 GiB");
+        assert_eq!(secs(5.0), "5 s");
+        assert_eq!(secs(0.5), "500 ms");
+        assert_eq!(secs(1.5), "1.5 s");
+        assert_eq!(date("2025-01-15T10:30:00Z"), "2025-01-15 10:30:00 UTC");
+        assert_eq!(date("2025-01-15T10:30:00.123Z"), "2025-01-15 10:30:00 UTC");
+        assert_eq!(date("yesterday"), "yesterday");
+    }
+
+    #[test]
+    fn wrapping() {
+        let p: Vec<String> = ["aaaa", "bbbb", "cccc"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(wrap("> ", "  ", &p, " · ", 13), ["> aaaa · bbbb", "  cccc"]);
+        assert_eq!(wrap("> ", "  ", &p, " · ", 12), ["> aaaa", "  bbbb", "  cccc"]);
+        assert_eq!(wrap_text("w: ", "   ", "one two three", 9), ["w: one", "   two", "   three"]);
+        assert_eq!(wrap_text("w: ", "   ", "", 9), ["w: "]);
+    }
+}

@@ -1,0 +1,270 @@
+//! Human-readable text: the `run` tables and the `mark` card.
+
+use std::fmt::Write as _;
+
+use stats::{DirStats, JobResult, ResultDoc, TargetInfo};
+
+use crate::fmt;
+
+pub(crate) fn render(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    if doc.command == "mark" {
+        mark(doc, &mut out);
+    } else {
+        run(doc, &mut out);
+    }
+    footer(doc, &mut out);
+    out
+}
+
+/// Maximum line width of the human output.
+const WIDTH: usize = 100;
+
+// `write!` into a String cannot fail; these helpers keep the call sites free of results.
+fn line(out: &mut String, s: impl AsRef<str>) {
+    out.push_str(s.as_ref());
+    out.push('\n');
+}
+
+fn title(doc: &ResultDoc) -> String {
+    format!("{} {} · {} · {}", doc.tool.name, doc.tool.version, doc.command, fmt::date(&doc.started_at))
+}
+
+fn partial_line(doc: &ResultDoc) -> Option<String> {
+    if !doc.partial {
+        return None;
+    }
+    let why = match &doc.error {
+        Some(e) => format!("{}: {}", e.kind, e.message),
+        None => "interrupted or failed before completion".to_string(),
+    };
+    Some(format!("PARTIAL RESULTS ({why}) — figures cover only the part that completed"))
+}
+
+fn target_facts(t: &TargetInfo, mark: bool) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    let mut what = format!("{}, {}", fmt::kind(t.kind), fmt::bytes(t.size_bytes));
+    if t.created_by_diskmeter {
+        what.push_str(", created by diskmeter");
+    }
+    v.push(("target", format!("{}  ({what})", t.path)));
+    let fs = t.filesystem.clone().unwrap_or_else(|| "-".to_string());
+    if mark {
+        let mut dev = vec![fmt::device(t), fmt::media(t)];
+        if let Some(f) = &t.filesystem {
+            dev.push(f.clone());
+        }
+        v.push(("device", dev.join(" · ")));
+    } else {
+        v.push(("device", fmt::device(t)));
+        v.push(("filesystem", fs));
+        let sched = t.scheduler.as_deref().unwrap_or("unknown");
+        v.push(("media", format!("{} · scheduler {sched} · blocks {}", fmt::media(t), fmt::blocks(t))));
+    }
+    v
+}
+
+fn facts(out: &mut String, rows: &[(&str, String)]) {
+    let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        line(out, format!("{k:<w$}  {v}"));
+    }
+}
+
+fn footer(doc: &ResultDoc, out: &mut String) {
+    for r in &doc.results {
+        if let Some(e) = &r.error {
+            let at = e.offset.map(|o| format!(" (offset {o})")).unwrap_or_default();
+            let first = format!("error[{}] in {}: ", e.kind, r.name);
+            text(out, &first, &format!("{}{at}", e.message));
+        }
+    }
+    for w in &doc.warnings {
+        text(out, &format!("warning[{}]: ", w.code), &w.message);
+    }
+    if let Some(e) = &doc.error {
+        if !doc.partial {
+            text(out, &format!("error[{}]: ", e.kind), &e.message);
+        }
+    }
+    if let Some(p) = partial_line(doc) {
+        line(out, p);
+    }
+}
+
+/// A labelled message, wrapped at [`WIDTH`] with a hanging indent.
+fn text(out: &mut String, first: &str, msg: &str) {
+    for l in fmt::wrap_text(first, "    ", msg, WIDTH) {
+        line(out, l);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// run
+
+const RUN_COLS: [&str; 9] = ["IOPS", "MB/s", "MiB/s", "mean", "p50", "p99", "p99.9", "max", "QD(mean)"];
+
+fn run_row(label: &str, d: &DirStats) -> String {
+    let l = &d.lat_ns;
+    let cells = [
+        fmt::iops(d.iops),
+        fmt::rate(d.mb_s),
+        fmt::rate(d.mib_s),
+        fmt::lat(l.mean),
+        fmt::lat(l.p50 as f64),
+        fmt::lat(l.p99 as f64),
+        fmt::lat(l.p99_9 as f64),
+        fmt::lat(l.max as f64),
+        format!("{:.1}", d.qd_mean),
+    ];
+    let mut s = format!("  {label:<6}");
+    for c in cells {
+        let _ = write!(s, "{c:>10}");
+    }
+    s
+}
+
+fn run_result(r: &JobResult, out: &mut String) {
+    let first = format!("{}: ", r.name);
+    for l in fmt::wrap(&first, "    ", &fmt::job_parts(&r.spec), " · ", WIDTH) {
+        line(out, l);
+    }
+    let mut head = format!("  {:<6}", "");
+    for c in RUN_COLS {
+        let _ = write!(head, "{c:>10}");
+    }
+    line(out, head);
+    let mut rows = 0;
+    for (label, d) in [("read", &r.read), ("write", &r.write)] {
+        if let Some(d) = d {
+            rows += 1;
+            line(out, run_row(label, d));
+        }
+    }
+    if rows == 0 {
+        line(out, "  (no completed I/O)");
+    }
+    let mut extra = format!(
+        "  cpu user {:.1} % · sys {:.1} % · busiest worker {:.1} %",
+        r.cpu.user_pct, r.cpu.sys_pct, r.cpu.max_worker_pct
+    );
+    if r.fsyncs > 0 {
+        let _ = write!(extra, " · {} fsyncs", fmt::group(r.fsyncs));
+    }
+    line(out, extra);
+}
+
+fn run(doc: &ResultDoc, out: &mut String) {
+    line(out, title(doc));
+    let mut rows = match &doc.target {
+        Some(t) => target_facts(t, false),
+        None => vec![("target", "-".to_string())],
+    };
+    if let Some(r) = doc.results.first() {
+        rows.push(("I/O", fmt::io_mode(&r.spec)));
+    }
+    facts(out, &rows);
+    if let Some(p) = partial_line(doc) {
+        line(out, p);
+    }
+    for r in &doc.results {
+        line(out, "");
+        run_result(r, out);
+    }
+    line(out, "");
+}
+
+// ---------------------------------------------------------------------------------------
+// mark: the CrystalDiskMark card
+
+/// Inner width of a Read/Write cell.
+const CELL: usize = 40;
+
+fn hrule(out: &mut String, label_w: usize, left: char, mid: char, right: char) {
+    let mut s = String::new();
+    s.push(left);
+    s.push_str(&"─".repeat(label_w + 2));
+    s.push(mid);
+    s.push_str(&"─".repeat(CELL + 2));
+    s.push(mid);
+    s.push_str(&"─".repeat(CELL + 2));
+    s.push(right);
+    line(out, s);
+}
+
+fn center(s: &str, w: usize) -> String {
+    format!("{s:^w$}")
+}
+
+/// The two lines of one Read or Write cell.
+fn mark_cell(d: Option<&DirStats>) -> [String; 2] {
+    match d {
+        Some(d) => [
+            format!("{:>CELL$}", format!("{} MB/s", fmt::rate(d.mb_s))),
+            format!(
+                "{:>9} IOPS  avg {:>7}  p99 {:>7}",
+                fmt::iops(d.iops),
+                fmt::lat(d.lat_ns.mean),
+                fmt::lat(d.lat_ns.p99 as f64)
+            ),
+        ],
+        None => [format!("{:>CELL$}", "-"), String::new()],
+    }
+}
+
+fn mark(doc: &ResultDoc, out: &mut String) {
+    line(out, title(doc));
+    let mut rows = match &doc.target {
+        Some(t) => target_facts(t, true),
+        None => vec![("target", "-".to_string())],
+    };
+    let passes = doc.results.iter().map(|r| r.passes.len()).max().unwrap_or(0).max(1);
+    if let Some(r) = doc.results.first() {
+        let size = r
+            .spec
+            .size
+            .or(doc.target.as_ref().map(|t| t.size_bytes))
+            .map(fmt::bytes)
+            .unwrap_or_else(|| "-".to_string());
+        let p = if passes == 1 { "pass" } else { "passes" };
+        rows.push((
+            "test",
+            format!(
+                "{size} · {passes} {p} × {} · {} · {}",
+                fmt::secs(r.spec.runtime.as_secs_f64()),
+                fmt::io_mode(&r.spec),
+                fmt::data(&r.spec.data)
+            ),
+        ));
+    }
+    let how = doc.results.iter().find_map(|r| r.aggregate);
+    rows.push(("figures", fmt::aggregation(how, passes)));
+    facts(out, &rows);
+    if let Some(p) = partial_line(doc) {
+        line(out, p);
+    }
+    line(out, "");
+
+    let labels: Vec<(String, String)> = doc
+        .results
+        .iter()
+        .map(|r| match r.name.split_once(' ') {
+            Some((a, b)) => (a.to_string(), b.trim().to_string()),
+            None => (r.name.clone(), String::new()),
+        })
+        .collect();
+    let label_w = labels.iter().map(|(a, b)| a.chars().count().max(b.chars().count())).max().unwrap_or(0).max(7);
+
+    hrule(out, label_w, '┌', '┬', '┐');
+    line(out, format!("│ {:<label_w$} │ {} │ {} │", "", center("Read", CELL), center("Write", CELL)));
+    for (r, (a, b)) in doc.results.iter().zip(&labels) {
+        hrule(out, label_w, '├', '┼', '┤');
+        let rc = mark_cell(r.read.as_ref());
+        let wc = mark_cell(r.write.as_ref());
+        line(out, format!("│ {a:<label_w$} │ {:<CELL$} │ {:<CELL$} │", rc[0], wc[0]));
+        line(out, format!("│ {b:<label_w$} │ {:<CELL$} │ {:<CELL$} │", rc[1], wc[1]));
+    }
+    hrule(out, label_w, '└', '┴', '┘');
+    line(out, "MB/s = 10^6 B/s · avg / p99 = mean / 99th-percentile completion latency");
+    line(out, "");
+}

@@ -1,0 +1,492 @@
+//! The versioned result model: the JSON envelope every measuring command emits
+//! (`docs/CLI.md`, "JSON result"). Field names are a contract — do not rename.
+
+use serde::{Deserialize, Serialize};
+use spec::JobSpec;
+
+use crate::hist::LatHist;
+use crate::StatsError;
+
+/// Schema identifier written into (and required from) every result document.
+pub const SCHEMA: &str = "diskmeter.result.v1";
+
+/// Warning codes (`warnings[].code`). Stable identifiers; messages are free text.
+pub mod codes {
+    pub const BUFFERED_IO: &str = "buffered-io";
+    pub const SMALL_TEST_AREA: &str = "small-test-area";
+    pub const DEVICE_CACHE_UNKNOWN: &str = "device-cache-unknown";
+    pub const UNWRITTEN_READ: &str = "unwritten-read";
+    pub const TOOL_BOTTLENECK: &str = "tool-bottleneck";
+    pub const CPU_SATURATED: &str = "cpu-saturated";
+    pub const PARTIAL: &str = "partial";
+    pub const RATE_NOT_MET: &str = "rate-not-met";
+    pub const ZERO_DATA: &str = "compressible-data";
+}
+
+/// The whole result document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultDoc {
+    pub schema: String,
+    pub tool: ToolInfo,
+    /// Subcommand that produced the document: `run`, `mark`, `sla`, `compare`, `surface`.
+    pub command: String,
+    /// RFC 3339 UTC timestamp of the start, supplied by the caller.
+    pub started_at: String,
+    pub host: HostInfo,
+    pub target: Option<TargetInfo>,
+    pub results: Vec<JobResult>,
+    pub warnings: Vec<Warning>,
+    /// True when the run was interrupted or failed and `results` covers only part of it.
+    pub partial: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+}
+
+impl ResultDoc {
+    /// An empty document for `command` with this tool's name and version.
+    pub fn new(command: impl Into<String>, started_at: impl Into<String>, host: HostInfo) -> Self {
+        Self {
+            schema: SCHEMA.to_string(),
+            tool: ToolInfo::default(),
+            command: command.into(),
+            started_at: started_at.into(),
+            host,
+            target: None,
+            results: Vec::new(),
+            warnings: Vec::new(),
+            partial: false,
+            error: None,
+        }
+    }
+
+    /// Parse a result document, refusing documents of another schema with a clear message.
+    pub fn from_json(text: &str) -> Result<ResultDoc, StatsError> {
+        let value: serde_json::Value = serde_json::from_str(text)?;
+        match value.get("schema") {
+            Some(serde_json::Value::String(s)) if s == SCHEMA => {}
+            Some(serde_json::Value::String(s)) => return Err(StatsError::Schema { found: s.clone() }),
+            Some(other) => return Err(StatsError::Schema { found: other.to_string() }),
+            None => return Err(StatsError::NoSchema),
+        }
+        Ok(serde_json::from_value(value)?)
+    }
+
+    /// Pretty JSON of the document (no trailing newline).
+    pub fn to_json_pretty(&self) -> Result<String, StatsError> {
+        Ok(serde_json::to_string_pretty(self)?)
+    }
+
+    /// Add a warning unless one with the same code and message is already present.
+    pub fn warn(&mut self, code: &str, message: impl Into<String>) {
+        let w = Warning::new(code, message);
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        Self { name: "diskmeter".to_string(), version: env!("CARGO_PKG_VERSION").to_string() }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub kernel: String,
+    pub cpus: u32,
+    pub memory_bytes: u64,
+    pub cpu_model: Option<String>,
+    pub hostname: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    File,
+    Block,
+    Null,
+}
+
+impl TargetKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::File => "file",
+            Self::Block => "block",
+            Self::Null => "null",
+        }
+    }
+}
+
+/// What was measured. `Option`s serialize as `null` (keys are always present).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub path: String,
+    pub kind: TargetKind,
+    pub size_bytes: u64,
+    pub device: Option<String>,
+    pub model: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub logical_block: u32,
+    pub physical_block: u32,
+    pub filesystem: Option<String>,
+    pub dio_mem_align: Option<u32>,
+    pub dio_offset_align: Option<u32>,
+    pub created_by_diskmeter: bool,
+    pub device_cache_bytes: Option<u64>,
+}
+
+impl TargetInfo {
+    /// A target with only path, kind and size known.
+    pub fn new(path: impl Into<String>, kind: TargetKind, size_bytes: u64) -> Self {
+        Self {
+            path: path.into(),
+            kind,
+            size_bytes,
+            device: None,
+            model: None,
+            rotational: None,
+            scheduler: None,
+            logical_block: 512,
+            physical_block: 512,
+            filesystem: None,
+            dio_mem_align: None,
+            dio_offset_align: None,
+            created_by_diskmeter: false,
+            device_cache_bytes: None,
+        }
+    }
+}
+
+/// How per-pass figures were combined into the headline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Aggregate {
+    /// Best pass by MB/s, with the lowest mean latency over passes (CrystalDiskMark 9).
+    Max,
+    /// Arithmetic mean of every figure over passes (KDiskMark).
+    Mean,
+    /// One pass only.
+    Single,
+}
+
+impl Aggregate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Max => "max",
+            Self::Mean => "mean",
+            Self::Single => "single",
+        }
+    }
+}
+
+/// The result of one job (or one `mark` test).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobResult {
+    pub name: String,
+    pub spec: JobSpec,
+    pub read: Option<DirStats>,
+    pub write: Option<DirStats>,
+    #[serde(default)]
+    pub series: Vec<SeriesPoint>,
+    #[serde(default)]
+    pub cpu: CpuUsage,
+    #[serde(default)]
+    pub fsyncs: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<PassResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<Aggregate>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+}
+
+impl JobResult {
+    /// A result with no figures yet, named after the spec.
+    pub fn new(spec: JobSpec) -> Self {
+        Self {
+            name: spec.name.clone(),
+            spec,
+            read: None,
+            write: None,
+            series: Vec::new(),
+            cpu: CpuUsage::default(),
+            fsyncs: 0,
+            passes: Vec::new(),
+            aggregate: None,
+            spread: None,
+            error: None,
+        }
+    }
+
+    /// Fill `passes`, `aggregate`, `spread` and the headline `read`/`write` from passes.
+    pub fn set_passes(&mut self, passes: Vec<PassResult>, how: Aggregate) {
+        let (read, write, spread) = aggregate_passes(&passes, how);
+        self.read = read;
+        self.write = write;
+        self.spread = Some(spread);
+        self.aggregate = Some(how);
+        self.passes = passes;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub user_pct: f64,
+    pub sys_pct: f64,
+    /// Busiest single worker thread (user + sys), percent of one CPU.
+    #[serde(default)]
+    pub max_worker_pct: f64,
+}
+
+/// Figures for one direction (reads or writes) of a job.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct DirStats {
+    pub ops: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+    pub iops: f64,
+    pub mb_s: f64,
+    pub mib_s: f64,
+    pub lat_ns: LatSummary,
+    pub qd_mean: f64,
+}
+
+fn per_second(x: f64, seconds: f64) -> f64 {
+    if seconds > 0.0 && seconds.is_finite() {
+        x / seconds
+    } else {
+        0.0
+    }
+}
+
+impl DirStats {
+    /// The one definition: iops = ops / seconds, mb_s = bytes / 10^6 / seconds,
+    /// mib_s = bytes / 2^20 / seconds (all 0 when seconds is 0).
+    pub fn new(ops: u64, bytes: u64, seconds: f64, lat: &LatHist, qd_mean: f64) -> DirStats {
+        DirStats {
+            ops,
+            bytes,
+            seconds,
+            iops: per_second(ops as f64, seconds),
+            mb_s: per_second(bytes as f64 / 1e6, seconds),
+            mib_s: per_second(bytes as f64 / 1_048_576.0, seconds),
+            lat_ns: lat.summary(),
+            qd_mean: if qd_mean.is_finite() { qd_mean } else { 0.0 },
+        }
+    }
+}
+
+/// Completion-latency summary in nanoseconds; all zero when nothing completed.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LatSummary {
+    pub min: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+    pub max: u64,
+}
+
+/// One interval of the time series (per second by default).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// End of the interval, seconds since the measured phase started.
+    pub t_s: f64,
+    pub read_iops: f64,
+    pub read_mb_s: f64,
+    pub read_lat_mean_ns: f64,
+    pub read_lat_p99_ns: u64,
+    pub write_iops: f64,
+    pub write_mb_s: f64,
+    pub write_lat_mean_ns: f64,
+    pub write_lat_p99_ns: u64,
+}
+
+impl SeriesPoint {
+    /// Build a point from one interval's histograms and byte counts. The operation count
+    /// is the histogram's count.
+    pub fn from_interval(
+        t_s: f64,
+        interval_seconds: f64,
+        read: (&LatHist, u64),
+        write: (&LatHist, u64),
+    ) -> SeriesPoint {
+        let (rh, rb) = read;
+        let (wh, wb) = write;
+        SeriesPoint {
+            t_s,
+            read_iops: per_second(rh.count() as f64, interval_seconds),
+            read_mb_s: per_second(rb as f64 / 1e6, interval_seconds),
+            read_lat_mean_ns: rh.mean(),
+            read_lat_p99_ns: rh.quantile(0.99),
+            write_iops: per_second(wh.count() as f64, interval_seconds),
+            write_mb_s: per_second(wb as f64 / 1e6, interval_seconds),
+            write_lat_mean_ns: wh.mean(),
+            write_lat_p99_ns: wh.quantile(0.99),
+        }
+    }
+}
+
+/// Figures of one measured pass (`mark` runs several passes per test).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct PassResult {
+    pub pass: u32,
+    pub read: Option<DirStats>,
+    pub write: Option<DirStats>,
+}
+
+/// Pass-to-pass variation of a multi-pass result.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Spread {
+    pub read: Option<DirSpread>,
+    pub write: Option<DirSpread>,
+}
+
+/// Mean and sample standard deviation (n − 1; 0 for one pass) over passes.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct DirSpread {
+    pub mb_s_mean: f64,
+    pub mb_s_stddev: f64,
+    pub iops_mean: f64,
+    pub iops_stddev: f64,
+    pub lat_mean_ns_mean: f64,
+    pub lat_mean_ns_stddev: f64,
+}
+
+fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+fn dir_spread(stats: &[&DirStats]) -> Option<DirSpread> {
+    if stats.is_empty() {
+        return None;
+    }
+    let col = |f: fn(&DirStats) -> f64| mean_sd(&stats.iter().map(|d| f(d)).collect::<Vec<_>>());
+    let (mb_s_mean, mb_s_stddev) = col(|d| d.mb_s);
+    let (iops_mean, iops_stddev) = col(|d| d.iops);
+    let (lat_mean_ns_mean, lat_mean_ns_stddev) = col(|d| d.lat_ns.mean);
+    Some(DirSpread { mb_s_mean, mb_s_stddev, iops_mean, iops_stddev, lat_mean_ns_mean, lat_mean_ns_stddev })
+}
+
+fn mean_u64(xs: impl Iterator<Item = u64>, n: usize) -> u64 {
+    let sum: u128 = xs.map(u128::from).sum();
+    ((sum + n as u128 / 2) / n.max(1) as u128) as u64
+}
+
+fn mean_f64(xs: impl Iterator<Item = f64>, n: usize) -> f64 {
+    xs.sum::<f64>() / n.max(1) as f64
+}
+
+fn combine(stats: &[&DirStats], how: Aggregate) -> Option<DirStats> {
+    let first = *stats.first()?;
+    match how {
+        Aggregate::Single => Some(first.clone()),
+        Aggregate::Max => {
+            let mut best = first;
+            for d in stats {
+                if d.mb_s > best.mb_s {
+                    best = d;
+                }
+            }
+            let min_mean = stats.iter().map(|d| d.lat_ns.mean).fold(f64::INFINITY, f64::min);
+            let mut out = best.clone();
+            out.lat_ns.mean = min_mean;
+            Some(out)
+        }
+        Aggregate::Mean => {
+            let n = stats.len();
+            let u = |f: fn(&DirStats) -> u64| mean_u64(stats.iter().map(|d| f(d)), n);
+            let f = |f: fn(&DirStats) -> f64| mean_f64(stats.iter().map(|d| f(d)), n);
+            Some(DirStats {
+                ops: u(|d| d.ops),
+                bytes: u(|d| d.bytes),
+                seconds: f(|d| d.seconds),
+                iops: f(|d| d.iops),
+                mb_s: f(|d| d.mb_s),
+                mib_s: f(|d| d.mib_s),
+                lat_ns: LatSummary {
+                    min: u(|d| d.lat_ns.min),
+                    mean: f(|d| d.lat_ns.mean),
+                    stddev: f(|d| d.lat_ns.stddev),
+                    p50: u(|d| d.lat_ns.p50),
+                    p90: u(|d| d.lat_ns.p90),
+                    p99: u(|d| d.lat_ns.p99),
+                    p99_9: u(|d| d.lat_ns.p99_9),
+                    p99_99: u(|d| d.lat_ns.p99_99),
+                    max: u(|d| d.lat_ns.max),
+                },
+                qd_mean: f(|d| d.qd_mean),
+            })
+        }
+    }
+}
+
+/// Combine per-pass figures into headline `(read, write)` figures and their spread.
+///
+/// * `Max` (CrystalDiskMark 9): per direction, the pass with the highest MB/s, with its
+///   `lat_ns.mean` replaced by the lowest mean latency over all passes.
+/// * `Mean` (KDiskMark): every numeric field averaged over the passes that have it.
+/// * `Single`: the first pass that has the direction.
+///
+/// A direction absent from every pass is `None`.
+pub fn aggregate_passes(passes: &[PassResult], how: Aggregate) -> (Option<DirStats>, Option<DirStats>, Spread) {
+    let reads: Vec<&DirStats> = passes.iter().filter_map(|p| p.read.as_ref()).collect();
+    let writes: Vec<&DirStats> = passes.iter().filter_map(|p| p.write.as_ref()).collect();
+    let spread = Spread { read: dir_spread(&reads), write: dir_spread(&writes) };
+    (combine(&reads, how), combine(&writes, how), spread)
+}
+
+/// A non-fatal finding about the measurement's honesty or validity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// One of [`codes`].
+    pub code: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self { code: code.to_string(), message: message.into() }
+    }
+}
+
+/// A failure that ended (part of) a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorInfo {
+    /// `io`, `enospc`, `eio`, `vanished` or `interrupted`.
+    pub kind: String,
+    pub message: String,
+    pub offset: Option<u64>,
+    pub job: Option<String>,
+}
+
+impl ErrorInfo {
+    pub fn new(kind: &str, message: impl Into<String>) -> Self {
+        Self { kind: kind.to_string(), message: message.into(), offset: None, job: None }
+    }
+}
+
+#[cfg(test)]
+mod tests;
