@@ -149,13 +149,13 @@ fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool) -
     BackendConfig { fd, depth, buffers, register_file: true }
 }
 
-/// Bytes the registered buffers of a group pin in memory.
-pub fn pinned_bytes(jobs: &[BoundJob]) -> u64 {
-    jobs.iter()
-        .filter(|j| j.spec.engine == EngineKind::IoUring)
+/// Bytes the registered buffers of concurrently running jobs pin in memory.
+pub fn pinned_bytes<'a>(jobs: impl IntoIterator<Item = &'a JobSpec>) -> u64 {
+    jobs.into_iter()
+        .filter(|j| j.engine == EngineKind::IoUring)
         .map(|j| {
-            let split = if is_mixed(&j.spec) { 2 } else { 1 };
-            j.spec.bs * j.spec.qd as u64 * split * j.spec.threads as u64
+            let split = if is_mixed(j) { 2 } else { 1 };
+            j.bs * j.qd as u64 * split * j.threads as u64
         })
         .sum()
 }
@@ -165,11 +165,11 @@ fn is_mixed(s: &JobSpec) -> bool {
 }
 
 /// RLIMIT_MEMLOCK applies to io_uring registered buffers unless we hold CAP_IPC_LOCK.
-pub fn check_memlock(jobs: &[BoundJob], register: bool) -> Result<()> {
+/// `need` is the pinned bytes of the largest group (see [`pinned_bytes`]).
+pub fn check_memlock(need: u64, register: bool) -> Result<()> {
     if !register {
         return Ok(());
     }
-    let need = pinned_bytes(jobs);
     if need == 0 || has_cap_ipc_lock() {
         return Ok(());
     }
@@ -316,7 +316,7 @@ pub fn run_group(
     ctl: &RunControl,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<GroupOutcome> {
-    check_memlock(jobs, ctl.register_buffers)?;
+    check_memlock(pinned_bytes(jobs.iter().map(|j| &j.spec)), ctl.register_buffers)?;
     let slot_of = |j: usize| if group_reporting { 0 } else { j };
     let nslots = if group_reporting { 1.min(jobs.len()) } else { jobs.len() };
 

@@ -69,14 +69,21 @@ fn new_doc(command: &str) -> ResultDoc {
     ResultDoc::new(command, now_rfc3339(), host_info())
 }
 
-fn needs_for(jobs: &[&JobSpec], default_size: u64) -> Needs {
+/// What the jobs need from one target. `existing` is the size of a target that already
+/// exists: jobs without --size then use it whole; a new file gets `default_size`.
+fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Needs {
     let mut n = Needs { min_bs: u64::MAX, ..Default::default() };
     for j in jobs {
         let rp = j.rw.read_pct(j.mix);
         n.reads |= rp > 0;
         n.writes |= rp < 100;
         n.direct |= j.direct;
-        n.region_end = n.region_end.max(j.offset + j.size.unwrap_or(default_size));
+        let end = match (j.size, existing) {
+            (Some(s), _) => j.offset.saturating_add(s),
+            (None, Some(total)) => total.max(j.offset),
+            (None, None) => j.offset.saturating_add(default_size),
+        };
+        n.region_end = n.region_end.max(end);
         n.max_bs = n.max_bs.max(j.bs);
         n.min_bs = n.min_bs.min(j.bs);
     }
@@ -280,6 +287,9 @@ pub fn run_plan(
     let mut doc = new_doc("run");
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| j.engine == EngineKind::Null);
+    // Checked before any target is created or filled: bad input writes nothing.
+    let pinned = plan.groups.iter().map(|g| crate::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
+    crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
 
     // Open every distinct target once (validating everything before any I/O starts).
     let mut paths: BTreeMap<PathBuf, Vec<&JobSpec>> = BTreeMap::new();
@@ -291,7 +301,8 @@ pub fn run_plan(
     }
     let mut targets: BTreeMap<PathBuf, OpenTarget> = BTreeMap::new();
     for (p, js) in &paths {
-        let needs = needs_for(js, opts.default_size);
+        let existing = probe::probe(p).ok().filter(|pr| pr.exists).map(|pr| pr.size_bytes);
+        let needs = needs_for(js, existing, opts.default_size);
         obs.phase(&format!("preparing {}", p.display()), None);
         let t = open_target(p, needs, &opts.target, &opts.ctl.stop, &mut |d, t| obs.fill(d, t));
         obs.phase_done();
@@ -306,7 +317,7 @@ pub fn run_plan(
     } else if all_null {
         doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, 0));
     }
-    let region = jobs.iter().map(|j| j.size.unwrap_or(opts.default_size)).max().unwrap_or(0);
+    let mut region = 0u64;
 
     for g in &plan.groups {
         let mut bound = Vec::with_capacity(g.jobs.len());
@@ -316,7 +327,9 @@ pub fn run_plan(
             } else {
                 targets.get(&j.target.clone().unwrap_or_else(|| default_target.to_path_buf()))
             };
-            bound.push(bind(j, t)?);
+            let b = bind(j, t)?;
+            region = region.max(b.region_len);
+            bound.push(b);
         }
         let label = g.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(" + ");
         let planned = g.jobs.iter().map(|j| j.ramp + j.runtime).max();
@@ -426,6 +439,9 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
         min_bs: 4096,
         offsets_gcd_ok: true,
     };
+    let biggest = cfg.profile.tests().iter().map(|&(_, bs, qd, t)| bs * qd as u64 * t as u64).max().unwrap_or(0);
+    let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
+    crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
     let mut topts = opts.target.clone();
     let t = if null {
         None
