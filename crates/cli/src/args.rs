@@ -272,6 +272,7 @@ impl MarkArgs {
         }
         if let Some(s) = &self.size {
             c.size = units::parse_size("--size", s)?;
+            c.size_explicit = true;
         }
         if let Some(p) = self.passes {
             if p == 0 || p > 100 {

@@ -50,13 +50,9 @@ fn sanitize(s: &str) -> String {
 fn install_ctrlc() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
-    let _ = ctrlc::set_handler(move || {
-        if s.swap(true, Ordering::SeqCst) {
-            // Second Ctrl-C: the user insists. Test files are removed by the first
-            // handler's normal unwinding path, so only leave now if asked twice.
-            std::process::exit(130);
-        }
-    });
+    // Repeated Ctrl-C only re-raises the flag: leaving from the handler would skip the
+    // removal of test files. Workers notice the flag within one I/O batch.
+    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
     stop
 }
 
@@ -184,9 +180,9 @@ fn cmd_mark(a: &MarkArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stop = install_ctrlc();
-    let (res, out) = match &cli.command {
-        Command::Run(a) => (cmd_run(a, stop), &a.out),
-        Command::Mark(a) => (cmd_mark(a, stop), &a.out),
+    let (res, out, name) = match &cli.command {
+        Command::Run(a) => (cmd_run(a, stop), &a.out, "run"),
+        Command::Mark(a) => (cmd_mark(a, stop), &a.out, "mark"),
     };
     match res {
         Ok(doc) => match write_outputs(&doc, out) {
@@ -209,6 +205,10 @@ fn main() -> ExitCode {
         }
         Err(Failure::Runtime(m)) => {
             eprintln!("error: {}", sanitize(&m));
+            if out.json {
+                let doc = session::error_doc(name, "io", &m);
+                println!("{}", report::render(&doc, report::Format::Json).trim_end());
+            }
             ExitCode::from(1)
         }
     }

@@ -518,12 +518,13 @@ pub fn run_group(
         }
         // The last interval may be partial: rescale it to its real length, drop slivers.
         let mut series = std::mem::take(&mut s.series);
+        let several = series.len() > 1;
         if let Some(last) = series.last_mut() {
             let start = last.t_s - 1.0;
             let len = seconds - start;
-            if len < 0.25 {
+            if len < 0.1 && several {
                 series.pop();
-            } else if len < 0.999 {
+            } else if len < 0.999 && len > 0.0 {
                 last.t_s = seconds;
                 for v in [&mut last.read_iops, &mut last.read_mb_s, &mut last.write_iops, &mut last.write_mb_s] {
                     *v /= len;

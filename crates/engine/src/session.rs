@@ -69,6 +69,15 @@ fn new_doc(command: &str) -> ResultDoc {
     ResultDoc::new(command, now_rfc3339(), host_info())
 }
 
+/// A result document for a command that failed before producing any figures (so that
+/// `--json` output is always a valid document).
+pub fn error_doc(command: &str, kind: &str, message: &str) -> ResultDoc {
+    let mut d = new_doc(command);
+    d.partial = true;
+    d.error = Some(ErrorInfo { kind: kind.into(), message: message.into(), offset: None, job: None });
+    d
+}
+
 /// What the jobs need from one target. `existing` is the size of a target that already
 /// exists: jobs without --size then use it whole; a new file gets `default_size`.
 fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Needs {
@@ -350,6 +359,9 @@ pub fn run_plan(
             break;
         }
     }
+    if all_null {
+        doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, region));
+    }
     let first = targets.values().next();
     honesty_warnings(&mut doc, &jobs, first, region);
     Ok(doc)
@@ -405,6 +417,8 @@ pub struct MarkConfig {
     pub direct: bool,
     pub seed: u64,
     pub mix_read_pct: u8,
+    /// The user chose the size; otherwise a smaller block device is used whole.
+    pub size_explicit: bool,
 }
 
 impl Default for MarkConfig {
@@ -421,6 +435,7 @@ impl Default for MarkConfig {
             direct: true,
             seed: JobSpec::default().seed,
             mix_read_pct: 70,
+            size_explicit: false,
         }
     }
 }
@@ -428,6 +443,15 @@ impl Default for MarkConfig {
 /// Run the CrystalDiskMark card on one target.
 pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn Observer) -> Result<ResultDoc> {
     let mut doc = new_doc("mark");
+    let mut cfg = cfg.clone();
+    if !cfg.size_explicit && cfg.engine != EngineKind::Null {
+        if let Ok(p) = probe::probe(target) {
+            if p.kind == probe::TargetKind::Block && p.size_bytes < cfg.size {
+                cfg.size = p.size_bytes / (1 << 20) * (1 << 20);
+            }
+        }
+    }
+    let cfg = &cfg;
     let stop = opts.ctl.stop.clone();
     let null = cfg.engine == EngineKind::Null;
     let needs = Needs {
@@ -515,6 +539,7 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
             for i in 0..runs {
                 if stop.load(Ordering::Relaxed) {
                     aborted = Some((None, true));
+                    push_partial(&mut doc, result, passes);
                     break 'tests;
                 }
                 let warm = cfg.warmup && i == 0;
@@ -527,6 +552,7 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
                 let Some(r) = out.results.into_iter().next() else { continue };
                 if out.error.is_some() || out.interrupted {
                     aborted = Some((out.error, out.interrupted));
+                    push_partial(&mut doc, result, passes);
                     break 'tests;
                 }
                 if warm {
@@ -558,6 +584,16 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
     honesty_warnings(&mut doc, &jobs, t.as_ref(), cfg.size);
     drop(t);
     Ok(doc)
+}
+
+/// Keep the passes of an interrupted `mark` test that did complete.
+fn push_partial(doc: &mut ResultDoc, mut result: JobResult, passes: Vec<PassResult>) {
+    let done: Vec<PassResult> = passes.into_iter().filter(|p| p.read.is_some() || p.write.is_some()).collect();
+    if !done.is_empty() {
+        let how = if done.len() > 1 { Aggregate::Max } else { Aggregate::Single };
+        result.set_passes(done, how);
+        doc.results.push(result);
+    }
 }
 
 /// Build a one-group plan from a single job (the `run` command without a job file).

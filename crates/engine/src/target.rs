@@ -196,14 +196,6 @@ pub fn open_target(
 
     match p.kind {
         TargetKind::Block => {
-            if needs.region_end > p.size_bytes {
-                return Err(EngineError::Invalid(format!(
-                    "the test region ends at {} bytes but {} holds only {} bytes; lower --size/--offset",
-                    needs.region_end,
-                    path.display(),
-                    p.size_bytes
-                )));
-            }
             let writes = needs.writes || opts.prefill;
             if writes {
                 safety::check_block_write(path, opts.destroy_data.as_deref())?;
@@ -222,6 +214,14 @@ pub fn open_target(
                         path.display()
                     )));
                 }
+            }
+            if needs.region_end > p.size_bytes {
+                return Err(EngineError::Invalid(format!(
+                    "the test region ends at {} bytes but {} holds only {} bytes; lower --size/--offset",
+                    needs.region_end,
+                    path.display(),
+                    p.size_bytes
+                )));
             }
             let file = open(path, writes, false, needs.direct).map_err(|e| match e.raw_os_error() {
                 Some(libc::EINVAL) => direct_hint(path, None, &e),

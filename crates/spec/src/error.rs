@@ -7,8 +7,17 @@ pub enum SpecError {
     #[error("invalid value for {option}: {message}")]
     Value { option: String, message: String },
     /// A job file problem, located at file:line.
-    #[error("{file}:{line}: {message}")]
+    #[error("{}: {message}", location(file, *line))]
     JobFile { file: String, line: usize, message: String },
+}
+
+/// `file:line`, or just `file` for problems with the whole file (line 0).
+fn location(file: &str, line: usize) -> String {
+    if line == 0 {
+        file.to_string()
+    } else {
+        format!("{file}:{line}")
+    }
 }
 
 impl SpecError {

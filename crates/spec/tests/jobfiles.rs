@@ -99,5 +99,5 @@ fn fill_sample_runs_until_done() {
 fn missing_file_is_line_zero() {
     let err = read_jobfile(Path::new("/definitely/not/here.fio"), &JobSpec::default()).unwrap_err();
     assert!(matches!(err, SpecError::JobFile { line: 0, .. }), "{err}");
-    assert!(err.to_string().starts_with("/definitely/not/here.fio:0: cannot read the job file"));
+    assert!(err.to_string().starts_with("/definitely/not/here.fio: cannot read the job file"));
 }

@@ -1,0 +1,72 @@
+//! Snapshots of the help texts and of the human output's layout (numbers redacted).
+//! Update with `INSTA_UPDATE=always cargo test -p diskmeter --test cli_help` after
+//! reading the diff.
+
+mod common;
+
+use common::*;
+
+fn help(args: &[&str]) -> String {
+    let o = expect_code(dm().args(args), 0);
+    assert!(o.stderr.is_empty(), "help writes nothing to stderr: {}", stderr_of(&o));
+    stdout_of(&o)
+}
+
+#[test]
+fn top_level_help() {
+    insta::assert_snapshot!("help", help(&["--help"]));
+}
+
+#[test]
+fn run_help() {
+    insta::assert_snapshot!("run_help", help(&["run", "--help"]));
+}
+
+#[test]
+fn mark_help() {
+    insta::assert_snapshot!("mark_help", help(&["mark", "--help"]));
+}
+
+#[test]
+fn help_subcommand_matches_flag() {
+    assert_eq!(help(&["help", "run"]), help(&["run", "--help"]));
+}
+
+#[test]
+fn version() {
+    let out = help(&["--version"]);
+    assert!(out.starts_with("diskmeter "), "{out}");
+    assert!(out.trim_end().ends_with(env!("CARGO_PKG_VERSION")), "{out}");
+}
+
+/// Redact what varies from run to run: the date, every number, latency units and the
+/// padding that depends on the width of the numbers.
+macro_rules! assert_layout {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}( UTC|Z)?", "[DATE]"),
+            (r"\d[\d,.]*", "N"),
+            (r"N (ns|µs|ms|s)\b", "N [T]"),
+            (r" +", " "),
+        ]}, {
+            insta::assert_snapshot!($name, $text);
+        });
+    };
+}
+
+#[test]
+fn human_run_layout() {
+    let dir = tempdir();
+    let o = expect_code(
+        dm_in(dir.path()).args(["run", "--engine", "null", "--rw", "randrw", "--qd", "4", "--runtime", "200ms"]),
+        0,
+    );
+    assert_layout!("human_run_null", stdout_of(&o));
+}
+
+#[test]
+fn human_mark_card_layout() {
+    let dir = tempdir();
+    let o = expect_code(dm_in(dir.path()).args(["mark", "--quick", "--engine", "null", "--time", "100ms"]), 0);
+    assert_layout!("human_mark_null", stdout_of(&o));
+}

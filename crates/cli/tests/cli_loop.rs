@@ -1,0 +1,355 @@
+//! Block-device safety and facts on loop devices (root only; skipped with a note
+//! otherwise). Every device is detached by a guard, also when a test panics, and the
+//! tests run one at a time.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command as Std;
+use std::sync::{Mutex, MutexGuard};
+
+const IMAGE_SIZE: u64 = 64 << 20;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A loop device attached to an image file; detached on drop.
+struct Loop {
+    dev: PathBuf,
+    image: PathBuf,
+}
+
+impl Loop {
+    fn name(&self) -> String {
+        self.dev.file_name().expect("device name").to_string_lossy().into_owned()
+    }
+    fn dev_str(&self) -> &str {
+        self.dev.to_str().expect("utf-8 device path")
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Std::new("losetup").arg("-d").arg(&self.dev).status();
+    }
+}
+
+/// Why loop tests cannot run here, if they cannot.
+fn unavailable() -> Option<&'static str> {
+    if !is_root() {
+        return Some("not root");
+    }
+    if find_tool("losetup").is_none() {
+        return Some("losetup is missing");
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no /dev/loop-control");
+    }
+    None
+}
+
+macro_rules! require_loop {
+    () => {
+        if let Some(why) = unavailable() {
+            println!("note: {why}; loop-device test skipped");
+            return;
+        }
+    };
+}
+
+/// Create a zeroed 64 MiB image in `dir` and attach it.
+fn blank_loop(dir: &Path, name: &str) -> Loop {
+    let image = dir.join(name);
+    let f = std::fs::File::create(&image).expect("create image");
+    f.set_len(IMAGE_SIZE).expect("size image");
+    drop(f);
+    attach(&image)
+}
+
+fn attach(image: &Path) -> Loop {
+    let out = Std::new("losetup").args(["--find", "--show"]).arg(image).output().expect("run losetup");
+    assert!(out.status.success(), "losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+    let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    assert!(dev.starts_with("/dev/"), "unexpected losetup output {dev:?}");
+    Loop { dev, image: image.to_path_buf() }
+}
+
+fn ext4_loop(dir: &Path) -> Option<Loop> {
+    find_tool("mkfs.ext4")?;
+    let image = dir.join("ext4.img");
+    let f = std::fs::File::create(&image).expect("create image");
+    f.set_len(IMAGE_SIZE).expect("size image");
+    drop(f);
+    let st = Std::new("mkfs.ext4").args(["-q", "-F"]).arg(&image).status().expect("run mkfs.ext4");
+    assert!(st.success(), "mkfs.ext4 failed");
+    Some(attach(&image))
+}
+
+/// Hash of the image as seen through the device (flushes the loop device's cache first).
+fn image_hash(l: &Loop) -> u64 {
+    let _ = Std::new("sync").status();
+    hash_file(&l.image)
+}
+
+#[test]
+fn ext4_device_is_refused_and_left_unchanged() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let Some(lp) = ext4_loop(dir.path()) else {
+        println!("note: mkfs.ext4 is missing; skipped");
+        return;
+    };
+    let before = image_hash(&lp);
+
+    let o = expect_code(
+        dm_in(dir.path()).args(["run", "--target", lp.dev_str(), "--rw", "randwrite", "--runtime", "200ms"]),
+        2,
+    );
+    let err = stderr_of(&o);
+    assert!(err.contains("ext4"), "stderr must name the ext4 signature: {err}");
+    assert!(err.contains("--destroy-data"), "stderr must mention --destroy-data: {err}");
+    assert!(o.stdout.is_empty());
+    assert_eq!(image_hash(&lp), before, "run: the image must be byte-identical");
+
+    let o =
+        expect_code(dm_in(dir.path()).args(["mark", lp.dev_str(), "--quick", "--size", "32M", "--time", "200ms"]), 2);
+    let err = stderr_of(&o);
+    assert!(err.contains("ext4") && err.contains("--destroy-data"), "{err}");
+    assert_eq!(image_hash(&lp), before, "mark: the image must be byte-identical");
+
+    // A bare `mark --quick` (256M area on a 64M device) is refused too.
+    let o = expect_code(dm_in(dir.path()).args(["mark", lp.dev_str(), "--quick"]), 2);
+    assert!(stderr_of(&o).starts_with("error:"));
+    assert_eq!(image_hash(&lp), before, "mark --quick: the image must be byte-identical");
+
+    // --prefill with a --destroy-data naming something else: refused, unchanged.
+    let o = expect_code(
+        dm_in(dir.path()).args([
+            "run",
+            "--target",
+            lp.dev_str(),
+            "--rw",
+            "randread",
+            "--prefill",
+            "--destroy-data",
+            "/dev/null",
+            "--runtime",
+            "200ms",
+        ]),
+        2,
+    );
+    assert!(stderr_of(&o).starts_with("error:"));
+    assert_eq!(image_hash(&lp), before);
+}
+
+#[test]
+fn ext4_device_reads_are_allowed() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let Some(lp) = ext4_loop(dir.path()) else {
+        println!("note: mkfs.ext4 is missing; skipped");
+        return;
+    };
+    let before = image_hash(&lp);
+    let doc = run_json(dm_in(dir.path()).args([
+        "run",
+        "--target",
+        lp.dev_str(),
+        "--rw",
+        "randread",
+        "--runtime",
+        "200ms",
+        "--no-ceiling-check",
+    ]));
+    assert!(u64_at(&results(&doc)[0]["read"], "ops") > 0);
+    assert_eq!(image_hash(&lp), before, "a read test changes nothing");
+}
+
+#[test]
+fn blank_device_writes_need_destroy_data_naming_it() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let other = blank_loop(dir.path(), "b.img");
+    let before = image_hash(&lp);
+
+    // Without --destroy-data: block writes always need it, even on a blank device.
+    let o = expect_code(
+        dm_in(dir.path()).args(["run", "--target", lp.dev_str(), "--rw", "randwrite", "--runtime", "200ms"]),
+        2,
+    );
+    let err = stderr_of(&o);
+    assert!(err.contains("--destroy-data"), "{err}");
+    assert!(o.stdout.is_empty());
+    assert_eq!(image_hash(&lp), before);
+
+    // Naming another device: refused.
+    let o = expect_code(
+        dm_in(dir.path()).args([
+            "run",
+            "--target",
+            lp.dev_str(),
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "200ms",
+            "--destroy-data",
+            other.dev_str(),
+        ]),
+        2,
+    );
+    let err = stderr_of(&o);
+    assert!(err.contains(other.dev_str()), "the message names the wrong device: {err}");
+    assert_eq!(image_hash(&lp), before);
+    assert_eq!(image_hash(&other), hash_file(&other.image));
+
+    // Naming this device: allowed.
+    let doc = run_json(dm_in(dir.path()).args([
+        "run",
+        "--target",
+        lp.dev_str(),
+        "--rw",
+        "randwrite",
+        "--runtime",
+        "200ms",
+        "--no-ceiling-check",
+        "--destroy-data",
+        lp.dev_str(),
+    ]));
+    let r = &results(&doc)[0];
+    assert!(u64_at(&r["write"], "ops") > 0, "writes happened");
+    check_dir_stats(&r["write"], "write");
+    assert_ne!(image_hash(&lp), before, "the device was written");
+}
+
+#[test]
+fn read_only_run_warns_about_unwritten_data_unless_prefilled() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let before = image_hash(&lp);
+
+    let doc = run_json(dm_in(dir.path()).args([
+        "run",
+        "--target",
+        lp.dev_str(),
+        "--rw",
+        "randread",
+        "--runtime",
+        "200ms",
+        "--no-ceiling-check",
+    ]));
+    assert!(warning_codes(&doc).iter().any(|c| c == "unwritten-read"), "warnings: {:?}", warning_codes(&doc));
+    assert_eq!(image_hash(&lp), before, "a read-only run writes nothing");
+
+    let doc = run_json(dm_in(dir.path()).args([
+        "run",
+        "--target",
+        lp.dev_str(),
+        "--rw",
+        "randread",
+        "--runtime",
+        "200ms",
+        "--no-ceiling-check",
+        "--prefill",
+        "--destroy-data",
+        lp.dev_str(),
+    ]));
+    assert!(!warning_codes(&doc).iter().any(|c| c == "unwritten-read"), "warnings: {:?}", warning_codes(&doc));
+    assert!(u64_at(&results(&doc)[0]["read"], "ops") > 0);
+    assert_ne!(image_hash(&lp), before, "--prefill wrote the region");
+}
+
+#[test]
+fn block_target_facts() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let doc = run_json(dm_in(dir.path()).args([
+        "run",
+        "--target",
+        lp.dev_str(),
+        "--rw",
+        "randread",
+        "--runtime",
+        "200ms",
+        "--no-ceiling-check",
+    ]));
+    let t: &Value = &doc["target"];
+    assert_eq!(t["kind"], "block");
+    assert_eq!(t["size_bytes"], IMAGE_SIZE);
+    assert_eq!(t["logical_block"], 512);
+    assert_eq!(t["device"], lp.name().as_str());
+    assert_eq!(t["path"], lp.dev_str());
+    assert_eq!(t["created_by_diskmeter"], false);
+}
+
+#[test]
+fn mark_on_a_blank_device_with_destroy_data() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let doc = run_json(dm_in(dir.path()).args([
+        "mark",
+        lp.dev_str(),
+        "--quick",
+        "--size",
+        "32M",
+        "--time",
+        "200ms",
+        "--no-ceiling-check",
+        "--destroy-data",
+        lp.dev_str(),
+    ]));
+    assert_eq!(doc["command"], "mark");
+    assert_eq!(result_names(&doc), vec!["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]);
+    for r in results(&doc) {
+        check_dir_stats(&r["read"], "read");
+        check_dir_stats(&r["write"], "write");
+    }
+    assert!(!warning_codes(&doc).iter().any(|c| c == "unwritten-read"), "mark prefills: {:?}", warning_codes(&doc));
+    assert_eq!(doc["target"]["kind"], "block");
+}
+
+#[test]
+fn mark_quick_on_a_small_device_uses_the_whole_device() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let doc = run_json(dm_in(dir.path()).args([
+        "mark",
+        lp.dev_str(),
+        "--quick",
+        "--time",
+        "200ms",
+        "--no-ceiling-check",
+        "--destroy-data",
+        lp.dev_str(),
+    ]));
+    assert_eq!(results(&doc).len(), 4);
+}
+
+#[test]
+fn mark_on_a_blank_device_without_destroy_data_is_refused() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let before = image_hash(&lp);
+    let o =
+        expect_code(dm_in(dir.path()).args(["mark", lp.dev_str(), "--quick", "--size", "32M", "--time", "200ms"]), 2);
+    assert!(stderr_of(&o).contains("--destroy-data"));
+    assert_eq!(image_hash(&lp), before);
+}

@@ -1,0 +1,160 @@
+//! Helpers shared by the integration tests (each test file includes this module).
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Output;
+use tempfile::TempDir;
+
+/// The `diskmeter` binary with a clean environment for the things it reads.
+pub fn dm() -> Command {
+    let mut c = Command::cargo_bin("diskmeter").expect("diskmeter binary is built");
+    c.env_remove("DISKMETER_NULL_FAULT").env("NO_COLOR", "1").env("COLUMNS", "100");
+    c
+}
+
+/// `diskmeter` running in `dir`.
+pub fn dm_in(dir: &Path) -> Command {
+    let mut c = dm();
+    c.current_dir(dir);
+    c
+}
+
+pub fn tempdir() -> TempDir {
+    tempfile::tempdir().expect("create a temporary directory")
+}
+
+/// Names of the entries of `dir`, sorted.
+pub fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn stdout_of(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr_of(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Parse stdout as one JSON document.
+pub fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not valid JSON ({e}):\n{}\nstderr:\n{}", stdout_of(o), stderr_of(o)))
+}
+
+/// Run to completion and return the output (no assertion on the status).
+pub fn output(cmd: &mut Command) -> Output {
+    cmd.output().expect("spawn diskmeter")
+}
+
+/// Run, require `code`, return the output.
+pub fn expect_code(cmd: &mut Command, code: i32) -> Output {
+    let o = output(cmd);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "expected exit code {code}, got {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        stdout_of(&o),
+        stderr_of(&o)
+    );
+    o
+}
+
+/// Run with `--json`, require exit 0, return the document.
+pub fn run_json(cmd: &mut Command) -> Value {
+    let o = expect_code(cmd.arg("--json"), 0);
+    json_of(&o)
+}
+
+pub fn results(doc: &Value) -> &Vec<Value> {
+    doc["results"].as_array().expect("results is an array")
+}
+
+pub fn result_names(doc: &Value) -> Vec<String> {
+    results(doc).iter().map(|r| r["name"].as_str().expect("result name is a string").to_string()).collect()
+}
+
+pub fn warning_codes(doc: &Value) -> Vec<String> {
+    doc["warnings"]
+        .as_array()
+        .expect("warnings is an array")
+        .iter()
+        .map(|w| w["code"].as_str().expect("warning code is a string").to_string())
+        .collect()
+}
+
+pub fn u64_at(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key} is not an unsigned integer in {v}"))
+}
+
+pub fn f64_at(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+pub fn assert_close(actual: f64, expected: f64, what: &str) {
+    let tol = 1e-6 * expected.abs().max(1e-12);
+    assert!((actual - expected).abs() <= tol, "{what}: {actual} != {expected} (relative tolerance 1e-6)");
+}
+
+/// The contract of a direction's figures: one definition of iops/MB/s/MiB/s and
+/// monotone latency percentiles.
+pub fn check_dir_stats(d: &Value, what: &str) {
+    assert!(d.is_object(), "{what}: expected an object, got {d}");
+    let ops = u64_at(d, "ops") as f64;
+    let bytes = u64_at(d, "bytes") as f64;
+    let secs = f64_at(d, "seconds");
+    assert!(secs > 0.0, "{what}: seconds must be > 0");
+    assert_close(f64_at(d, "iops"), ops / secs, &format!("{what}.iops"));
+    assert_close(f64_at(d, "mb_s"), bytes / 1e6 / secs, &format!("{what}.mb_s"));
+    assert_close(f64_at(d, "mib_s"), bytes / 1_048_576.0 / secs, &format!("{what}.mib_s"));
+    let lat = &d["lat_ns"];
+    let p: Vec<u64> = ["min", "p50", "p90", "p99", "p99_9", "p99_99", "max"].iter().map(|k| u64_at(lat, k)).collect();
+    assert!(p.windows(2).all(|w| w[0] <= w[1]), "{what}: percentiles not monotone: {p:?} in {lat}");
+    let mean = f64_at(lat, "mean");
+    assert!(mean >= p[0] as f64 && mean <= p[6] as f64, "{what}: mean {mean} outside [min, max] {lat}");
+    assert!(f64_at(lat, "stddev") >= 0.0, "{what}: negative stddev");
+    assert!(f64_at(d, "qd_mean") >= 0.0, "{what}: negative qd_mean");
+}
+
+/// A usage error: exit 2, one `error:` line naming `needle`, nothing on stdout.
+pub fn assert_usage_error(o: &Output, needle: &str) {
+    let err = stderr_of(o);
+    assert_eq!(o.status.code(), Some(2), "expected exit 2, got {:?}; stderr:\n{err}", o.status);
+    assert!(o.stdout.is_empty(), "stdout must be empty on a usage error, got:\n{}", stdout_of(o));
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected exactly one line on stderr, got:\n{err}");
+    assert!(lines[0].starts_with("error: "), "stderr line must start with 'error: ': {err}");
+    assert!(lines[0].contains(needle), "error line must mention {needle:?}: {err}");
+}
+
+/// A simple content hash of a whole file (std's SipHash; enough to notice any change).
+pub fn hash_file(path: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let bytes = std::fs::read(path).expect("read file to hash");
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Find an executable in PATH or the sbin directories.
+pub fn find_tool(name: &str) -> Option<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
+    for d in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
+        dirs.push(d.into());
+    }
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
+}
