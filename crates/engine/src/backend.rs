@@ -23,6 +23,14 @@ pub trait Backend {
     /// Submit everything queued, then wait until at least `want` completions are ready or
     /// `timeout` passes (None = no limit). `want` = 0 only submits.
     fn submit_and_wait(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<()>;
+    /// Submit everything queued and collect finished completions without sleeping.
+    fn poll(&mut self) -> io::Result<()> {
+        self.submit_and_wait(0, None)
+    }
+    /// True when at least one completion is ready to reap.
+    fn ready(&mut self) -> bool {
+        true
+    }
     /// Hand every ready completion to `f(slot, result)`.
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
     /// True when a call to `submit_and_wait` blocks in the kernel (a sleeping worker is not
@@ -144,6 +152,29 @@ impl Backend for Uring {
                 },
             }
         }
+    }
+
+    #[inline]
+    fn poll(&mut self) -> io::Result<()> {
+        /// IORING_ENTER_GETEVENTS (kernel ABI): run deferred completion work, here with
+        /// min_complete 0 so the call never sleeps.
+        const GETEVENTS: u32 = 1;
+        let to_submit = self.ring.submission().len() as u32;
+        loop {
+            // SAFETY: no argument struct is passed; the ring is ours.
+            let r = unsafe { self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, GETEVENTS, None) };
+            match r {
+                Ok(_) => return Ok(()),
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    #[inline]
+    fn ready(&mut self) -> bool {
+        !self.ring.completion().is_empty()
     }
 
     #[inline]

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# Engine-ceiling benchmark: how close diskmeter gets to fio when the device is (almost) free.
+#
+#  1. RAM-backed loop device (file in /dev/shm), preconditioned with random data:
+#     4 KiB random read at QD1 and QD32, fio io_uring (plain and with fixed buffers +
+#     registered file) vs `diskmeter run`, interleaved per round.
+#  2. Null engines (no device at all): fio --ioengine=null vs diskmeter --engine null,
+#     QD1 and QD32, interleaved. Both are single-threaded, so IOPS is IOPS per core.
+#
+# Prints medians and ratios diskmeter/fio, writes bench/results/ceiling-<date>.json.
+# Needs root (losetup), fio, python3 and a release build of diskmeter.
+#
+#   sudo bench/ceiling.sh                               # 1G, 5 rounds, 10 s loop runs, 3 s null runs
+#   sudo bench/ceiling.sh --rounds 3 --runtime 3        # quick
+#   bench/ceiling.sh --skip-loop                        # null engines only (no root needed)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+size=1G
+rounds=5
+runtime=10
+null_runtime=3
+bin=""
+outdir="$here/results"
+skip_loop=0
+skip_null=0
+qds="1 32"
+
+usage() {
+    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    cat <<EOF
+
+Options:
+  --size SIZE          loop device size (default $size)
+  --rounds N           interleaved rounds per case (default $rounds)
+  --runtime S          seconds per loop-device run (default $runtime)
+  --null-runtime S     seconds per null-engine run (default $null_runtime)
+  --qd "1 32"          queue depths (default "$qds")
+  --bin PATH           diskmeter binary (default: \$CARGO_TARGET_DIR or target/, release)
+  --out DIR            where the JSON summary goes (default bench/results)
+  --skip-loop | --skip-null
+EOF
+}
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --size) size=$2; shift 2 ;;
+        --rounds) rounds=$2; shift 2 ;;
+        --runtime) runtime=$2; shift 2 ;;
+        --null-runtime) null_runtime=$2; shift 2 ;;
+        --qd) qds=$2; shift 2 ;;
+        --bin) bin=$2; shift 2 ;;
+        --out) outdir=$2; shift 2 ;;
+        --skip-loop) skip_loop=1; shift ;;
+        --skip-null) skip_null=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "ceiling.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+if [[ -z "$bin" ]]; then
+    bin="${CARGO_TARGET_DIR:-$repo/target}/release/diskmeter"
+fi
+[[ -x "$bin" ]] || { echo "ceiling.sh: no diskmeter binary at $bin (cargo build --release -p diskmeter, or --bin)" >&2; exit 2; }
+command -v fio >/dev/null || { echo "ceiling.sh: fio not found (apt-get install fio)" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "ceiling.sh: python3 not found" >&2; exit 2; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/dm-ceiling.XXXXXX")
+shmfile=""
+loopdev=""
+cleanup() {
+    local rc=$?
+    if [[ -n "$loopdev" ]]; then losetup -d "$loopdev" 2>/dev/null || echo "ceiling.sh: could not detach $loopdev" >&2; fi
+    if [[ -n "$shmfile" ]]; then rm -f "$shmfile"; fi
+    rm -rf "$work"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+runs="$work/runs.tsv"   # section case tool round iops lat_mean_ns cpu_pct
+: >"$runs"
+
+# parse KIND FILE -> "iops lat_mean_ns cpu_pct" (read direction; cpu in % of one core)
+parse() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+kind, path = sys.argv[1], sys.argv[2]
+text = open(path).read()
+d = json.loads(text[text.index("{"):])
+if kind == "fio":
+    j = d["jobs"][0]
+    if j.get("error"):
+        sys.exit(f"fio job error {j['error']}")
+    r = j["read"]
+    print(r["iops"], r["lat_ns"]["mean"], j["usr_cpu"] + j["sys_cpu"])
+else:
+    res = d["results"][0]
+    if res.get("error"):
+        sys.exit(f"diskmeter error: {res['error']}")
+    r = res["read"]
+    c = res.get("cpu", {})
+    print(r["iops"], r["lat_ns"]["mean"], c.get("user_pct", 0) + c.get("sys_pct", 0))
+EOF
+}
+
+# one SECTION CASE TOOL ROUND KIND CMD... : run, parse, append to runs.tsv, echo a line
+one() {
+    local section=$1 case=$2 tool=$3 round=$4 kind=$5
+    shift 5
+    local out="$work/out.json" err="$work/err.txt"
+    if ! "$@" >"$out" 2>"$err"; then
+        echo "ceiling.sh: $tool failed: $*" >&2
+        tail -5 "$err" >&2
+        exit 1
+    fi
+    local vals
+    vals=$(parse "$kind" "$out") || { echo "ceiling.sh: cannot parse $tool output ($*)" >&2; head -c 600 "$out" >&2; exit 1; }
+    printf '%s\t%s\t%s\t%s\t%s\n' "$section" "$case" "$tool" "$round" "${vals// /$'\t'}" >>"$runs"
+    read -r iops lat cpu <<<"$vals"
+    printf '  %-5s %-8s %-9s round %d: %12.0f IOPS  %9.2f us  cpu %5.1f%%\n' \
+        "$section" "$case" "$tool" "$round" "$iops" "$(awk -v x="$lat" 'BEGIN{print x/1000}')" "$cpu" >&2
+}
+
+fio_common=(--name=ceiling --rw=randread --bs=4k --randrepeat=0 --norandommap --time_based --output-format=json)
+
+if [[ $skip_loop -eq 0 ]]; then
+    [[ $(id -u) -eq 0 ]] || { echo "ceiling.sh: the loop-device part needs root (or use --skip-loop)" >&2; exit 2; }
+    shmfile=$(mktemp /dev/shm/dm-ceiling.XXXXXX)
+    truncate -s "$size" "$shmfile"
+    loopdev=$(losetup -f --show "$shmfile")
+    echo "loop device $loopdev over $shmfile ($size, RAM-backed); preconditioning with random data" >&2
+    # fio fills its buffers with random data and scrambles them per write: every block of
+    # the device gets written once, so reads hit real (allocated, non-zero) pages.
+    fio --name=prep --filename="$loopdev" --rw=write --bs=1m --iodepth=8 --direct=1 \
+        --ioengine=io_uring --output-format=json >/dev/null
+    for q in $qds; do
+        case="q$q"
+        for ((r = 1; r <= rounds; r++)); do
+            one loop "$case" fio "$r" fio fio "${fio_common[@]}" --filename="$loopdev" --direct=1 \
+                --ioengine=io_uring --iodepth="$q" --runtime="$runtime"
+            one loop "$case" fio-best "$r" fio fio "${fio_common[@]}" --filename="$loopdev" --direct=1 \
+                --ioengine=io_uring --iodepth="$q" --runtime="$runtime" \
+                --fixedbufs --registerfiles --sqthread_poll=0
+            one loop "$case" diskmeter "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
+                --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check
+        done
+    done
+    losetup -d "$loopdev"; loopdev=""
+    rm -f "$shmfile"; shmfile=""
+fi
+
+if [[ $skip_null -eq 0 ]]; then
+    for q in $qds; do
+        case="q$q"
+        for ((r = 1; r <= rounds; r++)); do
+            one null "$case" fio "$r" fio fio "${fio_common[@]}" --ioengine=null --iodepth="$q" \
+                --size=1g --runtime="$null_runtime"
+            one null "$case" diskmeter "$r" dm "$bin" run --engine null --rw randread --bs 4k --qd "$q" \
+                --runtime "${null_runtime}s" --json --no-ceiling-check
+        done
+    done
+fi
+
+mkdir -p "$outdir"
+stamp=$(date +%Y%m%d-%H%M%S)
+summary="$outdir/ceiling-$stamp.json"
+python3 - "$runs" "$summary" <<EOF
+import json, os, platform, statistics, subprocess, sys
+from collections import defaultdict
+
+runs_path, out_path = sys.argv[1], sys.argv[2]
+runs = defaultdict(list)
+for line in open(runs_path):
+    sec, case, tool, rnd, iops, lat, cpu = line.rstrip("\n").split("\t")
+    runs[(sec, case, tool)].append(dict(round=int(rnd), iops=float(iops), lat_mean_ns=float(lat), cpu_pct=float(cpu)))
+
+def med(xs, k):
+    return statistics.median(x[k] for x in xs)
+
+def sh(*cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return None
+
+cpu_model = None
+try:
+    for l in open("/proc/cpuinfo"):
+        if l.startswith("model name"):
+            cpu_model = l.split(":", 1)[1].strip(); break
+except OSError:
+    pass
+
+cases = []
+order = []
+for key in runs:
+    if key[:2] not in order:
+        order.append(key[:2])
+for sec, case in order:
+    tools = {}
+    for (s, c, t), xs in runs.items():
+        if (s, c) != (sec, case):
+            continue
+        tools[t] = dict(
+            iops_median=med(xs, "iops"),
+            lat_mean_ns_median=med(xs, "lat_mean_ns"),
+            cpu_pct_median=med(xs, "cpu_pct"),
+            # (max - min) / median of IOPS over the rounds: how noisy the case was
+            iops_spread=(max(x["iops"] for x in xs) - min(x["iops"] for x in xs)) / med(xs, "iops"),
+            # IOPS per fully busy core: single-threaded runs, normalised by measured CPU use
+            iops_per_cpu=med([dict(v=x["iops"] / (x["cpu_pct"] / 100)) for x in xs if x["cpu_pct"] > 0], "v")
+            if any(x["cpu_pct"] > 0 for x in xs) else None,
+            runs=xs,
+        )
+    ratios = {}
+    dm = tools.get("diskmeter")
+    for base in ("fio", "fio-best"):
+        if dm and base in tools:
+            ratios[f"diskmeter/{base}"] = dict(
+                iops=dm["iops_median"] / tools[base]["iops_median"],
+                lat_mean=dm["lat_mean_ns_median"] / tools[base]["lat_mean_ns_median"],
+            )
+    cases.append(dict(section=sec, case=case, qd=int(case[1:]), tools=tools, ratios=ratios))
+
+doc = dict(
+    schema="diskmeter.bench.ceiling.v1",
+    date="$stamp",
+    settings=dict(size="$size", rounds=$rounds, runtime_s=$runtime, null_runtime_s=$null_runtime,
+                  bs="4k", rw="randread"),
+    host=dict(kernel=platform.release(), cpus=os.cpu_count(), cpu_model=cpu_model,
+              loadavg=open("/proc/loadavg").read().split()[:3]),
+    fio_version=sh("fio", "--version"),
+    diskmeter_version=sh("$bin", "--version"),
+    git_rev=sh("git", "-C", "$repo", "rev-parse", "--short", "HEAD"),
+    cases=cases,
+)
+with open(out_path, "w") as f:
+    json.dump(doc, f, indent=2)
+    f.write("\n")
+
+def k(x):
+    return f"{x/1000:.1f}k" if x < 1e6 else f"{x/1e6:.2f}M"
+
+print()
+print(f"diskmeter engine ceiling: 4k randread, medians of {$rounds} interleaved rounds "
+      f"(loop {$runtime}s/run, null {$null_runtime}s/run)")
+hdr = (f"{'case':<9} {'tool':<10} {'IOPS':>9} {'spread':>7} {'lat us':>8} {'cpu%':>6} {'IOPS/core':>10} "
+       f"{'dm/tool IOPS':>12} {'dm/tool lat':>11}")
+print(hdr)
+print("-" * len(hdr))
+for c in cases:
+    name = f"{c['section']} {c['case']}"
+    for t in ("fio", "fio-best", "diskmeter"):
+        if t not in c["tools"]:
+            continue
+        x = c["tools"][t]
+        r = c["ratios"].get(f"diskmeter/{t}")
+        rs = f"{r['iops']:>12.3f} {r['lat_mean']:>11.3f}" if r else f"{'':>12} {'':>11}"
+        ipc = k(x["iops_per_cpu"]) if x["iops_per_cpu"] else "-"
+        print(f"{name:<9} {t:<10} {k(x['iops_median']):>9} {x['iops_spread']*100:>6.0f}% {x['lat_mean_ns_median']/1000:>8.2f} "
+              f"{x['cpu_pct_median']:>6.1f} {ipc:>10} {rs}")
+        name = ""
+print("IOPS, lat (mean completion latency), cpu% (of one core): medians over rounds; spread = (max-min)/median")
+print("of IOPS; IOPS/core = IOPS / busy fraction of the one thread; dm/tool = diskmeter median / tool median.")
+print(f"summary: {out_path}")
+EOF

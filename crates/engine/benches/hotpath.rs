@@ -1,0 +1,132 @@
+//! Per-operation cost of the pieces of the worker's hot loop that run once per I/O:
+//!
+//! * `lathist/record`      — `stats::LatHist::record` fed realistic completion latencies;
+//! * `offsets/next_block`  — `engine::offsets::OffsetGen::next_block` for the random
+//!   distributions (uniform, zipf:1.2, pareto:0.2, hotset 90/10) over 2^18 blocks;
+//! * `stamp`               — `engine::buffers::stamp` on a 4 KiB and a 1 MiB write buffer.
+//!
+//! Every benchmark does one operation per iteration and declares `Throughput::Elements(1)`,
+//! so criterion's time is the per-op cost and its throughput is ops/s.
+//!
+//!   cargo bench -p diskmeter-engine --bench hotpath                       # full run
+//!   cargo bench -p diskmeter-engine --bench hotpath -- --quick            # a first look
+//!   cargo bench -p diskmeter-engine --bench hotpath -- offsets            # one group
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use diskmeter_engine::buffers::{fill_pattern, stamp, BufferPool, CHUNK};
+use diskmeter_engine::offsets::{worker_rng, OffsetGen};
+use rand::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use spec::{DataPattern, Distribution, RwMode, Zone};
+use stats::LatHist;
+use std::hint::black_box;
+
+const SEED: u64 = 0x5EED_D15C;
+
+/// Number of pre-drawn latencies cycled through by the record benchmark (power of two).
+const LAT_SAMPLES: usize = 1 << 16;
+
+/// Latencies (ns) shaped like a busy SSD at QD32: a log-normal-ish body around ~80 µs
+/// spanning roughly 10 µs .. 1 ms, plus a 0.1 % tail of 1 .. 50 ms outliers. The spread
+/// matters: it makes `record` touch many HDR buckets (cache behaviour) instead of one.
+fn realistic_latencies() -> Vec<u64> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(SEED);
+    let mut unit = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    (0..LAT_SAMPLES)
+        .map(|_| {
+            if unit() < 0.001 {
+                (1e6 + unit() * 49e6) as u64
+            } else {
+                // Sum of 4 uniforms ~ normal(2, 0.58); exp() of it gives a right-skewed body.
+                let z = (unit() + unit() + unit() + unit() - 2.0) / 0.577;
+                (80_000.0 * (0.8 * z).exp()) as u64
+            }
+        })
+        .collect()
+}
+
+fn bench_lathist(c: &mut Criterion) {
+    let lats = realistic_latencies();
+    let mut g = c.benchmark_group("lathist");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("record", |b| {
+        let mut h = LatHist::new();
+        let mut i = 0usize;
+        b.iter(|| {
+            h.record(black_box(lats[i]));
+            i = (i + 1) & (LAT_SAMPLES - 1);
+        });
+        black_box(h.count());
+    });
+    // The same values through the clamping path at the extremes (0 and > 1 h).
+    g.bench_function("record_out_of_range", |b| {
+        let mut h = LatHist::new();
+        let vals = [0u64, u64::MAX];
+        let mut i = 0usize;
+        b.iter(|| {
+            h.record(black_box(vals[i & 1]));
+            i += 1;
+        });
+        black_box(h.count());
+    });
+    g.finish();
+}
+
+fn bench_offsets(c: &mut Criterion) {
+    const NBLOCKS: u64 = 1 << 18; // 1 GiB of 4 KiB blocks
+    let dists: [(&str, Distribution); 4] = [
+        ("uniform", Distribution::Uniform),
+        ("zipf:1.2", Distribution::Zipf { theta: 1.2 }),
+        ("pareto:0.2", Distribution::Pareto { h: 0.2 }),
+        (
+            "hotset:90/10",
+            Distribution::Zoned {
+                zones: vec![Zone { ops_pct: 90.0, area_pct: 10.0 }, Zone { ops_pct: 10.0, area_pct: 90.0 }],
+            },
+        ),
+    ];
+    let mut g = c.benchmark_group("offsets/next_block");
+    g.throughput(Throughput::Elements(1));
+    for (name, dist) in dists {
+        g.bench_function(name, |b| {
+            let mut gen = OffsetGen::new(RwMode::RandRead, 100, &dist, NBLOCKS, 0, 1, worker_rng(SEED, 0, 0));
+            b.iter(|| black_box(gen.next_block()));
+        });
+    }
+    // Sequential walk for reference (the cheapest path).
+    g.bench_function("sequential", |b| {
+        let mut gen = OffsetGen::new(RwMode::Read, 100, &Distribution::Uniform, NBLOCKS, 0, 1, worker_rng(SEED, 0, 0));
+        b.iter(|| black_box(gen.next_block()));
+    });
+    // Mixed 70/30 jobs also draw the direction once per I/O.
+    g.bench_function("uniform+next_is_read(randrw 70)", |b| {
+        let mut gen = OffsetGen::new(RwMode::RandRw, 70, &Distribution::Uniform, NBLOCKS, 0, 1, worker_rng(SEED, 0, 0));
+        b.iter(|| black_box((gen.next_is_read(), gen.next_block())));
+    });
+    g.finish();
+}
+
+fn bench_stamp(c: &mut Criterion) {
+    let mut g = c.benchmark_group("stamp");
+    g.throughput(Throughput::Elements(1));
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(SEED);
+    for (name, len) in [("4KiB", 4096usize), ("1MiB", 1 << 20)] {
+        // Same aligned allocation the worker uses, filled with random data once.
+        let mut pool = BufferPool::new(1, len, CHUNK).expect("buffer allocation");
+        fill_pattern(pool.slot_mut(0), DataPattern::Random, &mut rng);
+        g.bench_function(name, |b| {
+            let mut tag = 0u64;
+            let mut off = 0u64;
+            b.iter(|| {
+                tag = tag.wrapping_add(1);
+                off = off.wrapping_add(len as u64);
+                stamp(black_box(pool.slot_mut(0)), black_box(DataPattern::Random), tag, off);
+            });
+            black_box(pool.slot_mut(0)[0]);
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_lathist, bench_offsets, bench_stamp);
+criterion_main!(benches);
