@@ -61,6 +61,9 @@ pub struct TargetArgs {
     /// Do not register I/O buffers with io_uring (needs no RLIMIT_MEMLOCK headroom; slower).
     #[arg(long)]
     pub no_register_buffers: bool,
+    /// Let the scheduler place worker threads instead of pinning each to one allowed CPU.
+    #[arg(long)]
+    pub no_pin: bool,
     /// Skip the tool-bottleneck check (a short null-engine run after each job).
     #[arg(long)]
     pub no_ceiling_check: bool,
@@ -163,6 +166,9 @@ pub struct RunArgs {
     /// fsync after every N writes (0 = never).
     #[arg(long, value_name = "N")]
     pub fsync: Option<String>,
+    /// Submit once N I/Os are prepared (fio iodepth_batch_submit); 1 = each at once [default: 1].
+    #[arg(long, value_name = "N")]
+    pub submit_batch: Option<String>,
     /// Random seed.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -240,6 +246,12 @@ impl RunArgs {
         }
         if let Some(s) = &self.fsync {
             j.fsync = u32_count("--fsync", s)?;
+        }
+        if let Some(s) = &self.submit_batch {
+            j.submit_batch = u32_count("--submit-batch", s)?;
+            if j.submit_batch == 0 {
+                return Err(SpecError::value("--submit-batch", "must be at least 1 (1 = submit each I/O at once)"));
+            }
         }
         if let Some(s) = self.seed {
             j.seed = s;

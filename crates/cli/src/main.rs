@@ -73,7 +73,12 @@ fn null_fault() -> Option<NullFault> {
 fn session_options(ta: &args::TargetArgs, prefill: bool, stop: Arc<AtomicBool>) -> SessionOptions {
     SessionOptions {
         target: ta.options(prefill),
-        ctl: engine::runner::RunControl { stop, register_buffers: !ta.no_register_buffers, null_fault: null_fault() },
+        ctl: engine::runner::RunControl {
+            stop,
+            register_buffers: !ta.no_register_buffers,
+            null_fault: null_fault(),
+            pin_workers: !ta.no_pin,
+        },
         ceiling_check: !ta.no_ceiling_check,
         default_size: 1 << 30,
     }

@@ -46,6 +46,7 @@ fn bs_not_a_multiple_of_the_logical_block_default_target() {
 #[test]
 fn qd_zero() {
     run_case(&["--qd", "0", "--size", "4M", "--runtime", "200ms"], "--qd");
+    run_case(&["--submit-batch", "0", "--size", "4M", "--runtime", "200ms"], "--submit-batch");
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 use io_uring::{opcode, types, IoUring};
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +33,6 @@ pub trait Backend {
     }
     /// Hand every ready completion to `f(slot, result)`.
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
-    /// True when a call to `submit_and_wait` blocks in the kernel (a sleeping worker is not
-    /// burning CPU); false for engines that complete inside `queue`.
-    fn asynchronous(&self) -> bool;
 }
 
 /// Configuration shared by the backends.
@@ -183,10 +180,6 @@ impl Backend for Uring {
             f(cqe.user_data() as u32, cqe.result());
         }
     }
-
-    fn asynchronous(&self) -> bool {
-        true
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -248,10 +241,6 @@ impl Backend for Psync {
             f(s, r);
         }
     }
-
-    fn asynchronous(&self) -> bool {
-        false
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -300,13 +289,4 @@ impl Backend for Null {
             f(s, r);
         }
     }
-
-    fn asynchronous(&self) -> bool {
-        false
-    }
-}
-
-/// Raw fd of anything file-like (helper for callers).
-pub fn raw_fd(f: &impl AsRawFd) -> RawFd {
-    f.as_raw_fd()
 }

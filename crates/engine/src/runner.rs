@@ -1,6 +1,6 @@
 //! Runs a group of jobs concurrently and turns worker output into results.
 
-use crate::backend::{Backend, BackendConfig, Null, NullFault, Psync, Uring};
+use crate::backend::{BackendConfig, Null, NullFault, Psync, Uring};
 use crate::buffers::BufferPool;
 use crate::error::{EngineError, Result};
 use crate::offsets::{worker_rng, OffsetGen};
@@ -33,11 +33,15 @@ pub struct RunControl {
     pub register_buffers: bool,
     /// Test hook: fail null-engine I/O after N operations.
     pub null_fault: Option<NullFault>,
+    /// Pin each worker thread to one allowed CPU, round-robin. Placement by the scheduler
+    /// moves a QD1 worker next to the completing kernel thread and costs up to a third of
+    /// the IOPS of a fast device.
+    pub pin_workers: bool,
 }
 
 impl Default for RunControl {
     fn default() -> Self {
-        Self { stop: Arc::new(AtomicBool::new(false)), register_buffers: true, null_fault: None }
+        Self { stop: Arc::new(AtomicBool::new(false)), register_buffers: true, null_fault: None, pin_workers: true }
     }
 }
 
@@ -209,7 +213,33 @@ fn rusage_self() -> (u64, u64) {
     (us(ru.ru_utime), us(ru.ru_stime))
 }
 
+/// CPUs this process may run on (taskset, cgroup cpusets), highest first: CPU 0 usually
+/// takes most interrupts and housekeeping, so workers start at the other end.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: zeroed cpu_set_t is a valid out-parameter of the right size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 = this thread; the size matches the set.
+    let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+    if !ok {
+        return Vec::new();
+    }
+    // SAFETY: indices below CPU_SETSIZE are in bounds.
+    (0..libc::CPU_SETSIZE as usize).rev().filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+}
+
+fn pin_current_thread(cpu: usize) {
+    // SAFETY: zeroed cpu_set_t is valid; cpu < CPU_SETSIZE (it came from allowed_cpus).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        // Best effort: a failure only leaves the thread where the scheduler put it.
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
 struct WorkerSetup {
+    /// CPU to pin this worker to (None = let the scheduler place it).
+    cpu: Option<usize>,
     plan: WorkerPlan,
     engine: EngineKind,
     fd: RawFd,
@@ -235,6 +265,9 @@ fn worker_thread(
 ) {
     let job = setup.plan.job;
     let worker = setup.plan.worker;
+    if let Some(cpu) = setup.cpu {
+        pin_current_thread(cpu);
+    }
     let fail = |msg: String, usage: bool, tx: &Sender<Msg>| {
         let end = WorkerEnd { setup_error: Some(msg), setup_error_usage: usage, ..Default::default() };
         let _ = tx.send(Msg::Done { job, worker, end: Box::new(end) });
@@ -322,6 +355,7 @@ pub fn run_group(
 
     // Worker layout: psync serves depth with threads (one synchronous I/O each).
     let mut setups = Vec::new();
+    let cpus = if ctl.pin_workers { allowed_cpus() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
     for (ji, j) in jobs.iter().enumerate() {
         let s = &j.spec;
@@ -348,9 +382,12 @@ pub fn run_group(
                 runtime_ns: if s.runtime.is_zero() { u64::MAX } else { s.runtime.as_nanos() as u64 },
                 byte_limit: per_worker_limit,
                 split_buffers: is_mixed(s),
+                submit_batch: s.submit_batch.max(1),
             };
             slot_workers[slot_of(ji)] += 1;
+            let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
             setups.push(WorkerSetup {
+                cpu,
                 pool_slots: depth as usize * if is_mixed(s) { 2 } else { 1 },
                 plan,
                 engine: s.engine,
@@ -581,7 +618,3 @@ fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
         job: Some(job.to_string()),
     }
 }
-
-/// Dummy use so the trait import is not flagged when only generic code uses it.
-#[allow(dead_code)]
-fn _assert_backend<B: Backend>() {}

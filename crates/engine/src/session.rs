@@ -6,7 +6,7 @@ use crate::probe;
 use crate::runner::{run_group, BoundJob, RunControl, Tick};
 use crate::target::{open_target, target_info, Needs, OpenTarget, TargetOptions};
 use spec::{DataPattern, EngineKind, JobGroup, JobSpec, RunPlan, RwMode};
-use stats::{codes, Aggregate, ErrorInfo, HostInfo, JobResult, PassResult, ResultDoc, Warning};
+use stats::{codes, Aggregate, ErrorInfo, HostInfo, JobResult, PassResult, ResultDoc};
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -81,7 +81,14 @@ pub fn error_doc(command: &str, kind: &str, message: &str) -> ResultDoc {
 /// What the jobs need from one target. `existing` is the size of a target that already
 /// exists: jobs without --size then use it whole; a new file gets `default_size`.
 fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Needs {
-    let mut n = Needs { min_bs: u64::MAX, ..Default::default() };
+    fn gcd(a: u64, b: u64) -> u64 {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let mut n = Needs::default();
     for j in jobs {
         let rp = j.rw.read_pct(j.mix);
         n.reads |= rp > 0;
@@ -93,11 +100,7 @@ fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Nee
             (None, None) => j.offset.saturating_add(default_size),
         };
         n.region_end = n.region_end.max(end);
-        n.max_bs = n.max_bs.max(j.bs);
-        n.min_bs = n.min_bs.min(j.bs);
-    }
-    if n.min_bs == u64::MAX {
-        n.min_bs = 0;
+        n.bs_gcd = gcd(n.bs_gcd, j.bs);
     }
     n
 }
@@ -233,7 +236,12 @@ fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
     null.ramp = Duration::ZERO;
     null.time_based = true;
     let Ok(b) = bind(&null, None) else { return };
-    let c = RunControl { stop: Default::default(), register_buffers: false, null_fault: None };
+    let c = RunControl {
+        stop: Default::default(),
+        register_buffers: false,
+        null_fault: None,
+        pin_workers: ctl.pin_workers,
+    };
     if let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) {
         if let Some(nr) = out.results.first() {
             let ceiling = nr.read.as_ref().map_or(0.0, |d| d.iops) + nr.write.as_ref().map_or(0.0, |d| d.iops);
@@ -249,7 +257,6 @@ fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
             }
         }
     }
-    let _ = ctl;
 }
 
 fn rate_check(doc: &mut ResultDoc, r: &JobResult) {
@@ -454,15 +461,7 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
     let cfg = &cfg;
     let stop = opts.ctl.stop.clone();
     let null = cfg.engine == EngineKind::Null;
-    let needs = Needs {
-        reads: true,
-        writes: true,
-        region_end: cfg.size,
-        direct: cfg.direct,
-        max_bs: 1 << 20,
-        min_bs: 4096,
-        offsets_gcd_ok: true,
-    };
+    let needs = Needs { reads: true, writes: true, region_end: cfg.size, direct: cfg.direct, bs_gcd: 4096 };
     let biggest = cfg.profile.tests().iter().map(|&(_, bs, qd, t)| bs * qd as u64 * t as u64).max().unwrap_or(0);
     let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
     crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
@@ -600,6 +599,3 @@ fn push_partial(doc: &mut ResultDoc, mut result: JobResult, passes: Vec<PassResu
 pub fn single_job_plan(job: JobSpec) -> RunPlan {
     RunPlan { groups: vec![JobGroup { jobs: vec![job], group_reporting: false }] }
 }
-
-pub use crate::runner::Tick as ProgressTick;
-pub type Warnings = Vec<Warning>;

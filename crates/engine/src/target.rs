@@ -35,11 +35,9 @@ pub struct Needs {
     /// End of the furthest region any job uses (offset + size).
     pub region_end: u64,
     pub direct: bool,
-    /// Largest block size used (for alignment checks).
-    pub max_bs: u64,
-    /// Smallest block size and offset used, for alignment checks.
-    pub min_bs: u64,
-    pub offsets_gcd_ok: bool,
+    /// Greatest common divisor of every block size used: all are multiples of the
+    /// logical block size exactly when this is.
+    pub bs_gcd: u64,
 }
 
 /// An open target. Dropping it removes a file diskmeter created (unless kept).
@@ -184,11 +182,11 @@ pub fn open_target(
     let mut warnings = Vec::new();
     let align = p.dio_mem_align.unwrap_or(4096).max(4096) as usize;
     let lb = if needs.direct { p.logical_block.max(p.dio_offset_align.unwrap_or(0)).max(512) as u64 } else { 1 };
-    if needs.direct && needs.min_bs > 0 && !needs.min_bs.is_multiple_of(lb) {
+    if needs.direct && needs.bs_gcd > 0 && !needs.bs_gcd.is_multiple_of(lb) {
         return Err(EngineError::Invalid(format!(
             "--bs {} is not a multiple of {}'s logical block size ({lb} bytes), which direct I/O requires; \
              use a multiple such as {}",
-            needs.min_bs,
+            needs.bs_gcd,
             path.display(),
             lb.max(4096)
         )));

@@ -101,6 +101,8 @@ pub struct WorkerPlan {
     /// Number of buffer slots per direction-set: slot s uses buffer s (reads) and, for
     /// mixed jobs, buffer depth+s (writes).
     pub split_buffers: bool,
+    /// Submit once this many I/Os are queued (1 = each at once).
+    pub submit_batch: u32,
 }
 
 struct Slot {
@@ -170,13 +172,13 @@ pub fn run<B: Backend>(
     macro_rules! advance {
         ($now:expr) => {
             while $now >= next_boundary && next_boundary <= deadline {
-                if index >= 0 || cur.read.count() + cur.write.count() > 0 || index == -1 {
-                    let fresh = ch.recycle.try_recv().unwrap_or_else(|_| Interval::new());
-                    let mut full = std::mem::replace(&mut cur, fresh);
-                    full.index = index;
-                    let _ = ch.tx.send(Msg::Interval { job: plan.job, worker: plan.worker, iv: full });
-                    cur.clear();
-                }
+                // The ramp interval (-1) is sent too: the collector discards it, and the
+                // worker gets a recycled box back either way.
+                let fresh = ch.recycle.try_recv().unwrap_or_else(|_| Interval::new());
+                let mut full = std::mem::replace(&mut cur, fresh);
+                full.index = index;
+                let _ = ch.tx.send(Msg::Interval { job: plan.job, worker: plan.worker, iv: full });
+                cur.clear();
                 index += 1;
                 cur.index = index;
                 next_boundary = t0 + (index as u64 + 1) * SEC;
@@ -212,6 +214,7 @@ pub fn run<B: Backend>(
         // Issue as many I/Os as free slots (and the rate schedule) allow, as one batch.
         account_depth!(now);
         let mut next_due = u64::MAX;
+        let mut unsubmitted = 0u32;
         if fsync_pending && !fsync_busy {
             let s = &mut slots[fsync_slot as usize];
             s.issue_ns = now;
@@ -252,7 +255,16 @@ pub fn run<B: Backend>(
             s.offset = offset;
             s.op = op;
             issued_bytes += bs;
-            if let Err(e) = backend.queue(slot, op, offset, pool.slot_ptr(buf_i), plan.bs, buf_i as u16) {
+            let qr = backend.queue(slot, op, offset, pool.slot_ptr(buf_i), plan.bs, buf_i as u16);
+            unsubmitted += 1;
+            // Start the device on what is ready (fio iodepth_batch_submit semantics).
+            let qr = if qr.is_ok() && unsubmitted >= plan.submit_batch {
+                unsubmitted = 0;
+                backend.poll()
+            } else {
+                qr
+            };
+            if let Err(e) = qr {
                 end.fault = Some(IoFault {
                     errno: e.raw_os_error().unwrap_or(libc::EIO),
                     offset,

@@ -69,9 +69,10 @@ use std::time::Duration;
 /// * `invalidate` — page-cache invalidation before a job; fio does it by default and it
 ///   is irrelevant for direct I/O; diskmeter's engine decides cache handling itself.
 /// * `refill_buffers` — diskmeter already writes fresh data for every write.
-/// * `iodepth_batch_submit`, `iodepth_batch`, `iodepth_batch_complete_min`,
-///   `iodepth_batch_complete`, `iodepth_batch_complete_max`, `iodepth_low` — submission
-///   batching knobs; diskmeter's engine keeps `iodepth` I/Os in flight and batches itself.
+/// * `iodepth_batch_complete_min`, `iodepth_batch_complete`, `iodepth_batch_complete_max`,
+///   `iodepth_low` — completion batching knobs; diskmeter's engine keeps `iodepth` I/Os in
+///   flight and reaps whatever has completed. (`iodepth_batch_submit`/`iodepth_batch` map
+///   to the job's submit batch.)
 /// * `gtod_reduce`, `clat_percentiles`, `lat_percentiles`, `slat_percentiles`,
 ///   `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement`,
 ///   `percentile_list` — what fio measures and prints; diskmeter always measures
@@ -82,8 +83,6 @@ pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
     ("norandommap", "diskmeter draws random offsets independently, never from a random map"),
     ("invalidate", "page-cache invalidation; fio's default, and moot for direct I/O"),
     ("refill_buffers", "diskmeter already writes fresh data for every write"),
-    ("iodepth_batch_submit", "submission batching; diskmeter's engine batches itself"),
-    ("iodepth_batch", "alias of iodepth_batch_submit"),
     ("iodepth_batch_complete_min", "completion batching; diskmeter's engine batches itself"),
     ("iodepth_batch_complete", "alias of iodepth_batch_complete_min"),
     ("iodepth_batch_complete_max", "completion batching; diskmeter's engine batches itself"),
@@ -103,12 +102,9 @@ pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
 fn ignored_kind(name: &str) -> Option<ValueKind> {
     Some(match name {
         "description" | "percentile_list" => ValueKind::Any,
-        "iodepth_batch_submit"
-        | "iodepth_batch"
-        | "iodepth_batch_complete_min"
-        | "iodepth_batch_complete"
-        | "iodepth_batch_complete_max"
-        | "iodepth_low" => ValueKind::Int,
+        "iodepth_batch_complete_min" | "iodepth_batch_complete" | "iodepth_batch_complete_max" | "iodepth_low" => {
+            ValueKind::Int
+        }
         n if IGNORED_OPTIONS.iter().any(|(o, _)| *o == n) => ValueKind::Bool,
         _ => return None,
     })
@@ -553,6 +549,10 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             s.rate_per_worker = Some((parse_count(key, v).map_err(sv)?, line));
         }
         "fsync" => s.job.fsync = uint(key, need(key, value, "32")?, "32")?,
+        "iodepth_batch_submit" | "iodepth_batch" => {
+            // fio treats 0 as "the default", which is 1.
+            s.job.submit_batch = uint::<u32>(key, need(key, value, "1")?, "1")?.max(1)
+        }
         "randseed" => s.randseed = Some(uint(key, need(key, value, "42")?, "42")?),
         "randrepeat" => s.randrepeat = boolean(key, value)?,
         "stonewall" | "wait_for_previous" | "new_group" => {
@@ -686,6 +686,15 @@ mod tests {
             Err(e) => panic!("{e}"),
         }
     }
+    #[test]
+    fn iodepth_batch_submit_sets_the_submit_batch() {
+        assert_eq!(one("[j]\nfilename=f\niodepth=32\niodepth_batch_submit=8\n").submit_batch, 8);
+        assert_eq!(one("[j]\nfilename=f\niodepth_batch=4\n").submit_batch, 4);
+        // fio: 0 means the default, 1.
+        assert_eq!(one("[j]\nfilename=f\niodepth_batch_submit=0\n").submit_batch, 1);
+        assert_eq!(one("[j]\nfilename=f\n").submit_batch, 1);
+    }
+
     fn one(text: &str) -> JobSpec {
         let p = parse(text);
         assert_eq!(p.groups.len(), 1);
