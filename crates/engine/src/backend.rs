@@ -185,49 +185,58 @@ impl Backend for Uring {
 // ---------------------------------------------------------------------------------------
 // psync: the I/O happens inside `queue`; depth > 1 is served by more threads (runner).
 
+/// Completions of a synchronous backend, kept until the worker reaps them (preallocated:
+/// the list never grows past the depth).
+struct Completed(Vec<(u32, i32)>);
+
+impl Completed {
+    fn new(depth: u32) -> Self {
+        Self(Vec::with_capacity(depth as usize + 1))
+    }
+    #[inline]
+    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+        for (s, r) in self.0.drain(..) {
+            f(s, r);
+        }
+    }
+}
+
 pub struct Psync {
     fd: RawFd,
-    done: Vec<(u32, i32)>,
+    done: Completed,
 }
 
 impl Psync {
     pub fn new(cfg: &BackendConfig) -> Self {
-        Self { fd: cfg.fd, done: Vec::with_capacity(cfg.depth as usize + 1) }
+        Self { fd: cfg.fd, done: Completed::new(cfg.depth) }
     }
 }
 
-fn errno_result(r: isize) -> i32 {
-    if r < 0 {
-        -io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-    } else {
-        r.min(i32::MAX as isize) as i32
+/// One synchronous I/O: bytes transferred or -errno, retried on EINTR.
+fn sync_io(fd: RawFd, op: Op, offset: u64, buf: *mut u8, len: u32) -> i32 {
+    loop {
+        // SAFETY: buf points to `len` bytes owned by the worker's pool for this slot.
+        let r = unsafe {
+            match op {
+                Op::Read => libc::pread(fd, buf.cast(), len as usize, offset as libc::off_t),
+                Op::Write => libc::pwrite(fd, buf.cast(), len as usize, offset as libc::off_t),
+                Op::Fsync => libc::fsync(fd) as isize,
+            }
+        };
+        if r >= 0 {
+            return r.min(i32::MAX as isize) as i32;
+        }
+        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        if errno != libc::EINTR {
+            return -errno;
+        }
     }
 }
 
 impl Backend for Psync {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, _: u16) -> io::Result<()> {
-        // SAFETY: buf points to `len` bytes owned by the worker's pool for this slot.
-        let r = unsafe {
-            match op {
-                Op::Read => libc::pread(self.fd, buf.cast(), len as usize, offset as libc::off_t),
-                Op::Write => libc::pwrite(self.fd, buf.cast(), len as usize, offset as libc::off_t),
-                Op::Fsync => libc::fsync(self.fd) as isize,
-            }
-        };
-        let mut res = errno_result(r);
-        while res == -libc::EINTR {
-            // SAFETY: as above.
-            let r = unsafe {
-                match op {
-                    Op::Read => libc::pread(self.fd, buf.cast(), len as usize, offset as libc::off_t),
-                    Op::Write => libc::pwrite(self.fd, buf.cast(), len as usize, offset as libc::off_t),
-                    Op::Fsync => libc::fsync(self.fd) as isize,
-                }
-            };
-            res = errno_result(r);
-        }
-        self.done.push((slot, res));
+        self.done.0.push((slot, sync_io(self.fd, op, offset, buf, len)));
         Ok(())
     }
 
@@ -236,10 +245,8 @@ impl Backend for Psync {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
-        for (s, r) in self.done.drain(..) {
-            f(s, r);
-        }
+    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
+        self.done.reap(f)
     }
 }
 
@@ -254,14 +261,14 @@ pub struct NullFault {
 }
 
 pub struct Null {
-    done: Vec<(u32, i32)>,
+    done: Completed,
     ops: u64,
     fault: Option<NullFault>,
 }
 
 impl Null {
     pub fn new(cfg: &BackendConfig, fault: Option<NullFault>) -> Self {
-        Self { done: Vec::with_capacity(cfg.depth as usize + 1), ops: 0, fault }
+        Self { done: Completed::new(cfg.depth), ops: 0, fault }
     }
 }
 
@@ -275,7 +282,7 @@ impl Backend for Null {
                 res = -f.errno;
             }
         }
-        self.done.push((slot, res));
+        self.done.0.push((slot, res));
         Ok(())
     }
 
@@ -284,9 +291,7 @@ impl Backend for Null {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
-        for (s, r) in self.done.drain(..) {
-            f(s, r);
-        }
+    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
+        self.done.reap(f)
     }
 }
