@@ -170,7 +170,7 @@ fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: Option<&Open
     if let Some(t) = target {
         if t.probe.backing_is_ram {
             doc.warn(
-                codes::SMALL_TEST_AREA,
+                codes::RAM_BACKED,
                 format!(
                     "{} is backed by RAM (tmpfs or a RAM disk): figures describe memory, not a disk",
                     t.path.display()

@@ -21,6 +21,8 @@ pub mod codes {
     pub const PARTIAL: &str = "partial";
     pub const RATE_NOT_MET: &str = "rate-not-met";
     pub const ZERO_DATA: &str = "compressible-data";
+    /// The target lives in RAM (tmpfs, RAM disk, loop over tmpfs): figures describe memory.
+    pub const RAM_BACKED: &str = "ram-backed";
 }
 
 /// The whole result document.
