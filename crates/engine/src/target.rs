@@ -53,6 +53,13 @@ pub struct OpenTarget {
     pub filled_to: u64,
 }
 
+impl OpenTarget {
+    /// A target that existed before this run (kept at exit).
+    fn existing(path: &Path, probe: Probe, file: File, direct: bool, warnings: Vec<(String, String)>) -> Self {
+        Self { path: path.to_path_buf(), probe, file, created: false, keep: true, direct, warnings, filled_to: 0 }
+    }
+}
+
 impl Drop for OpenTarget {
     fn drop(&mut self) {
         if self.created && !self.keep {
@@ -232,16 +239,7 @@ pub fn open_target(
                 }
                 _ => EngineError::io(format!("cannot open {}", path.display()), e),
             })?;
-            let mut t = OpenTarget {
-                path: path.to_path_buf(),
-                probe: p,
-                file,
-                created: false,
-                keep: true,
-                direct: needs.direct,
-                warnings,
-                filled_to: 0,
-            };
+            let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
             if opts.prefill && needs.region_end > 0 {
                 t.filled_to = fill_region(&t.file, 0, needs.region_end, align, stop, progress)?;
             } else if needs.reads {
@@ -298,16 +296,11 @@ pub fn open_target(
             let filled = fill_region(&file, 0, size, align, stop, progress)?;
             let p = probe::probe(path)?;
             guard.armed = false;
-            Ok(OpenTarget {
-                path: path.to_path_buf(),
-                probe: p,
-                file,
-                created: true,
-                keep: opts.keep,
-                direct: needs.direct,
-                warnings,
-                filled_to: filled,
-            })
+            let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
+            t.created = true;
+            t.keep = opts.keep;
+            t.filled_to = filled;
+            Ok(t)
         }
         TargetKind::File => {
             let ours = has_mark(path);
@@ -360,16 +353,9 @@ pub fn open_target(
                 }
             }
             let p = if grow { probe::probe(path)? } else { p };
-            Ok(OpenTarget {
-                path: path.to_path_buf(),
-                probe: p,
-                file,
-                created: false,
-                keep: true,
-                direct: needs.direct,
-                warnings,
-                filled_to: filled,
-            })
+            let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
+            t.filled_to = filled;
+            Ok(t)
         }
     }
 }
