@@ -352,54 +352,50 @@ pub(crate) fn list_dir_names(dir: &Path) -> Vec<String> {
     v
 }
 
-/// Whole disks under a device, tracing dm/md slaves down; a partition maps to its disk.
-pub(crate) fn leaf_disks(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut seen = Vec::new();
-    leaf_disks_into(name, &mut out, &mut seen, 0);
-    out
+/// Visit `name` and every dm/md slave below it, depth first, each once (sysfs can hold
+/// cycles only through bugs, but a bounded walk costs nothing). `visit` gets each name and
+/// its slaves.
+fn walk_slaves(name: &str, visit: &mut dyn FnMut(&str, &[String])) {
+    fn go(name: &str, seen: &mut Vec<String>, depth: u32, visit: &mut dyn FnMut(&str, &[String])) {
+        if depth > 16 || seen.iter().any(|s| s == name) {
+            return;
+        }
+        seen.push(name.to_string());
+        let slaves = list_dir_names(&sys_block(name).join("slaves"));
+        visit(name, &slaves);
+        for s in &slaves {
+            go(s, seen, depth + 1, visit);
+        }
+    }
+    go(name, &mut Vec::new(), 0, visit)
 }
 
-fn leaf_disks_into(name: &str, out: &mut Vec<String>, seen: &mut Vec<String>, depth: u32) {
-    if depth > 16 || seen.iter().any(|s| s == name) {
-        return;
-    }
-    seen.push(name.to_string());
-    let slaves = list_dir_names(&sys_block(name).join("slaves"));
-    if slaves.is_empty() {
-        let disk = block_dev_by_name(name).map_or_else(|| name.to_string(), |b| b.disk);
-        if !out.contains(&disk) {
-            out.push(disk);
+/// Whole disks under a device, tracing dm/md slaves down; a partition maps to its disk.
+pub(crate) fn leaf_disks(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    walk_slaves(name, &mut |n, slaves| {
+        if slaves.is_empty() {
+            let disk = block_dev_by_name(n).map_or_else(|| n.to_string(), |b| b.disk);
+            if !out.contains(&disk) {
+                out.push(disk);
+            }
         }
-    } else {
-        for s in slaves {
-            leaf_disks_into(&s, out, seen, depth + 1);
-        }
-    }
+    });
+    out
 }
 
 /// Every name in the stack under `name` (itself, dm/md slaves, partitions' disks).
 pub(crate) fn device_stack(name: &str) -> Vec<String> {
-    let mut seen = Vec::new();
-    let mut out = Vec::new();
-    stack_into(name, &mut out, &mut seen, 0);
-    out
-}
-
-fn stack_into(name: &str, out: &mut Vec<String>, seen: &mut Vec<String>, depth: u32) {
-    if depth > 16 || seen.iter().any(|s| s == name) {
-        return;
-    }
-    seen.push(name.to_string());
-    out.push(name.to_string());
-    if let Some(bd) = block_dev_by_name(name) {
-        if bd.disk != bd.name && !out.contains(&bd.disk) {
-            out.push(bd.disk.clone());
+    let mut out: Vec<String> = Vec::new();
+    walk_slaves(name, &mut |n, _| {
+        out.push(n.to_string());
+        if let Some(bd) = block_dev_by_name(n) {
+            if bd.disk != bd.name && !out.contains(&bd.disk) {
+                out.push(bd.disk);
+            }
         }
-    }
-    for s in list_dir_names(&sys_block(name).join("slaves")) {
-        stack_into(&s, out, seen, depth + 1);
-    }
+    });
+    out
 }
 
 /// Backing file of a loop device, if `name` is one and it is bound.

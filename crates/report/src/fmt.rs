@@ -255,6 +255,23 @@ pub fn wrap_text(first: &str, cont: &str, text: &str, width: usize) -> Vec<Strin
     wrap(first, cont, &words, " ", width)
 }
 
+/// The figures of one direction in table order (IOPS, MB/s, MiB/s, mean, p50, p99, p99.9,
+/// max, mean depth): the human and Markdown tables share it so they cannot drift apart.
+pub fn dir_cells(d: &stats::DirStats) -> [String; 9] {
+    let l = &d.lat_ns;
+    [
+        iops(d.iops),
+        rate(d.mb_s),
+        rate(d.mib_s),
+        lat(l.mean),
+        lat(l.p50 as f64),
+        lat(l.p99 as f64),
+        lat(l.p99_9 as f64),
+        lat(l.max as f64),
+        format!("{:.1}", d.qd_mean),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -105,18 +105,7 @@ fn text(out: &mut String, first: &str, msg: &str) {
 const RUN_COLS: [&str; 9] = ["IOPS", "MB/s", "MiB/s", "mean", "p50", "p99", "p99.9", "max", "QD(mean)"];
 
 fn run_row(label: &str, d: &DirStats) -> String {
-    let l = &d.lat_ns;
-    let cells = [
-        fmt::iops(d.iops),
-        fmt::rate(d.mb_s),
-        fmt::rate(d.mib_s),
-        fmt::lat(l.mean),
-        fmt::lat(l.p50 as f64),
-        fmt::lat(l.p99 as f64),
-        fmt::lat(l.p99_9 as f64),
-        fmt::lat(l.max as f64),
-        format!("{:.1}", d.qd_mean),
-    ];
+    let cells = fmt::dir_cells(d);
     let mut s = format!("  {label:<6}");
     for c in cells {
         let _ = write!(s, "{c:>10}");

@@ -125,19 +125,8 @@ fn run_table(doc: &ResultDoc, out: &mut String) {
         let workload = format!("{} · {} · {}", fmt::rw(&r.spec), fmt::bytes(r.spec.bs), fmt::depth(&r.spec));
         for (dir, d) in [("read", &r.read), ("write", &r.write)] {
             let Some(d) = d else { continue };
-            let l = &d.lat_ns;
             let mut row = format!("| {} | {dir} | {workload} |", esc(&r.name));
-            for c in [
-                fmt::iops(d.iops),
-                fmt::rate(d.mb_s),
-                fmt::rate(d.mib_s),
-                fmt::lat(l.mean),
-                fmt::lat(l.p50 as f64),
-                fmt::lat(l.p99 as f64),
-                fmt::lat(l.p99_9 as f64),
-                fmt::lat(l.max as f64),
-                format!("{:.1}", d.qd_mean),
-            ] {
+            for c in fmt::dir_cells(d) {
                 let _ = write!(row, " {c} |");
             }
             push(out, row);
