@@ -47,6 +47,7 @@ pub fn dir(bs: u64, mb_s: f64, outstanding: f64, seconds: f64) -> DirStats {
             max: u(mean * 11.0),
         },
         qd_mean: (outstanding * 0.98 * 100.0).round() / 100.0,
+        lat_cdf: Vec::new(),
     }
 }
 

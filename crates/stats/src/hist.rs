@@ -9,6 +9,20 @@ use crate::model::LatSummary;
 pub const LAT_MAX_NS: u64 = 3_600_000_000_000;
 const SIGFIG: u8 = 3;
 
+/// Fractions at which [`LatHist::cdf`] samples the distribution: dense in the body, then
+/// the tail out to 99.999 % and the maximum.
+pub const CDF_FRACTIONS: [f64; 30] = [
+    0.0, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9,
+    0.925, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999, 1.0,
+];
+
+/// One point of a latency CDF: the fraction of I/Os completed within `ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CdfPoint {
+    pub fraction: f64,
+    pub ns: u64,
+}
+
 /// Completion-latency histogram in nanoseconds (1 ns ..= 1 h, 3 significant figures).
 #[derive(Debug, Clone)]
 pub struct LatHist {
@@ -110,6 +124,15 @@ impl LatHist {
         } else {
             self.h.value_at_quantile(q.clamp(0.0, 1.0))
         }
+    }
+
+    /// Points of the latency CDF at the fixed fractions [`CDF_FRACTIONS`]: `(fraction, ns)`,
+    /// empty for an empty histogram. Enough for a smooth CDF on a log axis, small in JSON.
+    pub fn cdf(&self) -> Vec<CdfPoint> {
+        if self.h.is_empty() {
+            return Vec::new();
+        }
+        CDF_FRACTIONS.iter().map(|&f| CdfPoint { fraction: f, ns: if f == 0.0 { self.min() } else { self.quantile(f) } }).collect()
     }
 
     /// The latency summary reported in results; all zero for an empty histogram.

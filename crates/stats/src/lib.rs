@@ -1,10 +1,12 @@
 //! diskmeter statistics: HDR latency histograms, per-interval series and the versioned
 //! result model (`diskmeter.result.v1`). Pure: no I/O, no command-line parsing.
 
+pub mod compare;
 pub mod hist;
 pub mod model;
+pub mod sla;
 
-pub use hist::{LatHist, LAT_MAX_NS};
+pub use hist::{CdfPoint, LatHist, CDF_FRACTIONS, LAT_MAX_NS};
 pub use model::*;
 
 /// Errors from reading a result document.

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use spec::JobSpec;
 
-use crate::hist::LatHist;
+use crate::hist::{CdfPoint, LatHist};
+pub use crate::compare::*;
+pub use crate::sla::*;
 use crate::StatsError;
 
 /// Schema identifier written into (and required from) every result document.
@@ -42,6 +44,12 @@ pub struct ResultDoc {
     pub partial: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorInfo>,
+    /// `sla` only: the search, its points, the best feasible point and the knee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sla: Option<SlaResult>,
+    /// `compare` only: per-test statistics and verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compare: Option<CompareResult>,
 }
 
 impl ResultDoc {
@@ -58,6 +66,8 @@ impl ResultDoc {
             warnings: Vec::new(),
             partial: false,
             error: None,
+            sla: None,
+            compare: None,
         }
     }
 
@@ -261,6 +271,10 @@ pub struct DirStats {
     pub mib_s: f64,
     pub lat_ns: LatSummary,
     pub qd_mean: f64,
+    /// Latency CDF (fraction, ns) for charts; absent from older documents and from
+    /// averaged (`mean`) aggregates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lat_cdf: Vec<CdfPoint>,
 }
 
 fn per_second(x: f64, seconds: f64) -> f64 {
@@ -284,6 +298,7 @@ impl DirStats {
             mib_s: per_second(bytes as f64 / 1_048_576.0, seconds),
             lat_ns: lat.summary(),
             qd_mean: if qd_mean.is_finite() { qd_mean } else { 0.0 },
+            lat_cdf: lat.cdf(),
         }
     }
 }
@@ -440,6 +455,7 @@ fn combine(stats: &[&DirStats], how: Aggregate) -> Option<DirStats> {
                     max: u(|d| d.lat_ns.max),
                 },
                 qd_mean: f(|d| d.qd_mean),
+                lat_cdf: Vec::new(),
             })
         }
     }

@@ -32,6 +32,7 @@ fn dir(mb_s: f64, lat_mean: f64) -> DirStats {
             max: 1_000_000,
         },
         qd_mean: 31.5,
+        lat_cdf: Vec::new(),
     }
 }
 

@@ -1,0 +1,122 @@
+//! The `compare` result: per test, per subject sample statistics with 95 % confidence
+//! intervals, ratios to the baseline and a verdict from a significance test.
+
+use serde::{Deserialize, Serialize};
+
+/// Which test decides the verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TestKind {
+    /// Welch's unequal-variance t-test (default; works from 2 samples per side).
+    Welch,
+    /// Mann-Whitney U (rank-based; needs ≥ 4 samples per side for p < 0.05).
+    MannWhitney,
+}
+
+impl TestKind {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "welch" | "t" | "t-test" => Self::Welch,
+            "mann-whitney" | "mw" | "u" | "wilcoxon" => Self::MannWhitney,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Welch => "welch",
+            Self::MannWhitney => "mann-whitney",
+        }
+    }
+}
+
+/// What a comparison concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    NoSignificantDifference,
+}
+
+impl Verdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Faster => "faster",
+            Self::Slower => "slower",
+            Self::NoSignificantDifference => "no significant difference",
+        }
+    }
+}
+
+/// One compared subject (a target measured now, or a saved result file).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Subject {
+    /// Short label used in tables (`A`, `B`, … or the file stem).
+    pub label: String,
+    /// The target path or the result file it came from.
+    pub source: String,
+    /// Device / model facts, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+/// The whole `compare` answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareResult {
+    pub test: TestKind,
+    /// Confidence level of intervals and tests (0.95).
+    pub confidence: f64,
+    /// Label of the subject every other one is compared with (the first).
+    pub baseline: String,
+    pub subjects: Vec<Subject>,
+    /// Passes were interleaved A B A B … (a live comparison), not read from files.
+    pub interleaved: bool,
+    pub rows: Vec<CompareRow>,
+}
+
+/// One figure of one test, across subjects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareRow {
+    /// Test name (`RND4K Q32T1`, a job name).
+    pub test: String,
+    /// `read` or `write`.
+    pub direction: String,
+    /// `mb_s`, `iops` or `lat_mean_ns`.
+    pub metric: String,
+    /// False for latency: lower is better, so "faster" means a lower value.
+    pub higher_is_better: bool,
+    /// One per subject, in subject order.
+    pub samples: Vec<SampleStats>,
+    /// One per non-baseline subject, in subject order.
+    pub versus: Vec<Versus>,
+}
+
+/// Sample statistics of one figure for one subject.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampleStats {
+    pub label: String,
+    pub n: u32,
+    pub mean: f64,
+    /// Sample standard deviation (n − 1).
+    pub stddev: f64,
+    /// Confidence interval of the mean (Student t); equal to the mean when n < 2.
+    pub ci_low: f64,
+    pub ci_high: f64,
+    /// Where the samples came from: `passes` or `seconds` (per-second series of one run).
+    pub unit: String,
+    pub values: Vec<f64>,
+}
+
+/// A subject against the baseline for one row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Versus {
+    pub label: String,
+    /// mean(subject) / mean(baseline).
+    pub ratio: f64,
+    /// Confidence interval of the ratio (delta method / Fieller-free approximation).
+    pub ratio_ci_low: f64,
+    pub ratio_ci_high: f64,
+    /// Two-sided p-value of the chosen test; `None` when it cannot be computed (n < 2).
+    pub p_value: Option<f64>,
+    pub verdict: Verdict,
+}
