@@ -27,6 +27,12 @@ pub enum Command {
     Mark(Box<MarkArgs>),
     /// Run any workload (command-line options or an fio job file).
     Run(Box<RunArgs>),
+    /// The most IOPS the target gives while latency stays under a bound, with the curve and its knee.
+    Sla(Box<SlaArgs>),
+    /// Which target (or setting) is faster: interleaved passes, confidence intervals, verdicts.
+    Compare(Box<CompareArgs>),
+    /// Render a saved result (JSON) as a self-contained HTML report, or as text, CSV or Markdown.
+    Report(Box<ReportArgs>),
 }
 
 /// Options every command takes.
@@ -41,6 +47,9 @@ pub struct OutputArgs {
     /// No progress display and no human result on stdout (JSON and -o still work).
     #[arg(short, long)]
     pub quiet: bool,
+    /// Also write a self-contained HTML report (charts inline, opens offline) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Options about the target and data safety.
@@ -316,5 +325,357 @@ impl MarkArgs {
             ));
         }
         Ok(c)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SlaArgs {
+    /// File or block device to test [default: ./diskmeter.test, created and removed].
+    #[arg(value_name = "TARGET")]
+    pub target_pos: Option<PathBuf>,
+    /// Same as the positional TARGET.
+    #[arg(long, value_name = "PATH", conflicts_with = "target_pos")]
+    pub target: Option<PathBuf>,
+    /// The latency bound, e.g. 10ms, 500us, 1ms.
+    #[arg(long, value_name = "DURATION", required = true, allow_hyphen_values = true)]
+    pub latency: String,
+    /// Which latency statistic the bound applies to: mean, 50, 90, 99, 99.9.
+    #[arg(long, default_value = "mean", value_name = "STAT")]
+    pub percentile: String,
+    /// Workload: randread, randwrite, randrw, read, write, or two independent streams such as
+    /// randread+randwrite (their depths scale together, split by --mix).
+    #[arg(long, default_value = "randread", value_name = "MODE")]
+    pub rw: String,
+    /// Block size per I/O.
+    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    pub bs: String,
+    /// Read share (randrw), or the first stream's share of the depth (two streams), percent.
+    #[arg(long, value_name = "PCT")]
+    pub mix: Option<String>,
+    /// Deepest queue per worker to try.
+    #[arg(long, default_value = "256", value_name = "N")]
+    pub max_qd: String,
+    /// Most workers to try [default: the CPUs this process may use].
+    #[arg(long, value_name = "N")]
+    pub max_threads: Option<String>,
+    /// Measure every point of the grid (for verification; much slower).
+    #[arg(long)]
+    pub exhaustive: bool,
+    /// Search the offered rate (open loop, latency from the intended issue time) instead of depth.
+    #[arg(long)]
+    pub open_loop: bool,
+    /// Test area size.
+    #[arg(long, default_value = "1G", value_name = "SIZE")]
+    pub size: String,
+    /// Unmeasured ramp before each point.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub ramp: String,
+    /// Fewest one-second windows per point.
+    #[arg(long, default_value = "3", value_name = "N")]
+    pub min_windows: String,
+    /// Most one-second windows per point (a point that has not settled by then is flagged).
+    #[arg(long, default_value = "10", value_name = "N")]
+    pub max_windows: String,
+    /// A point is stable when its IOPS and latency are known to within this (relative standard
+    /// error over its one-second windows).
+    #[arg(long, default_value = "5%", value_name = "PCT")]
+    pub cv: String,
+    /// Points whose latency is within this distance of the bound are measured twice.
+    #[arg(long, default_value = "10%", value_name = "PCT")]
+    pub guard: String,
+    /// I/O engine: io_uring, psync (or null: no device).
+    #[arg(long, default_value = "io_uring", value_name = "ENGINE")]
+    pub engine: String,
+    /// Random offset distribution: uniform, zipf:THETA, pareto:H, hotset:OPS%/AREA%.
+    #[arg(long, value_name = "DIST")]
+    pub dist: Option<String>,
+    /// Write data: random, zeros, compress:PCT.
+    #[arg(long, value_name = "DATA")]
+    pub data: Option<String>,
+    /// Random seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub target_args: TargetArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more files or block devices to compare (the first is the baseline).
+    #[arg(value_name = "TARGET")]
+    pub targets: Vec<PathBuf>,
+    /// Compare saved result files instead (before/after a change); the first is the baseline.
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with = "targets")]
+    pub results: Vec<PathBuf>,
+    /// Labels for the targets or files, comma-separated [default: A,B,… / file names].
+    #[arg(long, value_name = "LIST")]
+    pub labels: Option<String>,
+    /// mark profile to run: default, nvme, peak, real (ignored when --rw is given).
+    #[arg(long, default_value = "default", value_name = "PROFILE")]
+    pub profile: String,
+    /// Run one job instead of a mark profile: read, write, randread, randwrite, randrw, readwrite.
+    #[arg(long, value_name = "MODE")]
+    pub rw: Option<String>,
+    /// Block size of the job (with --rw).
+    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    pub bs: String,
+    /// Queue depth per worker of the job (with --rw).
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub qd: String,
+    /// Workers of the job (with --rw).
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub threads: String,
+    /// Read share of a mixed job (with --rw randrw), percent.
+    #[arg(long, value_name = "PCT")]
+    pub mix: Option<String>,
+    /// Measured passes per test and target.
+    #[arg(long, default_value = "5", value_name = "N")]
+    pub passes: String,
+    /// Length of each pass.
+    #[arg(long, default_value = "5s", value_name = "DURATION")]
+    pub time: String,
+    /// Skip the unmeasured warm-up pass per test and target.
+    #[arg(long)]
+    pub no_warmup: bool,
+    /// Test area size per target.
+    #[arg(long, default_value = "1G", value_name = "SIZE")]
+    pub size: String,
+    /// I/O engine: io_uring, psync (or null: no device).
+    #[arg(long, default_value = "io_uring", value_name = "ENGINE")]
+    pub engine: String,
+    /// Significance test: welch (Welch's t) or mann-whitney.
+    #[arg(long, default_value = "welch", value_name = "TEST")]
+    pub test: String,
+    /// Random seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub target_args: TargetArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result document written by diskmeter (--json or -o FILE.json).
+    #[arg(value_name = "RESULT.json")]
+    pub result: PathBuf,
+    /// Output file; the extension picks the format (.html, .md, .csv, .txt, .json)
+    /// [default: RESULT.html next to the input].
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+fn percent_fraction(option: &str, s: &str) -> Result<f64, SpecError> {
+    let p = units::parse_percent(option, s)?;
+    if p <= 0.0 {
+        return Err(SpecError::value(option, format!("{s} must be above 0%")));
+    }
+    Ok(p / 100.0)
+}
+
+impl SlaArgs {
+    pub fn target_path(&self) -> PathBuf {
+        self.target_pos.clone().or_else(|| self.target.clone()).unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))
+    }
+
+    pub fn config(&self, cpus: u32) -> Result<engine::sla::SlaConfig, SpecError> {
+        let bound = units::parse_duration("--latency", &self.latency, TimeUnit::Seconds)?;
+        if bound.is_zero() {
+            return Err(SpecError::value(
+                "--latency",
+                format!("{} is not a usable bound; give a time above zero, e.g. --latency 10ms", self.latency),
+            ));
+        }
+        let percentile = stats::Percentile::parse(&self.percentile).ok_or_else(|| {
+            SpecError::value(
+                "--percentile",
+                format!("unknown statistic {:?}; use mean, 50, 90, 99 or 99.9", self.percentile),
+            )
+        })?;
+        let bs = units::parse_size("--bs", &self.bs)?;
+        let engine = engine("--engine", &self.engine)?;
+        let mut base = JobSpec { bs, engine, direct: !self.target_args.buffered, ..JobSpec::default() };
+        if let Some(s) = &self.dist {
+            base.dist = units::parse_distribution("--dist", s)?;
+        }
+        if let Some(s) = &self.data {
+            base.data = units::parse_data("--data", s)?;
+        }
+        if let Some(s) = self.seed {
+            base.seed = s;
+        }
+        let mix = match &self.mix {
+            Some(s) => {
+                let p = units::parse_percent("--mix", s)?.round() as u8;
+                Some(p)
+            }
+            None => None,
+        };
+        let modes: Vec<&str> = self.rw.split('+').map(str::trim).collect();
+        if modes.len() > 2 || modes.iter().any(|m| m.is_empty()) {
+            return Err(SpecError::value(
+                "--rw",
+                format!("{:?}: give one mode or two joined by + (randread+randwrite)", self.rw),
+            ));
+        }
+        let mut streams = Vec::new();
+        for m in &modes {
+            let rw = RwMode::parse(m)
+                .ok_or_else(|| SpecError::value("--rw", format!("unknown mode {m:?}; use one of {}", RwMode::NAMES)))?;
+            let mut j = JobSpec { rw, name: rw.name().to_string(), ..base.clone() };
+            if modes.len() == 1 {
+                if let Some(p) = mix {
+                    j.mix = p;
+                }
+            }
+            spec::validate::validate_job(&JobSpec { qd: 1, threads: 1, ..j.clone() })?;
+            streams.push(j);
+        }
+        let first_share = if modes.len() == 2 {
+            let p = mix.unwrap_or(50);
+            if p == 0 || p >= 100 {
+                return Err(SpecError::value(
+                    "--mix",
+                    "with two streams it is the first stream's share of the depth: use 1 to 99",
+                ));
+            }
+            p
+        } else {
+            50
+        };
+        let max_qd = u32_count("--max-qd", &self.max_qd)?;
+        if max_qd == 0 {
+            return Err(SpecError::value("--max-qd", "must be at least 1"));
+        }
+        if max_qd > 65_536 {
+            return Err(SpecError::value("--max-qd", format!("{max_qd} is too deep; use at most 65536")));
+        }
+        let max_threads = match &self.max_threads {
+            Some(s) => u32_count("--max-threads", s)?,
+            None => cpus.max(1),
+        };
+        if max_threads == 0 {
+            return Err(SpecError::value("--max-threads", "must be at least 1"));
+        }
+        if max_threads > 1024 {
+            return Err(SpecError::value("--max-threads", format!("{max_threads} is too many; use at most 1024")));
+        }
+        let min_windows = u32_count("--min-windows", &self.min_windows)?;
+        let max_windows = u32_count("--max-windows", &self.max_windows)?;
+        if min_windows < 2 {
+            return Err(SpecError::value("--min-windows", "must be at least 2 (a spread needs two windows)"));
+        }
+        if max_windows < min_windows || max_windows > 3600 {
+            return Err(SpecError::value(
+                "--max-windows",
+                format!("must be between --min-windows ({min_windows}) and 3600"),
+            ));
+        }
+        let size = units::parse_size("--size", &self.size)?;
+        if size < bs {
+            return Err(SpecError::value(
+                "--size",
+                format!("{} is smaller than one block (--bs {})", self.size, self.bs),
+            ));
+        }
+        Ok(engine::sla::SlaConfig {
+            bound_ns: bound.as_nanos().min(u128::from(u64::MAX)) as u64,
+            percentile,
+            streams,
+            first_share,
+            max_qd,
+            max_threads,
+            exhaustive: self.exhaustive,
+            open_loop: self.open_loop,
+            ramp: units::parse_duration("--ramp", &self.ramp, TimeUnit::Seconds)?,
+            min_windows,
+            max_windows,
+            cv_target: percent_fraction("--cv", &self.cv)?,
+            guard: units::parse_percent("--guard", &self.guard)? / 100.0,
+            size,
+        })
+    }
+}
+
+impl CompareArgs {
+    pub fn labels(&self, n: usize) -> Result<Vec<String>, SpecError> {
+        match &self.labels {
+            None => Ok(Vec::new()),
+            Some(s) => {
+                let l: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
+                if l.len() != n || l.iter().any(String::is_empty) {
+                    return Err(SpecError::value("--labels", format!("give {n} non-empty labels separated by commas")));
+                }
+                Ok(l)
+            }
+        }
+    }
+
+    pub fn test_kind(&self) -> Result<stats::TestKind, SpecError> {
+        stats::TestKind::parse(&self.test).ok_or_else(|| {
+            SpecError::value("--test", format!("unknown test {:?}; use welch or mann-whitney", self.test))
+        })
+    }
+
+    pub fn config(&self) -> Result<engine::compare::CompareConfig, SpecError> {
+        let passes = u32_count("--passes", &self.passes)?;
+        if passes == 0 || passes > 1000 {
+            return Err(SpecError::value("--passes", format!("{passes} is out of range; use 2 to 1000")));
+        }
+        let time = units::parse_duration("--time", &self.time, TimeUnit::Seconds)?;
+        if time.is_zero() {
+            return Err(SpecError::value("--time", "must be longer than 0; e.g. --time 5s"));
+        }
+        let size = units::parse_size("--size", &self.size)?;
+        let engine = engine("--engine", &self.engine)?;
+        let direct = !self.target_args.buffered;
+        let seed = self.seed.unwrap_or(JobSpec::default().seed);
+        let suite = match &self.rw {
+            Some(rw) => {
+                let rw = RwMode::parse(rw).ok_or_else(|| {
+                    SpecError::value("--rw", format!("unknown mode {rw:?}; use one of {}", RwMode::NAMES))
+                })?;
+                let mut j = JobSpec {
+                    rw,
+                    bs: units::parse_size("--bs", &self.bs)?,
+                    qd: u32_count("--qd", &self.qd)?,
+                    threads: u32_count("--threads", &self.threads)?,
+                    size: Some(size),
+                    engine,
+                    direct,
+                    seed,
+                    runtime: time,
+                    ..JobSpec::default()
+                };
+                if let Some(m) = &self.mix {
+                    j.mix = units::parse_percent("--mix", m)?.round() as u8;
+                }
+                j.name = format!("{} {} Q{}T{}", rw.name(), units::format_bs_label(j.bs), j.qd, j.threads);
+                spec::validate::validate_job(&j)?;
+                engine::compare::Suite::Job(Box::new(j))
+            }
+            None => engine::compare::Suite::Profile(Profile::parse(&self.profile).ok_or_else(|| {
+                SpecError::value(
+                    "--profile",
+                    format!("unknown profile {:?}; use default, nvme, peak or real", self.profile),
+                )
+            })?),
+        };
+        Ok(engine::compare::CompareConfig {
+            suite,
+            passes,
+            time,
+            warmup: !self.no_warmup,
+            size,
+            engine,
+            direct,
+            seed,
+            test: self.test_kind()?,
+            confidence: 0.95,
+            labels: self.labels(self.targets.len())?,
+        })
     }
 }

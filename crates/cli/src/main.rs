@@ -5,7 +5,7 @@
 mod args;
 mod progress;
 
-use args::{Cli, Command, MarkArgs, OutputArgs, RunArgs, DEFAULT_TARGET};
+use args::{Cli, Command, CompareArgs, MarkArgs, OutputArgs, ReportArgs, RunArgs, SlaArgs, DEFAULT_TARGET};
 use clap::Parser;
 use engine::backend::NullFault;
 use engine::session::{self, SessionOptions};
@@ -110,6 +110,18 @@ fn write_outputs(doc: &ResultDoc, out: &OutputArgs) -> Result<(), Failure> {
         std::fs::write(path, report::render(doc, fmt))
             .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
     }
+    if let Some(path) = &out.html {
+        std::fs::write(path, report::render(doc, report::Format::Html))
+            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn check_dir(option: &str, p: &Path) -> Result<(), Failure> {
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(Failure::Usage(format!("invalid value for {option}: directory {} does not exist", dir.display())));
+    }
     Ok(())
 }
 
@@ -118,17 +130,14 @@ fn check_output_path(out: &OutputArgs) -> Result<(), Failure> {
     if let Some(p) = &out.output {
         if report::Format::from_path(p).is_none() {
             return Err(Failure::Usage(format!(
-                "invalid value for --output: cannot tell the format of {}; use a .json, .csv, .md or .txt file",
+                "invalid value for --output: cannot tell the format of {}; use a .json, .csv, .md, .txt or .html file",
                 p.display()
             )));
         }
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        if !dir.is_dir() {
-            return Err(Failure::Usage(format!(
-                "invalid value for --output: directory {} does not exist",
-                dir.display()
-            )));
-        }
+        check_dir("--output", p)?;
+    }
+    if let Some(p) = &out.html {
+        check_dir("--html", p)?;
     }
     Ok(())
 }
@@ -182,12 +191,108 @@ fn cmd_mark(a: &MarkArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
     Ok(session::mark(&cfg, &a.target_path(), &opts, &mut obs)?)
 }
 
+fn cmd_sla(a: &SlaArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
+    check_output_path(&a.out)?;
+    let cpus = engine::runner::allowed_cpus().len() as u32;
+    let cfg = a.config(cpus)?;
+    let opts = session_options(&a.target_args, false, stop);
+    let mut obs = progress::Progress::new(a.out.quiet);
+    Ok(engine::sla::sla(&cfg, &a.target_path(), &opts, &mut obs)?)
+}
+
+/// Read a result document for `compare --results` / `report`, with one clear error line.
+fn load_result(path: &Path) -> Result<ResultDoc, Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("cannot read result file {}: {e}", path.display())))?;
+    ResultDoc::from_json(&text).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
+}
+
+fn cmd_compare(a: &CompareArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
+    check_output_path(&a.out)?;
+    if !a.results.is_empty() {
+        if a.results.len() < 2 {
+            return Err(Failure::Usage("--results needs at least two result files (the first is the baseline)".into()));
+        }
+        let test = a.test_kind()?;
+        let labels = a.labels(a.results.len())?;
+        let mut docs = Vec::new();
+        for (i, p) in a.results.iter().enumerate() {
+            let doc = load_result(p)?;
+            let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let label = labels.get(i).cloned().unwrap_or(stem);
+            docs.push((stats::Subject { label, source: p.display().to_string(), device: None }, doc));
+        }
+        // File stems may collide (a/result.json, b/result.json): fall back to A, B, …
+        let mut seen = std::collections::HashSet::new();
+        if docs.iter().any(|(s, _)| s.label.is_empty() || !seen.insert(s.label.clone())) {
+            for (i, (s, _)) in docs.iter_mut().enumerate() {
+                s.label = engine::compare::default_label(i);
+            }
+        }
+        for (s, d) in &mut docs {
+            s.device = d.target.as_ref().and_then(|t| t.model.clone().or_else(|| t.device.clone()));
+        }
+        return Ok(engine::compare::compare_results(&docs, test, 0.95)?);
+    }
+    if a.targets.len() < 2 {
+        return Err(Failure::Usage(
+            "compare needs two or more targets (diskmeter compare A B) or --results A.json B.json".into(),
+        ));
+    }
+    let cfg = a.config()?;
+    let opts = session_options(&a.target_args, false, stop);
+    let mut obs = progress::Progress::new(a.out.quiet);
+    Ok(engine::compare::compare_targets(&cfg, &a.targets, &opts, &mut obs)?)
+}
+
+fn cmd_report(a: &ReportArgs) -> Result<(), Failure> {
+    let out = match &a.output {
+        Some(p) => p.clone(),
+        None => a.result.with_extension("html"),
+    };
+    let fmt = if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")) {
+        report::Format::Html
+    } else {
+        report::Format::from_path(&out).ok_or_else(|| {
+            Failure::Usage(format!(
+                "invalid value for --output: cannot tell the format of {}; use .html, .md, .csv, .txt or .json",
+                out.display()
+            ))
+        })?
+    };
+    check_dir("--output", &out)?;
+    let doc = load_result(&a.result)?;
+    if out == a.result {
+        return Err(Failure::Usage(format!("refusing to overwrite the input {}; choose another -o", out.display())));
+    }
+    std::fs::write(&out, report::render(&doc, fmt))
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", out.display())))?;
+    eprintln!("wrote {}", out.display());
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Report(a) = &cli.command {
+        return match cmd_report(a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Failure::Usage(m)) => {
+                eprintln!("error: {}", sanitize(&m));
+                ExitCode::from(2)
+            }
+            Err(Failure::Runtime(m)) => {
+                eprintln!("error: {}", sanitize(&m));
+                ExitCode::from(1)
+            }
+        };
+    }
     let stop = install_ctrlc();
     let (res, out, name) = match &cli.command {
         Command::Run(a) => (cmd_run(a, stop), &a.out, "run"),
         Command::Mark(a) => (cmd_mark(a, stop), &a.out, "mark"),
+        Command::Sla(a) => (cmd_sla(a, stop), &a.out, "sla"),
+        Command::Compare(a) => (cmd_compare(a, stop), &a.out, "compare"),
+        Command::Report(_) => return ExitCode::from(2),
     };
     match res {
         Ok(doc) => match write_outputs(&doc, out) {

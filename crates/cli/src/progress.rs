@@ -12,11 +12,19 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     label: String,
     timed: bool,
+    /// Multi-step commands: "step 3/12, ETA 1m05s" shown with every phase.
+    overall: String,
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Self {
-        Self { enabled: !quiet && std::io::stderr().is_terminal(), bar: None, label: String::new(), timed: false }
+        Self {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            bar: None,
+            label: String::new(),
+            timed: false,
+            overall: String::new(),
+        }
     }
 
     fn finish(&mut self) {
@@ -33,6 +41,17 @@ fn si(x: f64) -> String {
         format!("{:.1}k", x / 1e3)
     } else {
         format!("{x:.0}")
+    }
+}
+
+fn hms(secs: f64) -> String {
+    let s = secs.round() as u64;
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
     }
 }
 
@@ -64,7 +83,11 @@ impl Observer for Progress {
                 b
             }
         };
-        bar.set_prefix(self.label.clone());
+        if self.overall.is_empty() {
+            bar.set_prefix(self.label.clone());
+        } else {
+            bar.set_prefix(format!("{} · {}", self.overall, self.label));
+        }
         self.bar = Some(bar);
     }
 
@@ -96,6 +119,16 @@ impl Observer for Progress {
 
     fn phase_done(&mut self) {
         self.finish();
+    }
+
+    fn steps(&mut self, done: usize, total: usize, elapsed: Duration) {
+        let total = total.max(done);
+        self.overall = if done == 0 || total == 0 {
+            format!("step {}/{total}", done + 1)
+        } else {
+            let left = elapsed.as_secs_f64() / done as f64 * (total - done) as f64;
+            format!("step {}/{total} ETA {}", (done + 1).min(total), hms(left))
+        };
     }
 }
 

@@ -28,6 +28,21 @@ fn mark_help() {
 }
 
 #[test]
+fn sla_help() {
+    insta::assert_snapshot!("sla_help", help(&["sla", "--help"]));
+}
+
+#[test]
+fn compare_help() {
+    insta::assert_snapshot!("compare_help", help(&["compare", "--help"]));
+}
+
+#[test]
+fn report_help() {
+    insta::assert_snapshot!("report_help", help(&["report", "--help"]));
+}
+
+#[test]
 fn help_subcommand_matches_flag() {
     assert_eq!(help(&["help", "run"]), help(&["run", "--help"]));
 }

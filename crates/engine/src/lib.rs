@@ -5,12 +5,14 @@
 //! checks). `probe`, `safety`, `sparse` and `target` deal with what is being measured.
 pub mod backend;
 pub mod buffers;
+pub mod compare;
 pub mod error;
 pub mod offsets;
 pub mod probe;
 pub mod runner;
 pub mod safety;
 pub mod session;
+pub mod sla;
 pub mod sparse;
 pub mod target;
 pub mod worker;

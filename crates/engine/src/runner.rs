@@ -115,7 +115,7 @@ impl Slot {
     }
 
     /// Finalise every interval that all live workers have moved past.
-    fn finalize(&mut self, force: bool, spare: &mut Vec<Box<Interval>>) {
+    fn finalize(&mut self, force: bool, spare: &mut Vec<Box<Interval>>, on_window: &mut dyn FnMut(&Interval)) {
         let horizon =
             (0..self.workers).filter(|&w| !self.done[w]).map(|w| self.last_index[w]).min().unwrap_or(i64::MAX);
         while let Some(front) = self.pending.front() {
@@ -135,6 +135,7 @@ impl Slot {
                 (&iv.write, iv.write_bytes),
             ));
             self.base = iv.index + 1;
+            on_window(&iv);
             spare.push(iv);
         }
     }
@@ -341,6 +342,19 @@ fn worker_thread(
     }
 }
 
+/// One finished measurement interval (one second) of one report slot, as the collector
+/// merged it from every worker.
+pub struct Window<'a> {
+    /// Report slot: the job index (or 0 with group reporting).
+    pub slot: usize,
+    /// 0-based second of the measured phase.
+    pub index: i64,
+    pub read: &'a LatHist,
+    pub write: &'a LatHist,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
 /// Run the jobs of one group concurrently. `on_tick` is called from this thread about
 /// every 250 ms with live figures.
 pub fn run_group(
@@ -349,6 +363,39 @@ pub fn run_group(
     ctl: &RunControl,
     on_tick: &mut dyn FnMut(&Tick),
 ) -> Result<GroupOutcome> {
+    run_group_windows(jobs, group_reporting, ctl, on_tick, &mut |_| true)
+}
+
+/// [`run_group`] that also hands every finished one-second window to `on_window`, in
+/// order per slot; when it returns `false` the run ends early (not an interruption). This
+/// is how adaptive measurements (`sla`) run "until stable".
+pub fn run_group_windows(
+    jobs: &[BoundJob],
+    group_reporting: bool,
+    ctl: &RunControl,
+    on_tick: &mut dyn FnMut(&Tick),
+    on_window: &mut dyn FnMut(&Window) -> bool,
+) -> Result<GroupOutcome> {
+    // Workers watch their own stop flag: set by the user's (Ctrl-C, forwarded below), by
+    // `on_window`, or by a worker that failed to start.
+    let user_stop = ctl.stop.clone();
+    let ctl = &RunControl { stop: Arc::new(AtomicBool::new(user_stop.load(Ordering::Relaxed))), ..ctl.clone() };
+    let end_early = std::cell::Cell::new(false);
+    let mut window_hook = |slot: usize, iv: &Interval| {
+        if iv.index >= 0 && !end_early.get() {
+            let w = Window {
+                slot,
+                index: iv.index,
+                read: &iv.read,
+                write: &iv.write,
+                read_bytes: iv.read_bytes,
+                write_bytes: iv.write_bytes,
+            };
+            if !on_window(&w) {
+                end_early.set(true);
+            }
+        }
+    };
     check_memlock(pinned_bytes(jobs.iter().map(|j| &j.spec)), ctl.register_buffers)?;
     let slot_of = |j: usize| if group_reporting { 0 } else { j };
     let nslots = if group_reporting { 1.min(jobs.len()) } else { jobs.len() };
@@ -461,7 +508,7 @@ pub fn run_group(
                     if iv.index >= 0 {
                         s.add(&iv, &mut spare);
                     }
-                    s.finalize(false, &mut spare);
+                    s.finalize(false, &mut spare, &mut |iv| window_hook(sl, iv));
                     let g = global_index.iter().position(|&x| x == (sl, worker));
                     if let Some(g) = g {
                         let _ = recycle_tx[g].send(iv);
@@ -490,10 +537,13 @@ pub fn run_group(
                         }
                     }
                     s.ends.push(*end);
-                    s.finalize(false, &mut spare);
+                    s.finalize(false, &mut spare, &mut |iv| window_hook(sl, iv));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if user_stop.load(Ordering::Relaxed) || end_early.get() {
+                ctl.stop.store(true, Ordering::Relaxed);
             }
             let now = Instant::now();
             if now.duration_since(last_tick) >= Duration::from_millis(250) {
@@ -532,7 +582,7 @@ pub fn run_group(
 
     let mut results = Vec::with_capacity(nslots);
     for (si, mut s) in slots.into_iter().enumerate() {
-        s.finalize(true, &mut spare);
+        s.finalize(true, &mut spare, &mut |_| {});
         let first_job = if group_reporting { 0 } else { si };
         let mut spec = jobs[first_job].spec.clone();
         spec.size = Some(jobs[first_job].region_len);
@@ -588,7 +638,7 @@ pub fn run_group(
         }
         results.push(r);
     }
-    let interrupted = ctl.stop.load(Ordering::Relaxed) && error.is_none();
+    let interrupted = user_stop.load(Ordering::Relaxed) && error.is_none();
     Ok(GroupOutcome { results, error, interrupted })
 }
 

@@ -20,6 +20,9 @@ pub trait Observer {
     fn fill(&mut self, _done: u64, _total: u64) {}
     fn tick(&mut self, _t: &Tick) {}
     fn phase_done(&mut self) {}
+    /// Multi-step commands (`sla` points, `compare` passes): `done` steps of about
+    /// `total` finished after `elapsed`.
+    fn steps(&mut self, _done: usize, _total: usize, _elapsed: Duration) {}
 }
 
 /// An observer that shows nothing.
@@ -65,7 +68,7 @@ pub fn now_rfc3339() -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
-fn new_doc(command: &str) -> ResultDoc {
+pub(crate) fn new_doc(command: &str) -> ResultDoc {
     ResultDoc::new(command, now_rfc3339(), host_info())
 }
 
@@ -106,7 +109,7 @@ fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Nee
 }
 
 /// Resolve a job's region against its open target.
-fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
+pub(crate) fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     let (fd, size, align, lb) = match t {
         Some(t) => (
             t.file.as_raw_fd(),
@@ -147,7 +150,7 @@ fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align })
 }
 
-fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: Option<&OpenTarget>, region: u64) {
+pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: Option<&OpenTarget>, region: u64) {
     let ram = probe::page_cache_relevant_ram();
     if jobs.iter().any(|j| !j.direct) {
         doc.warn(
@@ -275,7 +278,7 @@ fn rate_check(doc: &mut ResultDoc, r: &JobResult) {
     }
 }
 
-fn finish_error(doc: &mut ResultDoc, error: Option<ErrorInfo>, interrupted: bool) {
+pub(crate) fn finish_error(doc: &mut ResultDoc, error: Option<ErrorInfo>, interrupted: bool) {
     if let Some(e) = error {
         doc.partial = true;
         doc.warn(codes::PARTIAL, format!("run stopped early: {}", e.message));

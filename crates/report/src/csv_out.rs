@@ -70,5 +70,12 @@ fn try_render(doc: &ResultDoc) -> Result<String, Box<dyn std::error::Error>> {
 }
 
 pub(crate) fn render(doc: &ResultDoc) -> String {
+    // sla: one row per measured point; compare: one row per subject per figure.
+    if doc.sla.is_some() {
+        return crate::sla_text::csv(doc);
+    }
+    if doc.compare.is_some() {
+        return crate::compare_text::csv(doc);
+    }
     try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n"))
 }

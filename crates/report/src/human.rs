@@ -10,6 +10,21 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
     if doc.command == "mark" {
         mark(doc, &mut out);
+    } else if doc.sla.is_some() {
+        // The search first; the best point's full figures follow.
+        head(doc, &mut out);
+        line(&mut out, "");
+        out.push_str(&crate::sla_text::human(doc));
+        for r in &doc.results {
+            line(&mut out, "");
+            run_result(r, &mut out);
+        }
+        line(&mut out, "");
+    } else if doc.compare.is_some() {
+        head(doc, &mut out);
+        line(&mut out, "");
+        out.push_str(&crate::compare_text::human(doc));
+        line(&mut out, "");
     } else {
         run(doc, &mut out);
     }
@@ -141,6 +156,19 @@ fn run_result(r: &JobResult, out: &mut String) {
         let _ = write!(extra, " · {} fsyncs", fmt::group(r.fsyncs));
     }
     line(out, extra);
+}
+
+/// Title, target facts and the partial-result line.
+fn head(doc: &ResultDoc, out: &mut String) {
+    line(out, title(doc));
+    let rows = match &doc.target {
+        Some(t) => target_facts(t, false),
+        None => vec![("target", "-".to_string())],
+    };
+    facts(out, &rows);
+    if let Some(p) = partial_line(doc) {
+        line(out, p);
+    }
 }
 
 fn run(doc: &ResultDoc, out: &mut String) {

@@ -5,16 +5,23 @@ use std::path::Path;
 
 use stats::ResultDoc;
 
+mod compare_text;
 mod csv_out;
 pub mod fmt;
+pub mod html;
 mod human;
 mod json;
 mod markdown;
+mod sla_text;
+
+pub use html::render_html;
 
 #[cfg(test)]
 mod fixtures;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod text_fixtures;
 
 /// Output format of an export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,10 +30,13 @@ pub enum Format {
     Json,
     Csv,
     Markdown,
+    /// A self-contained HTML report with inline SVG charts.
+    Html,
 }
 
 impl Format {
-    /// Format implied by a file name: `.json`, `.csv`, `.md`/`.markdown`, `.txt` (human).
+    /// Format implied by a file name: `.json`, `.csv`, `.md`/`.markdown`, `.txt` (human),
+    /// `.html`/`.htm`.
     pub fn from_path(path: &Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Self::from_name(&ext)
@@ -39,6 +49,7 @@ impl Format {
             "csv" => Format::Csv,
             "md" | "markdown" => Format::Markdown,
             "txt" | "text" | "human" => Format::Human,
+            "html" | "htm" => Format::Html,
             _ => return None,
         })
     }
@@ -51,5 +62,6 @@ pub fn render(doc: &ResultDoc, format: Format) -> String {
         Format::Json => json::render(doc),
         Format::Csv => csv_out::render(doc),
         Format::Markdown => markdown::render(doc),
+        Format::Html => html::render_html(doc),
     }
 }

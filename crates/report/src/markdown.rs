@@ -84,6 +84,14 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
 
     if doc.command == "mark" {
         mark_table(doc, &mut out);
+    } else if doc.sla.is_some() {
+        out.push_str(&crate::sla_text::markdown(doc));
+        push(&mut out, "");
+        push(&mut out, "## Best point in full");
+        push(&mut out, "");
+        run_table(doc, &mut out);
+    } else if doc.compare.is_some() {
+        out.push_str(&crate::compare_text::markdown(doc));
     } else {
         run_table(doc, &mut out);
     }

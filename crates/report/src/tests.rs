@@ -10,7 +10,8 @@ fn format_from_path() {
     assert_eq!(Format::from_path(Path::new("a/b.md")), Some(Format::Markdown));
     assert_eq!(Format::from_path(Path::new("b.markdown")), Some(Format::Markdown));
     assert_eq!(Format::from_path(Path::new("b.txt")), Some(Format::Human));
-    assert_eq!(Format::from_path(Path::new("b.html")), None);
+    assert_eq!(Format::from_path(Path::new("b.html")), Some(Format::Html));
+    assert_eq!(Format::from_path(Path::new("b.pdf")), None);
     assert_eq!(Format::from_path(Path::new("noext")), None);
 }
 

@@ -192,7 +192,8 @@ pub fn parse_duration(option: &str, s: &str, default_unit: TimeUnit) -> Result<D
     let (num, unit) = split_number(t).ok_or_else(malformed)?;
     let nanos_per: u128 = match unit.to_ascii_lowercase().as_str() {
         "" => default_unit.nanos(),
-        "us" | "usec" | "usecs" => 1_000,
+        "ns" | "nsec" | "nsecs" => 1,
+        "us" | "usec" | "usecs" | "µs" => 1_000,
         "ms" | "msec" | "msecs" => 1_000_000,
         "s" | "sec" | "secs" => 1_000_000_000,
         "m" | "min" | "mins" => 60 * 1_000_000_000,

@@ -132,7 +132,10 @@ impl LatHist {
         if self.h.is_empty() {
             return Vec::new();
         }
-        CDF_FRACTIONS.iter().map(|&f| CdfPoint { fraction: f, ns: if f == 0.0 { self.min() } else { self.quantile(f) } }).collect()
+        CDF_FRACTIONS
+            .iter()
+            .map(|&f| CdfPoint { fraction: f, ns: if f == 0.0 { self.min() } else { self.quantile(f) } })
+            .collect()
     }
 
     /// The latency summary reported in results; all zero for an empty histogram.

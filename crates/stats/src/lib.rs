@@ -2,7 +2,9 @@
 //! result model (`diskmeter.result.v1`). Pure: no I/O, no command-line parsing.
 
 pub mod compare;
+pub mod compare_docs;
 pub mod hist;
+pub mod infer;
 pub mod model;
 pub mod sla;
 

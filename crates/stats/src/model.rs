@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 use spec::JobSpec;
 
-use crate::hist::{CdfPoint, LatHist};
 pub use crate::compare::*;
+use crate::hist::{CdfPoint, LatHist};
 pub use crate::sla::*;
 use crate::StatsError;
 
@@ -25,6 +25,10 @@ pub mod codes {
     pub const ZERO_DATA: &str = "compressible-data";
     /// The target lives in RAM (tmpfs, RAM disk, loop over tmpfs): figures describe memory.
     pub const RAM_BACKED: &str = "ram-backed";
+    /// A measured point's IOPS or latency did not settle within the window cap (`sla`).
+    pub const UNSTABLE: &str = "unstable";
+    /// Compared results differ in a way that weakens the comparison (`compare`).
+    pub const COMPARE_CAVEAT: &str = "compare-caveat";
 }
 
 /// The whole result document.

@@ -94,6 +94,9 @@ pub struct SlaResult {
     pub exhaustive: bool,
     /// The workload streams, e.g. `["randread"]` or `["randread", "randwrite"]`.
     pub streams: Vec<String>,
+    /// Block size of every stream, bytes.
+    #[serde(default)]
+    pub bs: u64,
     /// Highest-IOPS feasible point; `None` when even the first point misses the bound.
     pub best: Option<SlaPoint>,
     /// Every measured point, in measurement order.
@@ -135,7 +138,8 @@ pub struct SlaPoint {
     pub windows: u32,
     pub cv_iops: f64,
     pub cv_lat: f64,
-    /// Both CVs fell under the target before the window cap.
+    /// IOPS and the bounded statistic settled before the window cap: their relative
+    /// standard error over the windows (cv / sqrt(windows)) fell under the target.
     pub stable: bool,
     /// The point was close to the bound and measured a second time.
     #[serde(default)]

@@ -1,0 +1,524 @@
+//! `sla`: the most IOPS a target gives while a latency statistic stays under a bound
+//! (METHODOLOGY §3). [`search`] decides which points to measure; this module measures
+//! them on the engine — ramp, then one-second windows until IOPS and the bounded
+//! statistic are stable — and builds the result document.
+
+pub mod search;
+
+use crate::error::{EngineError, Result};
+use crate::probe;
+use crate::runner::{run_group_windows, Window};
+use crate::session::{self, Observer, SessionOptions};
+use crate::target::{open_target, target_info, Needs, OpenTarget};
+use search::{GridPoint, MeasureMode, Prober, SearchConfig};
+use spec::{EngineKind, JobSpec};
+use stats::{codes, ErrorInfo, JobResult, LatHist, Percentile, ResultDoc, SlaPoint, SlaResult, SlaStream};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Everything `sla` needs besides the target.
+#[derive(Debug, Clone)]
+pub struct SlaConfig {
+    pub bound_ns: u64,
+    pub percentile: Percentile,
+    /// One stream, or two independent streams (e.g. randread + randwrite) whose depths
+    /// scale together. `qd`, `threads`, `runtime`, `ramp` and `rate_iops` are set per point.
+    pub streams: Vec<JobSpec>,
+    /// Two streams: the first stream's share of the outstanding I/O, percent.
+    pub first_share: u8,
+    pub max_qd: u32,
+    pub max_threads: u32,
+    pub exhaustive: bool,
+    pub open_loop: bool,
+    /// Ramp before each point (excluded from its figures).
+    pub ramp: Duration,
+    pub min_windows: u32,
+    pub max_windows: u32,
+    /// Coefficient of variation (fraction) under which IOPS and latency count as stable.
+    pub cv_target: f64,
+    /// A point whose statistic is within this fraction of the bound is measured twice.
+    pub guard: f64,
+    /// Test area (a file diskmeter creates, or the part of a device used).
+    pub size: u64,
+}
+
+impl Default for SlaConfig {
+    fn default() -> Self {
+        Self {
+            bound_ns: 10_000_000,
+            percentile: Percentile::Mean,
+            streams: vec![JobSpec { rw: spec::RwMode::RandRead, ..JobSpec::default() }],
+            first_share: 50,
+            max_qd: 256,
+            max_threads: 1,
+            exhaustive: false,
+            open_loop: false,
+            ramp: Duration::from_secs(1),
+            min_windows: 3,
+            max_windows: 10,
+            cv_target: 0.05,
+            guard: 0.1,
+            size: 1 << 30,
+        }
+    }
+}
+
+/// Per-stream depths of a point: one stream takes the grid depth; two streams split
+/// it by `first_share` (at least one each).
+fn stream_depths(cfg: &SlaConfig, qd: u32) -> Vec<u32> {
+    if cfg.streams.len() < 2 {
+        return vec![qd];
+    }
+    let first = ((f64::from(qd) * f64::from(cfg.first_share) / 50.0) / 2.0).round().max(1.0) as u32;
+    let second = ((f64::from(qd) * f64::from(100 - cfg.first_share) / 50.0) / 2.0).round().max(1.0) as u32;
+    vec![first, second]
+}
+
+fn cv(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return 0.0;
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    var.sqrt() / mean
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn statistic(h: &LatHist, p: Percentile) -> f64 {
+    match p.quantile() {
+        Some(q) => h.quantile(q) as f64,
+        None => h.mean(),
+    }
+}
+
+/// Accumulates the windows of one point across one or two runs.
+struct PointAcc {
+    slots: usize,
+    pct: Percentile,
+    /// Per slot: windows not yet complete across slots.
+    pending: Vec<std::collections::VecDeque<(LatHist, LatHist, u64, u64)>>,
+    total: Vec<[LatHist; 2]>,
+    bytes: Vec<[u64; 2]>,
+    win_iops: Vec<f64>,
+    win_metric: Vec<f64>,
+}
+
+impl PointAcc {
+    fn new(slots: usize, pct: Percentile) -> Self {
+        Self {
+            slots,
+            pct,
+            pending: (0..slots).map(|_| Default::default()).collect(),
+            total: (0..slots).map(|_| [LatHist::new(), LatHist::new()]).collect(),
+            bytes: vec![[0; 2]; slots],
+            win_iops: Vec::new(),
+            win_metric: Vec::new(),
+        }
+    }
+
+    /// Take one slot's window; returns true when a window completed across all slots.
+    fn add(&mut self, w: &Window) -> bool {
+        if w.slot >= self.slots {
+            return false;
+        }
+        self.pending[w.slot].push_back((w.read.clone(), w.write.clone(), w.read_bytes, w.write_bytes));
+        if self.pending.iter().any(|p| p.is_empty()) {
+            return false;
+        }
+        let mut ops = 0u64;
+        let mut metric = 0f64;
+        for s in 0..self.slots {
+            let Some((r, wr, rb, wb)) = self.pending[s].pop_front() else { continue };
+            for (d, h) in [(0, &r), (1, &wr)] {
+                if h.count() > 0 {
+                    ops += h.count();
+                    metric = metric.max(statistic(h, self.pct));
+                    self.total[s][d].add(h);
+                }
+            }
+            self.bytes[s][0] += rb;
+            self.bytes[s][1] += wb;
+        }
+        self.win_iops.push(ops as f64);
+        self.win_metric.push(metric);
+        true
+    }
+
+    fn windows(&self) -> usize {
+        self.win_iops.len()
+    }
+
+    /// The bounded statistic over every window so far (exact: merged histograms).
+    fn metric(&self) -> f64 {
+        let mut m = 0f64;
+        for t in &self.total {
+            for h in t {
+                if h.count() > 0 {
+                    m = m.max(statistic(h, self.pct));
+                }
+            }
+        }
+        m
+    }
+
+    /// Stable when the point's IOPS and bounded statistic are known to within `target`:
+    /// the relative standard error over the windows (CV / sqrt(n)) is below it for both.
+    /// Per-window p99 on a shared machine easily varies by 20 % from second to second; the
+    /// estimate over n windows is what has to settle.
+    fn stable(&self, target: f64) -> bool {
+        let n = (self.windows() as f64).sqrt();
+        n > 0.0 && cv(&self.win_iops) / n < target && cv(&self.win_metric) / n < target
+    }
+}
+
+struct EngineProber<'a> {
+    cfg: &'a SlaConfig,
+    target: Option<&'a OpenTarget>,
+    opts: &'a SessionOptions,
+    obs: &'a mut dyn Observer,
+    t0: Instant,
+    /// Job results of each measured point (last run), for the best point's details.
+    runs: Vec<Vec<JobResult>>,
+    error: Option<ErrorInfo>,
+    interrupted: bool,
+    estimate: (usize, usize),
+    usage_error: Option<EngineError>,
+}
+
+impl EngineProber<'_> {
+    fn jobs_for(&self, p: GridPoint, windows: u32) -> Vec<JobSpec> {
+        let depths = stream_depths(self.cfg, p.qd);
+        let total: u32 = depths.iter().sum();
+        self.cfg
+            .streams
+            .iter()
+            .zip(depths)
+            .map(|(s, qd)| JobSpec {
+                name: format!("{} Q{qd}T{}", s.rw.name(), p.threads),
+                qd,
+                threads: p.threads,
+                ramp: self.cfg.ramp,
+                runtime: Duration::from_secs(u64::from(windows) + 1),
+                time_based: true,
+                rate_iops: p.rate_iops.map(|r| (r * u64::from(qd) / u64::from(total.max(1))).max(1)),
+                size: Some(self.cfg.size),
+                ..s.clone()
+            })
+            .collect()
+    }
+
+    /// One run of a point: ramp, then windows until stable (at least `min` windows, at
+    /// most `max`), or early rejection.
+    fn run_once(&mut self, p: GridPoint, acc: &mut PointAcc, min: usize, max: usize, early_ok: bool) -> Option<bool> {
+        let jobs = self.jobs_for(p, max as u32);
+        let mut bound = Vec::with_capacity(jobs.len());
+        for j in &jobs {
+            match session::bind(j, self.target) {
+                Ok(b) => bound.push(b),
+                Err(e) => {
+                    self.usage_error = Some(e);
+                    return None;
+                }
+            }
+        }
+        let start = acc.windows();
+        let bound_ns = self.cfg.bound_ns as f64;
+        let cv_target = self.cfg.cv_target;
+        let mut early = false;
+        let label = match p.rate_iops {
+            Some(r) => format!("rate {r} IOPS (QD cap {})", p.qd),
+            None => format!("QD {} x {} worker{}", p.qd, p.threads, if p.threads == 1 { "" } else { "s" }),
+        };
+        let (done, est) = self.estimate;
+        self.obs.phase(
+            &format!("[point {} of ~{}] {label}", done + 1, est.max(done + 1)),
+            Some(self.cfg.ramp + Duration::from_secs(max as u64)),
+        );
+        let out = {
+            let obs = &mut *self.obs;
+            run_group_windows(&bound, false, &self.opts.ctl, &mut |t| obs.tick(t), &mut |w| {
+                if !acc.add(w) {
+                    return true;
+                }
+                let n = acc.windows() - start;
+                if early_ok && n >= 2 && median(&acc.win_metric[start..]) > 2.0 * bound_ns {
+                    early = true;
+                    return false;
+                }
+                !(n >= max || (n >= min && acc.stable(cv_target)))
+            })
+        };
+        self.obs.phase_done();
+        match out {
+            Ok(o) => {
+                if o.interrupted {
+                    self.interrupted = true;
+                    return None;
+                }
+                if let Some(e) = o.error {
+                    self.error = Some(e);
+                    return None;
+                }
+                if let Some(slot) = self.runs.last_mut() {
+                    *slot = o.results;
+                }
+                Some(early)
+            }
+            Err(e) if e.is_usage() => {
+                self.usage_error = Some(e);
+                None
+            }
+            Err(e) => {
+                self.error = Some(ErrorInfo::new("io", e.to_string()));
+                None
+            }
+        }
+    }
+}
+
+impl Prober for EngineProber<'_> {
+    fn plan(&mut self, done: usize, estimate: usize) {
+        self.estimate = (done, estimate);
+        self.obs.steps(done, estimate, self.t0.elapsed());
+    }
+
+    fn measure(&mut self, p: GridPoint, mode: MeasureMode) -> Option<SlaPoint> {
+        if self.opts.ctl.stop.load(Ordering::Relaxed) {
+            self.interrupted = true;
+            return None;
+        }
+        let slots = self.cfg.streams.len();
+        let mut acc = PointAcc::new(slots, self.cfg.percentile);
+        let (min, max) =
+            (self.cfg.min_windows.max(2) as usize, self.cfg.max_windows.max(self.cfg.min_windows) as usize);
+        self.runs.push(Vec::new());
+        let early = self.run_once(p, &mut acc, min, max, mode.allow_early_reject)?;
+        let bound = self.cfg.bound_ns as f64;
+        let mut remeasured = false;
+        if !early && acc.windows() > 0 && (acc.metric() - bound).abs() <= self.cfg.guard * bound {
+            // Close to the bound: measure again and decide on both runs together.
+            remeasured = true;
+            self.run_once(p, &mut acc, min, max, false)?;
+        }
+        Some(self.point(p, &acc, early, remeasured))
+    }
+}
+
+impl EngineProber<'_> {
+    fn point(&self, p: GridPoint, acc: &PointAcc, early: bool, remeasured: bool) -> SlaPoint {
+        let secs = acc.windows() as f64;
+        let depths = stream_depths(self.cfg, p.qd);
+        let mut streams = Vec::new();
+        let mut worst: Option<(f64, stats::LatSummary)> = None;
+        let (mut ops, mut bytes) = (0u64, 0u64);
+        for (s, spec) in self.cfg.streams.iter().enumerate() {
+            let mut merged = LatHist::new();
+            for (d, h) in acc.total[s].iter().enumerate() {
+                if h.count() > 0 {
+                    merged.add(h);
+                    let m = statistic(h, self.cfg.percentile);
+                    if worst.as_ref().is_none_or(|(w, _)| m > *w) {
+                        worst = Some((m, h.summary()));
+                    }
+                }
+                bytes += acc.bytes[s][d];
+            }
+            ops += merged.count();
+            let sb = acc.bytes[s][0] + acc.bytes[s][1];
+            streams.push(SlaStream {
+                name: spec.rw.name().to_string(),
+                qd: depths.get(s).copied().unwrap_or(p.qd),
+                threads: p.threads,
+                iops: if secs > 0.0 { merged.count() as f64 / secs } else { 0.0 },
+                mb_s: if secs > 0.0 { sb as f64 / 1e6 / secs } else { 0.0 },
+                lat_ns: merged.summary(),
+            });
+        }
+        let (metric, lat) = worst.unwrap_or_default();
+        let iops = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
+        let mut feasible = ops > 0 && metric <= self.cfg.bound_ns as f64;
+        if let Some(r) = p.rate_iops {
+            feasible &= iops >= 0.95 * r as f64;
+        }
+        SlaPoint {
+            qd: p.qd,
+            threads: p.threads,
+            rate_iops: p.rate_iops,
+            outstanding: depths.iter().sum::<u32>() * p.threads,
+            iops,
+            mb_s: if secs > 0.0 { bytes as f64 / 1e6 / secs } else { 0.0 },
+            lat_ns: lat,
+            metric_ns: metric,
+            feasible,
+            windows: acc.windows() as u32,
+            cv_iops: cv(&acc.win_iops),
+            cv_lat: cv(&acc.win_metric),
+            stable: acc.stable(self.cfg.cv_target),
+            remeasured,
+            early_reject: early,
+            t_s: self.t0.elapsed().as_secs_f64(),
+            streams,
+        }
+    }
+}
+
+/// Run the `sla` search on `target` and build its result document.
+pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn Observer) -> Result<ResultDoc> {
+    let mut doc = session::new_doc("sla");
+    let null = cfg.streams.iter().all(|s| s.engine == EngineKind::Null);
+    // The deepest point pins the most registered memory: check before touching the target.
+    let deepest: Vec<JobSpec> = cfg
+        .streams
+        .iter()
+        .zip(stream_depths(cfg, cfg.max_qd))
+        .map(|(s, qd)| JobSpec { qd, threads: cfg.max_threads, ..s.clone() })
+        .collect();
+    crate::runner::check_memlock(crate::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
+
+    let t = if null {
+        None
+    } else {
+        let mut needs = Needs { region_end: cfg.size, bs_gcd: 0, ..Needs::default() };
+        for s in &cfg.streams {
+            let rp = s.rw.read_pct(s.mix);
+            needs.reads |= rp > 0;
+            needs.writes |= rp < 100;
+            needs.direct |= s.direct;
+            needs.bs_gcd = gcd(needs.bs_gcd, s.bs);
+        }
+        let mut topts = opts.target.clone();
+        if probe::probe(target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
+            topts.prefill = topts.destroy_data.is_some();
+        }
+        obs.phase(&format!("preparing {}", target.display()), None);
+        let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |d, tt| obs.fill(d, tt));
+        obs.phase_done();
+        Some(t?)
+    };
+    doc.target = Some(match &t {
+        Some(t) => target_info(t),
+        None => stats::TargetInfo::new("null", stats::TargetKind::Null, cfg.size),
+    });
+    if opts.ctl.stop.load(Ordering::Relaxed) {
+        session::finish_error(&mut doc, None, true);
+        return Ok(doc);
+    }
+
+    let scfg = SearchConfig {
+        bound_ns: cfg.bound_ns as f64,
+        percentile: cfg.percentile,
+        max_qd: cfg.max_qd,
+        max_threads: cfg.max_threads,
+        exhaustive: cfg.exhaustive,
+        open_loop: cfg.open_loop,
+        ..SearchConfig::default()
+    };
+    let t0 = Instant::now();
+    let mut prober = EngineProber {
+        cfg,
+        target: t.as_ref(),
+        opts,
+        obs,
+        t0,
+        runs: Vec::new(),
+        error: None,
+        interrupted: false,
+        estimate: (0, 1),
+        usage_error: None,
+    };
+    let outcome = search::search(&scfg, &mut prober);
+    if let Some(e) = prober.usage_error.take() {
+        return Err(e);
+    }
+    let search_seconds = t0.elapsed().as_secs_f64();
+    let what = match &t {
+        Some(t) => t.path.display().to_string(),
+        None => "the null engine".to_string(),
+    };
+    let verdict = search::verdict(&outcome, &scfg, &what);
+
+    // The best point's full job results (series, CDF) go into `results`.
+    if let Some(b) = &outcome.best {
+        if let Some(i) = outcome.points.iter().position(|p| p == b) {
+            for mut r in prober.runs.get(i).cloned().unwrap_or_default() {
+                r.name = format!("best: {}", r.name);
+                if r.cpu.max_worker_pct >= 95.0 {
+                    doc.warn(
+                        codes::TOOL_BOTTLENECK,
+                        format!(
+                            "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be \
+                             the limit; allow more workers with --max-threads",
+                            r.name, r.cpu.max_worker_pct
+                        ),
+                    );
+                }
+                doc.results.push(r);
+            }
+        }
+    }
+    let unstable: Vec<String> = outcome
+        .points
+        .iter()
+        .filter(|p| !p.stable && !p.early_reject)
+        .map(|p| format!("Q{}T{}", p.qd, p.threads))
+        .collect();
+    if !unstable.is_empty() {
+        doc.warn(
+            codes::UNSTABLE,
+            format!(
+                "{} of {} points did not settle (relative standard error >= {:.0}% after {} windows): {}; \
+                 raise --max-windows or check for background load",
+                unstable.len(),
+                outcome.points.len(),
+                cfg.cv_target * 100.0,
+                cfg.max_windows,
+                unstable.join(", ")
+            ),
+        );
+    }
+    let (error, interrupted) = (prober.error.take(), prober.interrupted);
+    if error.is_some() || interrupted {
+        session::finish_error(&mut doc, error, interrupted);
+    }
+    let jobs: Vec<&JobSpec> = cfg.streams.iter().collect();
+    session::honesty_warnings(&mut doc, &jobs, t.as_ref(), cfg.size);
+    doc.sla = Some(SlaResult {
+        latency_ns: cfg.bound_ns,
+        percentile: cfg.percentile,
+        mode: if cfg.open_loop { "open-loop" } else { "closed-loop" }.to_string(),
+        exhaustive: cfg.exhaustive,
+        streams: cfg.streams.iter().map(|s| s.rw.name().to_string()).collect(),
+        bs: cfg.streams.first().map_or(0, |s| s.bs),
+        best: outcome.best,
+        points: outcome.points,
+        knee: outcome.knee,
+        thrashing: outcome.thrashing,
+        qd1_misses: outcome.qd1_misses,
+        search_seconds,
+        verdict,
+    });
+    drop(t);
+    Ok(doc)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
