@@ -27,6 +27,8 @@ pub mod codes {
     pub const RAM_BACKED: &str = "ram-backed";
     /// A measured point's IOPS or latency did not settle within the window cap (`sla`).
     pub const UNSTABLE: &str = "unstable";
+    /// The target's speed changed while a multi-point measurement ran (`sla`).
+    pub const DRIFT: &str = "drift";
     /// Compared results differ in a way that weakens the comparison (`compare`).
     pub const COMPARE_CAVEAT: &str = "compare-caveat";
 }

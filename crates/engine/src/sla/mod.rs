@@ -191,8 +191,8 @@ struct EngineProber<'a> {
     opts: &'a SessionOptions,
     obs: &'a mut dyn Observer,
     t0: Instant,
-    /// Job results of each measured point (last run), for the best point's details.
-    runs: Vec<Vec<JobResult>>,
+    /// Job results of each measurement (last run of it), for the best point's details.
+    runs: Vec<(GridPoint, Vec<JobResult>)>,
     error: Option<ErrorInfo>,
     interrupted: bool,
     estimate: (usize, usize),
@@ -274,7 +274,7 @@ impl EngineProber<'_> {
                     return None;
                 }
                 if let Some(slot) = self.runs.last_mut() {
-                    *slot = o.results;
+                    slot.1 = o.results;
                 }
                 Some(early)
             }
@@ -305,7 +305,7 @@ impl Prober for EngineProber<'_> {
         let mut acc = PointAcc::new(slots, self.cfg.percentile);
         let (min, max) =
             (self.cfg.min_windows.max(2) as usize, self.cfg.max_windows.max(self.cfg.min_windows) as usize);
-        self.runs.push(Vec::new());
+        self.runs.push((p, Vec::new()));
         let early = self.run_once(p, &mut acc, min, max, mode.allow_early_reject)?;
         let bound = self.cfg.bound_ns as f64;
         let mut remeasured = false;
@@ -444,6 +444,33 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
     if let Some(e) = prober.usage_error.take() {
         return Err(e);
     }
+    let searched_runs = prober.runs.len();
+    // Drift check: measure the first point again. A machine or device that changed during
+    // the search (another tenant, thermal throttling, an SLC cache running out) makes points
+    // measured at different times incomparable; say so.
+    if let (false, Some(first)) = (outcome.stopped, outcome.points.first()) {
+        let p = GridPoint { qd: first.qd, threads: first.threads, rate_iops: first.rate_iops };
+        prober.plan(outcome.points.len(), outcome.points.len() + 1);
+        if let Some(again) = prober.measure(p, MeasureMode { allow_early_reject: false }) {
+            let change = if first.iops > 0.0 { again.iops / first.iops - 1.0 } else { 0.0 };
+            if change.abs() > 0.15 {
+                doc.warn(
+                    codes::DRIFT,
+                    format!(
+                        "the target changed during the search: QD {} x {} gave {:.0} IOPS at the start and {:.0} at                          the end ({:+.0}%); points measured at different times are not comparable — rerun on a                          quiet machine or compare several runs",
+                        first.qd,
+                        first.threads,
+                        first.iops,
+                        again.iops,
+                        change * 100.0
+                    ),
+                );
+            }
+        }
+        if let Some(e) = prober.usage_error.take() {
+            return Err(e);
+        }
+    }
     let search_seconds = t0.elapsed().as_secs_f64();
     let what = match &t {
         Some(t) => t.path.display().to_string(),
@@ -453,8 +480,10 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
 
     // The best point's full job results (series, CDF) go into `results`.
     if let Some(b) = &outcome.best {
-        if let Some(i) = outcome.points.iter().position(|p| p == b) {
-            for mut r in prober.runs.get(i).cloned().unwrap_or_default() {
+        let g = GridPoint { qd: b.qd, threads: b.threads, rate_iops: b.rate_iops };
+        // The last measurement of that point (a re-measured point keeps its second figures).
+        if let Some((_, runs)) = prober.runs[..searched_runs].iter().rev().find(|(p, _)| *p == g) {
+            for mut r in runs.clone() {
                 r.name = format!("best: {}", r.name);
                 if r.cpu.max_worker_pct >= 95.0 {
                     doc.warn(

@@ -142,16 +142,39 @@ impl Run<'_> {
         }
         self.prober.plan(self.points.len(), self.estimate.max(self.points.len() + 1));
         let mode = MeasureMode { allow_early_reject: !self.cfg.exhaustive };
-        match self.prober.measure(p, mode) {
-            Some(m) => {
-                self.points.push(m.clone());
-                Some(m)
-            }
-            None => {
+        let Some(mut m) = self.prober.measure(p, mode) else {
+            self.stopped = true;
+            return None;
+        };
+        if !m.feasible && !self.cfg.exhaustive && self.implausible(&m) {
+            // Latency jumped far more than the added depth can explain: most likely a
+            // disturbance (another tenant, a flush), not the device's curve. Measure again,
+            // in full, and keep the second figures.
+            self.prober.plan(self.points.len(), self.estimate.max(self.points.len() + 1));
+            let full = MeasureMode { allow_early_reject: false };
+            let Some(again) = self.prober.measure(p, full) else {
                 self.stopped = true;
-                None
-            }
+                return None;
+            };
+            m = SlaPoint { remeasured: true, ..again };
         }
+        self.points.push(m.clone());
+        Some(m)
+    }
+
+    /// At saturation the queue only adds waiting: by Little's law the mean latency grows at
+    /// most in proportion to the outstanding I/O, and tail percentiles roughly so. A point
+    /// whose bounded statistic exceeds twice that, relative to the deepest feasible point
+    /// with less outstanding I/O, is suspect.
+    fn implausible(&self, m: &SlaPoint) -> bool {
+        if m.rate_iops.is_some() {
+            return false;
+        }
+        self.points
+            .iter()
+            .filter(|f| f.feasible && f.rate_iops.is_none() && f.outstanding < m.outstanding && f.metric_ns > 0.0)
+            .max_by_key(|f| f.outstanding)
+            .is_some_and(|f| m.metric_ns > 2.0 * f.metric_ns * f64::from(m.outstanding) / f64::from(f.outstanding))
     }
 
     /// The grid index between `l` and `h` (exclusive) just below where the bounded
@@ -253,11 +276,6 @@ impl Run<'_> {
                 let mut improved = false;
                 for ni in [bi.checked_sub(1), Some(bi + 1)].into_iter().flatten() {
                     if ni >= grid.len() || on.iter().any(|p| p.qd == grid[ni]) {
-                        continue;
-                    }
-                    // The curve is unimodal: no need to look past a side already seen lower.
-                    let deeper = ni > bi;
-                    if on.iter().any(|p| (p.qd > b.qd) == deeper && p.qd != b.qd && p.iops < b.iops) && ni > bi {
                         continue;
                     }
                     let Some(m) = self.measure(at(ni)) else { return (lo, "stopped") };
