@@ -353,3 +353,67 @@ fn mark_on_a_blank_device_without_destroy_data_is_refused() {
     assert!(stderr_of(&o).contains("--destroy-data"));
     assert_eq!(image_hash(&lp), before);
 }
+
+/// `sla` obeys the same guard: a read-only search needs no flag (and warns about unwritten
+/// data); a write search needs --destroy-data naming the device (a flag naming another
+/// device does not do), and a device with a file system is refused without it. Nothing
+/// changes until the flag is given.
+#[test]
+fn sla_on_block_devices_obeys_the_guard() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let before = image_hash(&lp);
+    let fast = [
+        "--latency",
+        "10ms",
+        "--max-qd",
+        "2",
+        "--max-threads",
+        "1",
+        "--ramp",
+        "0s",
+        "--min-windows",
+        "2",
+        "--max-windows",
+        "2",
+        "--size",
+        "16M",
+    ];
+    let doc = json_of(&expect_code(dm_in(dir.path()).args(["sla", lp.dev_str(), "--json"]).args(fast), 0));
+    assert_eq!(doc["target"]["kind"], "block");
+    assert!(doc["sla"]["best"].is_object(), "{}", doc["sla"]);
+    assert!(doc["warnings"].as_array().expect("warnings").iter().any(|w| w["code"] == "unwritten-read"));
+    assert_eq!(image_hash(&lp), before, "a read-only search writes nothing");
+
+    let o = expect_code(dm_in(dir.path()).args(["sla", lp.dev_str(), "--rw", "randwrite"]).args(fast), 2);
+    assert!(stderr_of(&o).contains("--destroy-data"), "{}", stderr_of(&o));
+    let o = expect_code(
+        dm_in(dir.path())
+            .args(["sla", lp.dev_str(), "--rw", "randwrite", "--destroy-data", "/dev/loop-nope"])
+            .args(fast),
+        2,
+    );
+    assert!(stderr_of(&o).contains("--destroy-data"), "{}", stderr_of(&o));
+    assert_eq!(image_hash(&lp), before, "refused searches write nothing");
+
+    if let Some(fs) = ext4_loop(dir.path()) {
+        // A file system on the device: a write search is refused without the flag.
+        let fs_before = image_hash(&fs);
+        let o = expect_code(
+            dm_in(dir.path()).args(["sla", fs.dev_str(), "--rw", "randwrite", "--overwrite"]).args(fast),
+            2,
+        );
+        assert!(stderr_of(&o).contains("ext4"), "{}", stderr_of(&o));
+        assert_eq!(image_hash(&fs), fs_before);
+    }
+
+    let doc = json_of(&expect_code(
+        dm_in(dir.path())
+            .args(["sla", lp.dev_str(), "--rw", "randwrite", "--json", "--destroy-data", lp.dev_str()])
+            .args(fast),
+        0,
+    ));
+    assert!(!doc["sla"]["points"].as_array().expect("points").is_empty());
+}

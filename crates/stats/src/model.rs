@@ -461,10 +461,31 @@ fn combine(stats: &[&DirStats], how: Aggregate) -> Option<DirStats> {
                     max: u(|d| d.lat_ns.max),
                 },
                 qd_mean: f(|d| d.qd_mean),
-                lat_cdf: Vec::new(),
+                lat_cdf: mean_cdf(stats),
             })
         }
     }
+}
+
+/// Average CDFs fraction by fraction (quantile averaging, "Vincentization": the mean
+/// distribution's shape, not a blend of two shapes). Empty unless every pass has the same
+/// fractions.
+fn mean_cdf(stats: &[&DirStats]) -> Vec<CdfPoint> {
+    let Some(first) = stats.first() else { return Vec::new() };
+    let same = |d: &&DirStats| {
+        d.lat_cdf.len() == first.lat_cdf.len()
+            && d.lat_cdf.iter().zip(&first.lat_cdf).all(|(a, b)| a.fraction == b.fraction)
+    };
+    if first.lat_cdf.is_empty() || !stats.iter().all(same) {
+        return Vec::new();
+    }
+    let n = stats.len() as u128;
+    (0..first.lat_cdf.len())
+        .map(|i| CdfPoint {
+            fraction: first.lat_cdf[i].fraction,
+            ns: (stats.iter().map(|d| u128::from(d.lat_cdf[i].ns)).sum::<u128>() / n) as u64,
+        })
+        .collect()
 }
 
 /// Combine per-pass figures into headline `(read, write)` figures and their spread.

@@ -195,7 +195,6 @@ struct EngineProber<'a> {
     runs: Vec<(GridPoint, Vec<JobResult>)>,
     error: Option<ErrorInfo>,
     interrupted: bool,
-    estimate: (usize, usize),
     usage_error: Option<EngineError>,
 }
 
@@ -243,11 +242,7 @@ impl EngineProber<'_> {
             Some(r) => format!("rate {r} IOPS (QD cap {})", p.qd),
             None => format!("QD {} x {} worker{}", p.qd, p.threads, if p.threads == 1 { "" } else { "s" }),
         };
-        let (done, est) = self.estimate;
-        self.obs.phase(
-            &format!("[point {} of ~{}] {label}", done + 1, est.max(done + 1)),
-            Some(self.cfg.ramp + Duration::from_secs(max as u64)),
-        );
+        self.obs.phase(&label, Some(self.cfg.ramp + Duration::from_secs(max as u64)));
         let out = {
             let obs = &mut *self.obs;
             run_group_windows(&bound, false, &self.opts.ctl, &mut |t| obs.tick(t), &mut |w| {
@@ -292,7 +287,6 @@ impl EngineProber<'_> {
 
 impl Prober for EngineProber<'_> {
     fn plan(&mut self, done: usize, estimate: usize) {
-        self.estimate = (done, estimate);
         self.obs.steps(done, estimate, self.t0.elapsed());
     }
 
@@ -437,7 +431,6 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
         runs: Vec::new(),
         error: None,
         interrupted: false,
-        estimate: (0, 1),
         usage_error: None,
     };
     let outcome = search::search(&scfg, &mut prober);
@@ -457,7 +450,9 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
                 doc.warn(
                     codes::DRIFT,
                     format!(
-                        "the target changed during the search: QD {} x {} gave {:.0} IOPS at the start and {:.0} at                          the end ({:+.0}%); points measured at different times are not comparable — rerun on a                          quiet machine or compare several runs",
+                        "the target changed during the search: QD {} x {} gave {:.0} IOPS at the start and {:.0} at the end \
+                         ({:+.0}%); points measured at different times are not comparable — rerun on a quiet machine \
+                         or compare several runs",
                         first.qd,
                         first.threads,
                         first.iops,

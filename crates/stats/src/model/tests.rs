@@ -238,3 +238,33 @@ fn warning_codes_are_stable() {
     assert_eq!(codes::ZERO_DATA, "compressible-data");
     assert_eq!(SCHEMA, "diskmeter.result.v1");
 }
+
+#[test]
+fn mean_aggregate_averages_cdfs_by_fraction() {
+    let mut a = LatHist::new();
+    let mut b = LatHist::new();
+    for v in 1..=1000u64 {
+        a.record(v * 1000);
+        b.record(v * 3000);
+    }
+    let da = DirStats::new(1000, 4_096_000, 1.0, &a, 1.0);
+    let db = DirStats::new(1000, 4_096_000, 1.0, &b, 1.0);
+    let passes = vec![
+        PassResult { pass: 1, read: Some(da.clone()), write: None },
+        PassResult { pass: 2, read: Some(db.clone()), write: None },
+    ];
+    let (r, _, _) = aggregate_passes(&passes, Aggregate::Mean);
+    let r = r.expect("read");
+    assert_eq!(r.lat_cdf.len(), da.lat_cdf.len());
+    for ((m, x), y) in r.lat_cdf.iter().zip(&da.lat_cdf).zip(&db.lat_cdf) {
+        assert_eq!(m.fraction, x.fraction);
+        assert_eq!(m.ns, (x.ns + y.ns) / 2);
+    }
+    // A pass without a CDF (an older document): no CDF rather than a wrong one.
+    let passes = vec![
+        PassResult { pass: 1, read: Some(da), write: None },
+        PassResult { pass: 2, read: Some(DirStats { lat_cdf: Vec::new(), ..db }), write: None },
+    ];
+    let (r, _, _) = aggregate_passes(&passes, Aggregate::Mean);
+    assert!(r.expect("read").lat_cdf.is_empty());
+}
