@@ -362,7 +362,12 @@ pub fn search(cfg: &SearchConfig, prober: &mut dyn Prober) -> SearchOutcome {
     finish(cfg, run, &grid, limit)
 }
 
-fn finish(cfg: &SearchConfig, run: Run, grid: &[u32], mut limit: Option<&'static str>) -> SearchOutcome {
+fn finish(cfg: &SearchConfig, mut run: Run, grid: &[u32], mut limit: Option<&'static str>) -> SearchOutcome {
+    if !cfg.exhaustive && !cfg.open_loop {
+        // Within a third of the grid's points: the search must stay far cheaper than it.
+        let budget = grid.len() * thread_grid(cfg.max_threads.max(1)).len() / 3;
+        refine_knee(&mut run, grid, budget);
+    }
     let points = run.points;
     let stopped = run.stopped;
     let best = best_point(&points);
@@ -383,6 +388,36 @@ fn finish(cfg: &SearchConfig, run: Run, grid: &[u32], mut limit: Option<&'static
         });
     }
     SearchOutcome { points, best, knee, thrashing, qd1_misses, stopped, limit }
+}
+
+/// The climb's big steps (×4) leave the knee coarse: when the next measured depth after
+/// the knee is more than one grid step away, measure the step right after it (at most
+/// twice, and only while the search has measured fewer than `budget` points), so the knee
+/// is placed at the grid's resolution.
+fn refine_knee(run: &mut Run, grid: &[u32], budget: usize) {
+    let Some(b) = best_point(&run.points) else { return };
+    for _ in 0..2 {
+        if run.stopped || run.points.len() >= budget {
+            return;
+        }
+        let Some(k) = knee(&run.points, b.threads, false) else { return };
+        let Some(ki) = grid.iter().position(|&q| q == k.qd) else { return };
+        let next = run
+            .points
+            .iter()
+            .filter(|p| p.threads == b.threads && p.rate_iops.is_none() && p.qd > k.qd)
+            .map(|p| p.qd)
+            .min()
+            .and_then(|q| grid.iter().position(|&g| g == q));
+        match next {
+            Some(ni) if ni > ki + 1 => {
+                if run.measure(GridPoint { qd: grid[ki + 1], threads: b.threads, rate_iops: None }).is_none() {
+                    return;
+                }
+            }
+            _ => return,
+        }
+    }
 }
 
 /// Open loop: the QD-1 closed-loop rate is the base; offered rates climb in doublings,
