@@ -33,6 +33,8 @@ pub enum Command {
     Compare(Box<CompareArgs>),
     /// Render a saved result (JSON) as a self-contained HTML report, or as text, CSV or Markdown.
     Report(Box<ReportArgs>),
+    /// Simulate an SSD cache in front of HDDs on an I/O trace: hit ratio, warm-up, wear, IOPS, size.
+    Cache(Box<CacheArgs>),
 }
 
 /// Options every command takes.
@@ -677,5 +679,427 @@ impl CompareArgs {
             confidence: 0.95,
             labels: self.labels(self.targets.len())?,
         })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    #[command(subcommand)]
+    pub action: CacheAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheAction {
+    /// Replay a trace through the SSD cache model (and comparison policies).
+    Simulate(Box<SimulateArgs>),
+    /// Miss-ratio curve over cache sizes and a recommended size.
+    Mrc(Box<MrcArgs>),
+    /// Closed-form warm-up time T = C·P / (I·S·D) (binary units).
+    Warmup(Box<WarmupArgs>),
+    /// Write a synthetic trace (uniform, zipf, hotset) in the binary format (or .csv).
+    Synth(Box<SynthArgs>),
+    /// Convert a text trace to the compact binary format (text parsing dominates replay time).
+    Convert(Box<ConvertArgs>),
+}
+
+/// Which trace and how to read it.
+#[derive(Debug, Args, Clone)]
+pub struct TraceArgs {
+    /// The trace file (.gz is decompressed on the fly).
+    #[arg(long, value_name = "FILE")]
+    pub trace: PathBuf,
+    /// blkparse[:Q|D|C], fio, msr, alibaba, tencent, csv:MAPPING, binary [default: detected].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Keep only this device / volume / disk as the trace names it.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Keep requests from this time on (since the trace's first request), e.g. 10m.
+    #[arg(long, value_name = "DURATION")]
+    pub from: Option<String>,
+    /// Keep requests before this time (since the trace's first request), e.g. 2h.
+    #[arg(long, value_name = "DURATION")]
+    pub until: Option<String>,
+    /// Skip malformed lines (counted) instead of stopping at the first one.
+    #[arg(long)]
+    pub skip_bad: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub input: TraceArgs,
+    /// Cache preset: database (1M/8K/PoR 2/PoW 0), filesystem (2M/16K/2/2), web (4M/64K/2/0).
+    #[arg(long, default_value = "database", value_name = "PRESET")]
+    pub preset: String,
+    /// SSD cache capacity.
+    #[arg(long, value_name = "SIZE", required = true)]
+    pub cache_size: String,
+    /// Cache block size (overrides the preset).
+    #[arg(long, value_name = "SIZE")]
+    pub block: Option<String>,
+    /// Sub-block size (overrides the preset).
+    #[arg(long, value_name = "SIZE")]
+    pub sub_block: Option<String>,
+    /// Populate-on-read threshold (0 = never fill on reads).
+    #[arg(long, value_name = "N")]
+    pub por: Option<u32>,
+    /// Populate-on-write threshold (0 = never fill on writes).
+    #[arg(long, value_name = "N")]
+    pub pow: Option<u32>,
+    /// Write mode: wt (write-through), wb (write-back), wa (write-around), ro (read-only).
+    #[arg(long, default_value = "wt", value_name = "MODE")]
+    pub mode: String,
+    /// Bypass sequential streams longer than this.
+    #[arg(long, value_name = "SIZE")]
+    pub seq_cutoff: Option<String>,
+    /// Policies: qsan (the model), lru, nhit, s3fifo, opt, or all; comma-separated.
+    #[arg(long, default_value = "qsan", value_name = "LIST")]
+    pub policy: String,
+    /// Cache unit of the comparison policies (lru, nhit, s3fifo, opt).
+    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    pub unit: String,
+    /// Interval of the hit-ratio series [default: 1/100 of the trace span].
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+    /// SSD size for DWPD [default: the cache capacity].
+    #[arg(long, value_name = "SIZE")]
+    pub ssd_size: Option<String>,
+    /// Random IOPS of one HDD (performance prediction).
+    #[arg(long, default_value = "150", value_name = "N")]
+    pub hdd_iops: String,
+    /// Mean latency of one HDD I/O.
+    #[arg(long, default_value = "8ms", value_name = "DURATION")]
+    pub hdd_latency: String,
+    /// Number of HDDs.
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub hdds: u32,
+    /// Back-end writes per host write on the HDDs (RAID10 2, RAID5 4, RAID6 6).
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub raid_penalty: f64,
+    /// Random IOPS of one SSD.
+    #[arg(long, default_value = "50000", value_name = "N")]
+    pub ssd_iops: String,
+    /// Mean latency of one SSD I/O.
+    #[arg(long, default_value = "100us", value_name = "DURATION")]
+    pub ssd_latency: String,
+    /// Number of SSDs.
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub ssds: u32,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct MrcArgs {
+    #[command(flatten)]
+    pub input: TraceArgs,
+    /// Cache unit (block) size of the curve.
+    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    pub unit: String,
+    /// Cache sizes to report, comma-separated (e.g. 1G,2G,4G) [default: the whole curve].
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Sample with SHARDS at this rate (e.g. 1%) [default: exact unless > 50 M references].
+    #[arg(long, value_name = "PCT")]
+    pub shards: Option<String>,
+    /// Count only reads (a read cache) instead of reads and writes.
+    #[arg(long)]
+    pub reads_only: bool,
+    /// lru (exact stack distances) or qsan (one simulation per size of --sizes, in parallel).
+    #[arg(long, default_value = "lru", value_name = "POLICY")]
+    pub policy: String,
+    /// Preset for --policy qsan.
+    #[arg(long, default_value = "database", value_name = "PRESET")]
+    pub preset: String,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WarmupArgs {
+    /// Total SSD cache capacity C.
+    #[arg(long, value_name = "SIZE")]
+    pub capacity: String,
+    /// Populate threshold P.
+    #[arg(long, value_name = "N")]
+    pub threshold: u32,
+    /// Random IOPS I of one HDD.
+    #[arg(long, value_name = "N")]
+    pub hdd_iops: String,
+    /// I/O size S.
+    #[arg(long, value_name = "SIZE")]
+    pub io_size: String,
+    /// Number of HDDs D.
+    #[arg(long, value_name = "N")]
+    pub hdds: u32,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// uniform, zipf:THETA or hotset:OPS%/AREA% (e.g. hotset:90/10).
+    #[arg(long, value_name = "DIST")]
+    pub dist: String,
+    /// Distinct blocks (the working area is blocks × block size).
+    #[arg(long, value_name = "N")]
+    pub blocks: String,
+    /// Requests to write.
+    #[arg(long, value_name = "N")]
+    pub requests: String,
+    /// Request (and block) size.
+    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    pub block_size: String,
+    /// Share of reads, percent.
+    #[arg(long, default_value = "70", value_name = "PCT")]
+    pub read_pct: String,
+    /// Request rate for the timestamps.
+    #[arg(long, default_value = "1000", value_name = "N")]
+    pub iops: String,
+    /// Keep zipf's hottest blocks contiguous at the start (default: scattered).
+    #[arg(long)]
+    pub contiguous: bool,
+    /// Random seed.
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub seed: u64,
+    /// Output trace: binary format, or CSV for a .csv name.
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub input: TraceArgs,
+    /// Output binary trace.
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl TraceArgs {
+    pub fn input(&self) -> Result<cachesim::session::TraceInput, SpecError> {
+        let format = match &self.format {
+            Some(f) => Some(trace::TraceFormat::parse(f).map_err(|e| SpecError::value("--format", e.to_string()))?),
+            None => None,
+        };
+        let ns = |o: &str, v: &Option<String>| -> Result<Option<u64>, SpecError> {
+            v.as_ref()
+                .map(|s| {
+                    units::parse_duration(o, s, TimeUnit::Seconds)
+                        .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64)
+                })
+                .transpose()
+        };
+        let from_ns = ns("--from", &self.from)?;
+        let until_ns = ns("--until", &self.until)?;
+        if let (Some(a), Some(b)) = (from_ns, until_ns) {
+            if b <= a {
+                return Err(SpecError::value("--until", "must be later than --from"));
+            }
+        }
+        Ok(cachesim::session::TraceInput {
+            path: self.trace.clone(),
+            format,
+            opts: trace::ReadOptions { skip_bad: self.skip_bad, device: self.device.clone(), from_ns, until_ns },
+        })
+    }
+}
+
+/// A cache-configuration error, attributed to the option that sets the offending value.
+fn config_error(e: cachesim::ConfigError) -> SpecError {
+    use cachesim::ConfigError as E;
+    let option = match &e {
+        E::Zero { what } | E::BadSize { what, .. } | E::OutOfRange { what, .. } => match *what {
+            w if w.starts_with("sub_block") => "--sub-block",
+            w if w.starts_with("block") => "--block",
+            w if w.contains("unit") => "--unit",
+            w if w.contains("seq") => "--seq-cutoff",
+            _ => "--cache-size",
+        },
+        E::SubBlockNotDivisor { .. } | E::TooManySubBlocks { .. } => "--sub-block",
+        E::UnknownName { what, .. } if *what == "mode" => "--mode",
+        E::UnknownName { .. } => "--preset",
+        _ => "--cache-size",
+    };
+    SpecError::value(option, e.to_string())
+}
+
+fn size_opt(option: &str, v: &Option<String>) -> Result<Option<u64>, SpecError> {
+    v.as_ref().map(|s| units::parse_size(option, s)).transpose()
+}
+
+fn float_count(option: &str, s: &str) -> Result<f64, SpecError> {
+    let v: f64 = s.trim().parse().map_err(|_| SpecError::value(option, format!("{s:?} is not a number")))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(SpecError::value(option, format!("{s} must be a number above 0")));
+    }
+    Ok(v)
+}
+
+fn ns_of(option: &str, s: &str) -> Result<f64, SpecError> {
+    Ok(units::parse_duration(option, s, TimeUnit::Millis)?.as_nanos() as f64)
+}
+
+impl SimulateArgs {
+    pub fn config(&self) -> Result<cachesim::session::SimulateConfig, SpecError> {
+        use cachesim::session::PolicyKind;
+        let capacity = units::parse_size("--cache-size", &self.cache_size)?;
+        let preset: cachesim::Preset =
+            self.preset.parse().map_err(|e: cachesim::ConfigError| SpecError::value("--preset", e.to_string()))?;
+        let mut cache = preset.config(capacity);
+        let custom = self.block.is_some() || self.sub_block.is_some() || self.por.is_some() || self.pow.is_some();
+        if let Some(b) = size_opt("--block", &self.block)? {
+            cache.block_bytes = b;
+        }
+        if let Some(b) = size_opt("--sub-block", &self.sub_block)? {
+            cache.sub_block_bytes = b;
+        }
+        if let Some(p) = self.por {
+            cache.por = p;
+        }
+        if let Some(p) = self.pow {
+            cache.pow = p;
+        }
+        cache.mode = self.mode.parse().map_err(|e: cachesim::ConfigError| SpecError::value("--mode", e.to_string()))?;
+        cache.seq_cutoff = size_opt("--seq-cutoff", &self.seq_cutoff)?;
+        cache.validate().map_err(config_error)?;
+        let policies = PolicyKind::parse_list(&self.policy).map_err(|m| SpecError::value("--policy", m))?;
+        let unit = units::parse_size("--unit", &self.unit)?;
+        if unit == 0 {
+            return Err(SpecError::value("--unit", "must be at least 1 byte"));
+        }
+        let interval_ns = match &self.interval {
+            Some(s) => {
+                let d = units::parse_duration("--interval", s, TimeUnit::Seconds)?;
+                if d.is_zero() {
+                    return Err(SpecError::value("--interval", "must be longer than 0"));
+                }
+                Some(d.as_nanos().min(u128::from(u64::MAX)) as u64)
+            }
+            None => None,
+        };
+        if self.hdds == 0 {
+            return Err(SpecError::value("--hdds", "must be at least 1"));
+        }
+        if self.ssds == 0 {
+            return Err(SpecError::value("--ssds", "must be at least 1"));
+        }
+        if !(self.raid_penalty.is_finite() && self.raid_penalty >= 1.0) {
+            return Err(SpecError::value("--raid-penalty", "must be 1 or more (RAID10 2, RAID5 4, RAID6 6)"));
+        }
+        let profile = cachesim::DeviceProfile {
+            hdd_iops: float_count("--hdd-iops", &self.hdd_iops)?,
+            hdd_latency_ns: ns_of("--hdd-latency", &self.hdd_latency)?,
+            hdds: self.hdds,
+            raid_write_penalty: self.raid_penalty,
+            ssd_iops: float_count("--ssd-iops", &self.ssd_iops)?,
+            ssd_latency_ns: ns_of("--ssd-latency", &self.ssd_latency)?,
+            ssds: self.ssds,
+            ssd_write_penalty: 1.0,
+        };
+        Ok(cachesim::session::SimulateConfig {
+            preset: if custom { format!("{} (custom)", preset.name()) } else { preset.name().to_string() },
+            cache,
+            policies,
+            unit_bytes: unit,
+            interval_ns,
+            ssd_bytes: size_opt("--ssd-size", &self.ssd_size)?,
+            profile,
+        })
+    }
+}
+
+impl MrcArgs {
+    pub fn config(&self) -> Result<cachesim::session::MrcConfig, SpecError> {
+        let unit = units::parse_size("--unit", &self.unit)?;
+        if unit == 0 {
+            return Err(SpecError::value("--unit", "must be at least 1 byte"));
+        }
+        let sizes = match &self.sizes {
+            Some(list) => {
+                let mut v = Vec::new();
+                for s in list.split(',') {
+                    let b = units::parse_size("--sizes", s.trim())?;
+                    if b == 0 {
+                        return Err(SpecError::value("--sizes", "sizes must be above 0"));
+                    }
+                    v.push(b);
+                }
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+            None => Vec::new(),
+        };
+        let shards_rate = match &self.shards {
+            Some(s) => {
+                let p = units::parse_percent("--shards", s)?;
+                if p <= 0.0 {
+                    return Err(SpecError::value("--shards", "the sampling rate must be above 0%"));
+                }
+                Some(p / 100.0)
+            }
+            None => None,
+        };
+        let qsan = match self.policy.as_str() {
+            "lru" => None,
+            "qsan" => {
+                let preset: cachesim::Preset = self
+                    .preset
+                    .parse()
+                    .map_err(|e: cachesim::ConfigError| SpecError::value("--preset", e.to_string()))?;
+                let first = sizes.first().copied().unwrap_or(1 << 30);
+                Some(preset.config(first))
+            }
+            other => return Err(SpecError::value("--policy", format!("unknown policy {other:?}; use lru or qsan"))),
+        };
+        Ok(cachesim::session::MrcConfig { unit_bytes: unit, shards_rate, reads_only: self.reads_only, qsan, sizes })
+    }
+}
+
+impl WarmupArgs {
+    pub fn values(&self) -> Result<(u64, u32, f64, u64, u32), SpecError> {
+        let c = units::parse_size("--capacity", &self.capacity)?;
+        if c == 0 {
+            return Err(SpecError::value("--capacity", "must be above 0"));
+        }
+        if self.threshold == 0 {
+            return Err(SpecError::value("--threshold", "must be at least 1 (a threshold of 0 never fills)"));
+        }
+        let s = units::parse_size("--io-size", &self.io_size)?;
+        if s == 0 {
+            return Err(SpecError::value("--io-size", "must be above 0"));
+        }
+        if self.hdds == 0 {
+            return Err(SpecError::value("--hdds", "must be at least 1"));
+        }
+        Ok((c, self.threshold, float_count("--hdd-iops", &self.hdd_iops)?, s, self.hdds))
+    }
+}
+
+impl SynthArgs {
+    pub fn spec(&self) -> Result<trace::SynthSpec, SpecError> {
+        let dist = trace::parse_dist(&self.dist).map_err(|e| SpecError::value("--dist", e.to_string()))?;
+        let block_size = units::parse_size("--block-size", &self.block_size)?;
+        let spec = trace::SynthSpec {
+            dist,
+            blocks: units::parse_count("--blocks", &self.blocks)?,
+            block_size: u32::try_from(block_size)
+                .map_err(|_| SpecError::value("--block-size", "must be below 4 GiB"))?,
+            requests: units::parse_count("--requests", &self.requests)?,
+            read_pct: units::parse_percent("--read-pct", &self.read_pct)?.round() as u8,
+            iops: float_count("--iops", &self.iops)?,
+            seed: self.seed,
+            scatter: !self.contiguous,
+        };
+        spec.validate().map_err(|e| SpecError::value("--blocks", e.to_string()))?;
+        Ok(spec)
     }
 }

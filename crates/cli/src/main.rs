@@ -5,7 +5,10 @@
 mod args;
 mod progress;
 
-use args::{Cli, Command, CompareArgs, MarkArgs, OutputArgs, ReportArgs, RunArgs, SlaArgs, DEFAULT_TARGET};
+use args::{
+    CacheAction, CacheArgs, Cli, Command, CompareArgs, MarkArgs, OutputArgs, ReportArgs, RunArgs, SlaArgs,
+    DEFAULT_TARGET,
+};
 use clap::Parser;
 use engine::backend::NullFault;
 use engine::session::{self, SessionOptions};
@@ -271,6 +274,103 @@ fn cmd_report(a: &ReportArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+impl From<cachesim::session::SessionError> for Failure {
+    fn from(e: cachesim::session::SessionError) -> Self {
+        match e {
+            cachesim::session::SessionError::Usage(m) => Failure::Usage(m),
+            cachesim::session::SessionError::Runtime(m) => Failure::Runtime(m),
+        }
+    }
+}
+
+fn cache_doc(result: stats::CacheResult) -> ResultDoc {
+    let mut doc = ResultDoc::new("cache", session::now_rfc3339(), session::host_info());
+    doc.cache = Some(result);
+    doc
+}
+
+/// Output files (trace files of synth/convert) are checked like -o: an existing directory.
+fn check_trace_output(p: &Path) -> Result<(), Failure> {
+    check_dir("--output", p)?;
+    if p.is_dir() {
+        return Err(Failure::Usage(format!("invalid value for --output: {} is a directory", p.display())));
+    }
+    Ok(())
+}
+
+/// The `cache` commands; `None` output args mean the command prints a short summary only.
+fn cmd_cache(a: &CacheArgs) -> Result<(ResultDoc, Option<&OutputArgs>, bool), Failure> {
+    match &a.action {
+        CacheAction::Simulate(s) => {
+            check_output_path(&s.out)?;
+            let cfg = s.config()?;
+            let input = s.input.input()?;
+            Ok((cache_doc(cachesim::session::simulate(&input, &cfg)?), Some(&s.out), false))
+        }
+        CacheAction::Mrc(m) => {
+            check_output_path(&m.out)?;
+            let cfg = m.config()?;
+            let input = m.input.input()?;
+            Ok((cache_doc(cachesim::session::mrc(&input, &cfg)?), Some(&m.out), false))
+        }
+        CacheAction::Warmup(w) => {
+            check_output_path(&w.out)?;
+            let (c, p, i, sz, d) = w.values()?;
+            Ok((cache_doc(cachesim::session::warmup(c, p, i, sz, d)), Some(&w.out), false))
+        }
+        CacheAction::Synth(y) => {
+            let spec = y.spec()?;
+            check_trace_output(&y.output)?;
+            Ok((cache_doc(cachesim::session::synth(&spec, &y.output)?), None, y.json))
+        }
+        CacheAction::Convert(c) => {
+            let input = c.input.input()?;
+            check_trace_output(&c.output)?;
+            Ok((cache_doc(cachesim::session::convert(&input, &c.output)?), None, c.json))
+        }
+    }
+}
+
+fn run_cache(a: &CacheArgs) -> ExitCode {
+    match cmd_cache(a) {
+        Ok((doc, Some(out), _)) => match write_outputs(&doc, out) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Failure::Usage(m)) | Err(Failure::Runtime(m)) => {
+                eprintln!("error: {}", sanitize(&m));
+                ExitCode::from(1)
+            }
+        },
+        Ok((doc, None, json)) => {
+            if json {
+                println!("{}", report::render(&doc, report::Format::Json).trim_end());
+            } else if let Some(t) = doc.cache.as_ref().and_then(|c| c.trace.as_ref()) {
+                println!(
+                    "wrote {} ({} requests: {} reads, {} writes; {:.1} s of trace time{})",
+                    sanitize(&t.path),
+                    t.requests,
+                    t.reads,
+                    t.writes,
+                    t.span_s,
+                    if t.skipped_lines > 0 {
+                        format!("; {} malformed lines skipped", t.skipped_lines)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(Failure::Usage(m)) => {
+            eprintln!("error: {}", sanitize(&m));
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(m)) => {
+            eprintln!("error: {}", sanitize(&m));
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Report(a) = &cli.command {
@@ -286,13 +386,16 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Cache(a) = &cli.command {
+        return run_cache(a);
+    }
     let stop = install_ctrlc();
     let (res, out, name) = match &cli.command {
         Command::Run(a) => (cmd_run(a, stop), &a.out, "run"),
         Command::Mark(a) => (cmd_mark(a, stop), &a.out, "mark"),
         Command::Sla(a) => (cmd_sla(a, stop), &a.out, "sla"),
         Command::Compare(a) => (cmd_compare(a, stop), &a.out, "compare"),
-        Command::Report(_) => return ExitCode::from(2),
+        Command::Report(_) | Command::Cache(_) => return ExitCode::from(2),
     };
     match res {
         Ok(doc) => match write_outputs(&doc, out) {

@@ -43,6 +43,12 @@ fn report_help() {
 }
 
 #[test]
+fn cache_help() {
+    insta::assert_snapshot!("cache_help", help(&["cache", "--help"]));
+    insta::assert_snapshot!("cache_simulate_help", help(&["cache", "simulate", "--help"]));
+}
+
+#[test]
 fn help_subcommand_matches_flag() {
     assert_eq!(help(&["help", "run"]), help(&["run", "--help"]));
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use stats::ResultDoc;
 
+mod cache_text;
 mod compare_text;
 mod csv_out;
 pub mod fmt;
@@ -57,6 +58,14 @@ impl Format {
 
 /// Render a result document in `format`. Always returns text ending in a newline.
 pub fn render(doc: &ResultDoc, format: Format) -> String {
+    if doc.cache.is_some() {
+        match format {
+            Format::Human => return cache_text::human(doc),
+            Format::Markdown => return cache_text::markdown(doc),
+            Format::Csv => return cache_text::csv(doc),
+            Format::Json | Format::Html => {}
+        }
+    }
     match format {
         Format::Human => human::render(doc),
         Format::Json => json::render(doc),

@@ -1,6 +1,7 @@
 //! diskmeter statistics: HDR latency histograms, per-interval series and the versioned
 //! result model (`diskmeter.result.v1`). Pure: no I/O, no command-line parsing.
 
+pub mod cache;
 pub mod compare;
 pub mod compare_docs;
 pub mod hist;

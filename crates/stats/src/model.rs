@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use spec::JobSpec;
 
+pub use crate::cache::*;
 pub use crate::compare::*;
 use crate::hist::{CdfPoint, LatHist};
 pub use crate::sla::*;
@@ -56,6 +57,9 @@ pub struct ResultDoc {
     /// `compare` only: per-test statistics and verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compare: Option<CompareResult>,
+    /// `cache` only: the simulated SSD cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheResult>,
 }
 
 impl ResultDoc {
@@ -74,6 +78,7 @@ impl ResultDoc {
             error: None,
             sla: None,
             compare: None,
+            cache: None,
         }
     }
 

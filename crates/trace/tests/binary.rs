@@ -1,0 +1,206 @@
+//! The binary format: round trips, conversion from every text format, corruption.
+#![allow(clippy::unwrap_used)]
+
+use std::io::Cursor;
+use std::path::PathBuf;
+
+use diskmeter_trace::{convert, open, BinaryReader, BinaryWriter, Op, ReadOptions, Request, TraceFormat, TraceReader};
+use proptest::prelude::*;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![Just(Op::Read), Just(Op::Write), Just(Op::Discard), Just(Op::Flush)]
+}
+
+fn request() -> impl Strategy<Value = Request> {
+    (any::<u64>(), any::<u64>(), any::<u32>(), op(), 0u32..6).prop_map(|(t_ns, offset, len, op, dev)| Request {
+        t_ns,
+        offset,
+        len,
+        op,
+        dev,
+    })
+}
+
+fn write(reqs: &[Request], names: &[&str]) -> Vec<u8> {
+    let mut w = BinaryWriter::new(Cursor::new(Vec::new())).unwrap();
+    for n in names {
+        w.define_device(n).unwrap();
+    }
+    for r in reqs {
+        w.push(*r).unwrap();
+    }
+    w.finish().unwrap().into_inner()
+}
+
+proptest! {
+    #[test]
+    fn round_trip(reqs in proptest::collection::vec(request(), 0..300), name in "[a-z0-9/,_]{0,30}") {
+        let bytes = write(&reqs, &[&name]);
+        let mut r = BinaryReader::new(Cursor::new(bytes.clone())).unwrap();
+        prop_assert_eq!(r.request_count(), Some(reqs.len() as u64));
+        let back: Vec<Request> = r.by_ref().collect::<Result<_, _>>().unwrap();
+        prop_assert_eq!(&back, &reqs);
+        let used = reqs.iter().map(|r| r.dev as usize + 1).max().unwrap_or(0).max(1);
+        prop_assert_eq!(r.devices().len(), used);
+        prop_assert_eq!(&r.devices()[0], &name);
+        for (i, d) in r.devices().iter().enumerate().skip(1) {
+            prop_assert_eq!(d, &i.to_string());
+        }
+        // Every cut of the file is an error (or a clean short read of its header), never a panic.
+        for cut in [0, 7, 31, 32, 33, bytes.len().saturating_sub(1)] {
+            let cut = cut.min(bytes.len());
+            if let Ok(r) = BinaryReader::new(Cursor::new(bytes[..cut].to_vec())) {
+                let res: Result<Vec<_>, _> = r.collect();
+                // Only the full file, or a header whose request count (0) is still honoured, reads cleanly.
+                prop_assert!(cut == bytes.len() || res.is_err() || (reqs.is_empty() && cut == 32));
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_records_never_panic(reqs in proptest::collection::vec(request(), 1..50), noise in proptest::collection::vec(any::<(usize, u8)>(), 1..20)) {
+        let mut bytes = write(&reqs, &["dev"]);
+        let len = bytes.len();
+        for (at, b) in noise {
+            bytes[32 + at % (len - 32)] = b;
+        }
+        if let Ok(r) = BinaryReader::new(Cursor::new(bytes)) {
+            for x in r {
+                let _ = x;
+            }
+        }
+    }
+}
+
+#[test]
+fn writer_that_did_not_finish_is_readable() {
+    let mut w = BinaryWriter::new(Cursor::new(Vec::new())).unwrap();
+    let req = Request { t_ns: 5, offset: 4096, len: 512, op: Op::Write, dev: 0 };
+    w.push(req).unwrap();
+    // Simulate a crash: take the bytes without finish().
+    let mut buf = Vec::new();
+    {
+        let mut w2 = BinaryWriter::new(Cursor::new(&mut buf)).unwrap();
+        w2.push(req).unwrap();
+        drop(w2);
+    }
+    let mut r = BinaryReader::new(Cursor::new(buf)).unwrap();
+    assert_eq!(r.request_count(), None);
+    assert_eq!(r.next().unwrap().unwrap(), req);
+    assert!(r.next().is_none());
+}
+
+#[test]
+fn header_errors() {
+    let e = |b: &[u8]| BinaryReader::new(Cursor::new(b.to_vec())).err().unwrap().to_string();
+    assert!(e(b"DMTR").contains("shorter than the 32-byte header"));
+    assert!(e(&[b'x'; 32]).contains("does not start with \"DMTRACE1\""));
+    let mut v2 = write(&[], &[]);
+    v2[8] = 2;
+    assert!(e(&v2).contains("version 2 is not supported"));
+    let mut big = write(&[], &[]);
+    big[10] = 32;
+    assert!(e(&big).contains("record size 32"));
+}
+
+#[test]
+fn record_errors() {
+    let req = Request { t_ns: 1, offset: 2, len: 3, op: Op::Read, dev: 0 };
+    let good = write(&[req, req], &["a"]);
+    let first_err = |b: Vec<u8>| BinaryReader::new(Cursor::new(b)).unwrap().find_map(Result::err).unwrap().to_string();
+    // Header says 2 requests, only 1 present.
+    assert!(first_err(good[..good.len() - 24].to_vec()).contains("header promises 2 requests, the file holds 1"));
+    assert!(first_err(good[..good.len() - 5].to_vec()).contains("19 stray bytes"));
+    let mut kind = good.clone();
+    let rec = good.len() - 24;
+    kind[rec + 20] = 9;
+    assert!(first_err(kind).contains("unknown kind 9"));
+    let mut dev = good.clone();
+    dev[rec + 21] = 7;
+    assert!(first_err(dev).contains("uses device 7, which is not defined"));
+}
+
+#[test]
+fn device_ids_beyond_24_bits_are_refused() {
+    let mut w = BinaryWriter::new(Cursor::new(Vec::new())).unwrap();
+    let r = Request { t_ns: 0, offset: 0, len: 0, op: Op::Read, dev: 1 << 24 };
+    assert!(w.push(r).unwrap_err().to_string().contains("24 bits"));
+}
+
+/// Converting each sample to binary and reading it back gives what the text reader gives.
+#[test]
+fn convert_every_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = [
+        ("blkparse.txt", "blkparse"),
+        ("fio_v2.log", "fio"),
+        ("fio_v3.log", "fio"),
+        ("msr.csv.gz", "msr"),
+        ("alibaba.csv", "alibaba"),
+        ("tencent.csv", "tencent"),
+        ("generic.csv", "csv:time=0:us,op=1,offset=2:sectors,size=3,dev=4,header,delim=semicolon"),
+    ];
+    for (name, format) in samples {
+        let format = TraceFormat::parse(format).unwrap();
+        let out = dir.path().join(format!("{name}.dmtrace"));
+        let stats = convert(&data(name), &format, &ReadOptions::default(), &out).unwrap();
+        let mut text = open(&data(name), &format, &ReadOptions::default()).unwrap();
+        let want: Vec<Request> = text.by_ref().collect::<Result<_, _>>().unwrap();
+        let mut bin = open(&out, &TraceFormat::Binary, &ReadOptions::default()).unwrap();
+        let got: Vec<Request> = bin.by_ref().collect::<Result<_, _>>().unwrap();
+        assert_eq!(got, want, "{name}");
+        assert_eq!(bin.devices(), text.devices(), "{name}");
+        assert_eq!(stats.requests, want.len() as u64);
+        assert_eq!(stats.devices, text.devices().len());
+        assert_eq!(stats.duration_ns, want.iter().map(|r| r.t_ns).max().unwrap_or(0));
+        assert_eq!(TraceFormat::detect(&out, &std::fs::read(&out).unwrap()), Some(TraceFormat::Binary));
+    }
+}
+
+#[test]
+fn binary_traces_honour_read_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("msr.dmtrace");
+    convert(&data("msr.csv"), &TraceFormat::Msr, &ReadOptions::default(), &out).unwrap();
+    let opts = ReadOptions { device: Some("hm_1".into()), ..ReadOptions::default() };
+    let mut r = open(&out, &TraceFormat::Binary, &opts).unwrap();
+    let got: Vec<Request> = r.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(got, vec![Request { t_ns: 0, offset: 1262592000, len: 65536, op: Op::Read, dev: 0 }]);
+    assert_eq!(r.devices(), ["hm_1"]);
+    let opts = ReadOptions { from_ns: Some(2_000_000_000), until_ns: Some(4_000_000_000), ..ReadOptions::default() };
+    let got: Vec<u64> = open(&out, &TraceFormat::Binary, &opts).unwrap().map(|r| r.unwrap().t_ns).collect();
+    assert_eq!(got, [0, 1_000_007_500]);
+}
+
+#[test]
+fn convert_errors_remove_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bad.csv");
+    std::fs::write(&input, "1,h,0,Read,0,512,1\n2,h,0,Read,x,512,1\n").unwrap();
+    let out = dir.path().join("bad.dmtrace");
+    let e = convert(&input, &TraceFormat::Msr, &ReadOptions::default(), &out).unwrap_err();
+    assert_eq!(e.to_string(), "line 2: offset \"x\" is not a number");
+    assert!(!out.exists());
+    let e = convert(&input, &TraceFormat::Msr, &ReadOptions::default(), &input).unwrap_err();
+    assert!(e.to_string().contains("is the input"));
+    let stats =
+        convert(&input, &TraceFormat::Msr, &ReadOptions { skip_bad: true, ..Default::default() }, &out).unwrap();
+    assert_eq!((stats.requests, stats.skipped), (1, 1));
+}
+
+#[test]
+fn gzip_binary_streams() {
+    use std::io::Write;
+    let req = Request { t_ns: 0, offset: 8, len: 8, op: Op::Discard, dev: 0 };
+    let bytes = write(&[req], &["x"]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&bytes).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut r = TraceReader::from_reader(Cursor::new(gz), &TraceFormat::Binary, &ReadOptions::default()).unwrap();
+    assert_eq!(r.next().unwrap().unwrap(), req);
+    assert_eq!(r.devices(), ["x"]);
+}
