@@ -23,11 +23,12 @@ use serde_json::Value;
 use stats::ResultDoc;
 
 /// Each document and the `data-chart` kinds its report must contain.
-const DOCS: [(&str, &[&str]); 4] = [
+const DOCS: [(&str, &[&str]); 5] = [
     ("mark", &["mark-card", "latency-cdf"]),
     ("run", &["results-table", "latency-cdf", "timeline"]),
     ("sla", &["sla-curve", "results-table", "latency-cdf", "timeline"]),
     ("compare", &["compare-bars"]),
+    ("cache", &["cache-warmup", "cache-mrc"]),
 ];
 
 /// Kinds drawn as HTML tables rather than SVG.
@@ -383,6 +384,17 @@ fn reports_render_offline_in_chromium() {
         if name == "run" {
             // The job name `oltp <b>& mix` arrives as text, not markup.
             assert!(dom.contains("oltp &lt;b&gt;&amp; mix"), "run: escaped job name missing from the DOM");
+        }
+        if name == "cache" {
+            // The policy table lists every policy; the figures carry their ids.
+            let table = dom.split("id=\"cache-policies\"").nth(1).expect("cache: no policy table in the DOM");
+            let table = table.split("</table>").next().unwrap_or_default();
+            for policy in ["qsan", "lru", "nhit", "s3fifo", "opt"] {
+                assert!(table.contains(policy), "cache: policy {policy} missing from the table");
+            }
+            for id in ["chart-cache-warmup", "chart-cache-mrc"] {
+                assert!(dom.contains(&format!("id=\"{id}\"")), "cache: no #{id}");
+            }
         }
     }
 }

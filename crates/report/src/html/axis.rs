@@ -141,6 +141,52 @@ pub(crate) fn log(lo: f64, hi: f64) -> Axis {
     Axis { lo: a, hi: b, ticks, minor }
 }
 
+/// log2 of a byte count, clamped to [1 B, 2^60 B] (zero becomes 1 B).
+pub(crate) fn log2_bytes(b: f64) -> f64 {
+    let v = if b.is_finite() { b } else { 1.0 };
+    v.clamp(1.0, 2f64.powi(60)).log2()
+}
+
+/// A log axis for byte sizes whose log2 lies in `lo..=hi`: the range ends on powers of
+/// two, ticks at every k-th power of two (k from 1, 2, 3, 5, 10, 20, so at most about a
+/// dozen labels), light lines at the other powers of two while there are few of them.
+pub(crate) fn log2(lo: f64, hi: f64) -> Axis {
+    let (mut lo, mut hi) = (clean(lo).clamp(0.0, 60.0), clean(hi).clamp(0.0, 60.0));
+    if hi < lo {
+        std::mem::swap(&mut lo, &mut hi);
+    }
+    let mut a = (lo + 1e-9).floor();
+    let mut b = (hi - 1e-9).ceil().max(a);
+    if b - a < 2.0 {
+        // One size (or two neighbours): a power of two either side.
+        a = (a - 1.0).max(0.0);
+        b = a + 3.0;
+    }
+    let span = b - a;
+    let k = [1.0, 2.0, 3.0, 5.0, 10.0, 20.0].into_iter().find(|k| span / k <= 12.0).unwrap_or(20.0);
+    let mut ticks = Vec::new();
+    let mut minor = Vec::new();
+    let mut e = a;
+    while e <= b + 1e-9 {
+        if (e / k).round() * k == e {
+            ticks.push(e);
+        } else if span <= 40.0 {
+            minor.push(e);
+        }
+        e += 1.0;
+    }
+    if ticks.is_empty() {
+        ticks.push(a);
+    }
+    Axis { lo: a, hi: b, ticks, minor }
+}
+
+/// Tick label of a log2 byte axis: `64 MiB`, `1 GiB`, `1.5 TiB`.
+pub(crate) fn bytes_label(log2: f64) -> String {
+    let b = 2f64.powf(clean(log2).clamp(0.0, 60.0)).round();
+    crate::fmt::bytes(b as u64).replace(".00 ", " ")
+}
+
 /// Short latency label for ticks: `500 ns`, `10 µs`, `2.5 ms`, `1 s`.
 pub(crate) fn short_lat(ns: f64) -> String {
     let ns = snap(clean(ns));
@@ -246,5 +292,23 @@ mod tests {
         assert_eq!(compact(1_200_000.0), "1.2M");
         assert_eq!(compact(0.25), "0.25");
         assert_eq!(compact(f64::NAN), "0");
+    }
+
+    #[test]
+    fn log2_ticks() {
+        // 64 MiB .. 1 TiB: powers of two, labelled in binary units.
+        let a = log2(log2_bytes(64.0 * 1048576.0), log2_bytes(1099511627776.0));
+        assert_eq!(bytes_label(a.lo), "64 MiB");
+        assert_eq!(bytes_label(a.hi), "1 TiB");
+        assert!(a.ticks.len() <= 13 && a.ticks.len() >= 3);
+        assert!(a.ticks.iter().any(|t| bytes_label(*t) == "1 GiB"));
+        // Degenerate: one size, zero, NaN, huge.
+        for (lo, hi) in [(30.0, 30.0), (0.0, 0.0), (f64::NAN, f64::NAN), (64.0, 64.0), (-5.0, 1e300)] {
+            let a = log2(lo, hi);
+            assert!(a.hi > a.lo && !a.ticks.is_empty(), "{lo} {hi}: {a:?}");
+        }
+        assert_eq!(log2_bytes(0.0), 0.0);
+        assert_eq!(log2_bytes(f64::MAX), 60.0);
+        assert_eq!(bytes_label(20.0), "1 MiB");
     }
 }

@@ -511,3 +511,286 @@ pub(crate) fn bars(
         Ok(())
     })
 }
+
+// ---------------------------------------------------------------------------------------
+// cache: warm-up and miss-ratio curve
+
+pub(crate) const MRC: RGBColor = PALETTE[0];
+/// Legend colour of muted dashed guides.
+pub(crate) const MUTED_DASH: RGBColor = MUTED;
+
+/// One policy's read hit ratio over trace time.
+pub(crate) struct HitLine {
+    pub color: RGBColor,
+    pub label: String,
+    /// `(t_s, interval read hit ratio 0..1)`; non-finite ratios (intervals without reads)
+    /// leave gaps.
+    pub points: Vec<(f64, f64)>,
+    /// Trace time at which the policy counts as warm, when known.
+    pub warmup_s: Option<f64>,
+    /// Label of the warm-up marker.
+    pub warm_label: String,
+}
+
+/// The unit in which a trace span of `span_s` seconds reads best: `(seconds per unit, name)`.
+pub(crate) fn time_unit(span_s: f64) -> (f64, &'static str) {
+    if span_s >= 3.0 * 3600.0 {
+        (3600.0, "h")
+    } else if span_s >= 180.0 {
+        (60.0, "min")
+    } else {
+        (1.0, "s")
+    }
+}
+
+/// Runs of consecutive finite points, `(x, y)` mapped by `f`; a non-finite `y` ends a run.
+fn runs(points: &[(f64, f64)], f: impl Fn(f64, f64) -> (f64, f64)) -> Vec<Vec<(f64, f64)>> {
+    let mut out = Vec::new();
+    let mut cur = Vec::new();
+    for &(x, y) in points {
+        if x.is_finite() && y.is_finite() {
+            cur.push(f(x, y));
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The area between a line and zero, as a polygon (plotters' area series is not enabled).
+fn under(line: &[(f64, f64)], c: RGBAColor) -> Polygon<(f64, f64)> {
+    let mut v = line.to_vec();
+    if let (Some(first), Some(last)) = (line.first(), line.last()) {
+        v.push((last.0, 0.0));
+        v.push((first.0, 0.0));
+    }
+    Polygon::new(v, c.filled())
+}
+
+/// Text on a translucent white box, so it stays readable over lines and grid.
+fn label(root: &Area, text: &str, at: (i32, i32), px: f64, c: RGBColor, pos: Pos) -> R<()> {
+    let w = (text.chars().count() as f64 * px * 0.55).ceil() as i32;
+    let h = px as i32 + 4;
+    let x0 = match pos.h_pos {
+        HPos::Left => at.0,
+        HPos::Right => at.0 - w,
+        HPos::Center => at.0 - w / 2,
+    };
+    let y0 = match pos.v_pos {
+        VPos::Top => at.1,
+        VPos::Bottom => at.1 - h,
+        VPos::Center => at.1 - h / 2,
+    };
+    root.draw(&Rectangle::new([(x0 - 3, y0 - 1), (x0 + w + 3, y0 + h)], WHITE.mix(0.85).filled()))?;
+    root.draw(&Text::new(text.to_string(), at, font(px, c).pos(pos)))?;
+    Ok(())
+}
+
+/// Read hit ratio per interval of every policy (top), with each policy's warm-up time
+/// dashed, and the cache occupancy of one policy (bottom).
+pub(crate) fn cache_warmup(lines: &[HitLine], occupancy: &[(f64, f64)], occ_color: RGBColor) -> Result<String, String> {
+    let times = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.0).chain(l.warmup_s))
+        .chain(occupancy.iter().map(|p| p.0))
+        .filter(|t| t.is_finite())
+        .map(axis::clean);
+    let (t0, t1) = bounds(times).unwrap_or((0.0, 1.0));
+    let t0 = t0.min(0.0);
+    let (div, unit) = time_unit(t1 - t0);
+    let x = axis::linear(t0 / div, t1 / div, 10);
+    let y = Axis {
+        lo: 0.0,
+        hi: 100.0,
+        ticks: (0..=5).map(|i| f64::from(i) * 20.0).collect(),
+        minor: (0..5).map(|i| f64::from(i) * 20.0 + 10.0).collect(),
+    };
+    let y_occ = axis::linear(0.0, 100.0, 4);
+    let pct = |v: f64| axis::clean(v).clamp(0.0, 1.0) * 100.0;
+    let hits: Vec<Vec<Vec<(f64, f64)>>> =
+        lines.iter().map(|l| runs(&l.points, |t, h| (axis::clean(t) / div, pct(h)))).collect();
+    let occ = runs(occupancy, |t, o| (axis::clean(t) / div, pct(o)));
+    let dots = lines.iter().map(|l| l.points.len()).chain([occupancy.len()]).max().unwrap_or(0) <= 30;
+    svg(1100, 560, |root| {
+        let (top, bottom) = root.split_vertically(360);
+        let mut c = build(&top, &x, &y, 30, 64)?;
+        mesh(&mut c, &|v| axis::trim(*v), &|v| format!("{v:.0} %"), "", "read hit ratio per interval")?;
+        for (l, r) in lines.iter().zip(&hits) {
+            draw_runs(&mut c, r, l.color, dots)?;
+        }
+        // Warm-up times: a dashed line per policy, labelled low in the chart (right of the
+        // markers the curves are warm, i.e. high), one row per policy, latest at the bottom.
+        let area = c.plotting_area().get_pixel_range();
+        let mut marks: Vec<(f64, &HitLine)> = lines
+            .iter()
+            .filter_map(|l| l.warmup_s.filter(|w| w.is_finite()).map(|w| ((axis::clean(w) / div).clamp(x.lo, x.hi), l)))
+            .collect();
+        marks.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (row, &(xv, l)) in marks.iter().enumerate() {
+            c.draw_series(DashedLineSeries::new(
+                vec![(xv, 0.0), (xv, 100.0)],
+                6,
+                4,
+                ShapeStyle { color: l.color.to_rgba(), filled: false, stroke_width: 2 },
+            ))?;
+            let (px, _) = c.backend_coord(&(xv, 0.0));
+            let text = l.warm_label.clone();
+            let w = text_width(&text, 12.0) + 18;
+            let y = area.1.end - 18 - 20 * row as i32;
+            if y < area.1.start + 10 {
+                break;
+            }
+            let (x0, pos) = if px + 8 + w > area.0.end {
+                (px - 6 - w, Pos::new(HPos::Left, VPos::Center))
+            } else {
+                (px + 6, Pos::new(HPos::Left, VPos::Center))
+            };
+            root.draw(&Rectangle::new([(x0 - 3, y - 9), (x0 + w + 3, y + 9)], WHITE.mix(0.9).filled()))?;
+            root.draw(&PathElement::new(vec![(x0, y), (x0 + 12, y)], l.color.stroke_width(3)))?;
+            root.draw(&Text::new(text, (x0 + 17, y), font(12.0, TEXT).pos(pos)))?;
+        }
+        let mut c = build(&bottom, &x, &y_occ, 44, 64)?;
+        mesh(&mut c, &|v| axis::trim(*v), &|v| format!("{v:.0} %"), &format!("trace time ({unit})"), "occupancy")?;
+        for r in &occ {
+            if r.len() > 1 {
+                c.draw_series(std::iter::once(under(r, occ_color.mix(0.15))))?;
+            }
+        }
+        draw_runs(&mut c, &occ, occ_color, dots)?;
+        Ok(())
+    })
+}
+
+/// A marked size on the miss-ratio curve.
+pub(crate) struct SizeMark {
+    pub bytes: f64,
+    /// Miss ratio 0..1 at that size (`None`: a full-height line).
+    pub miss: Option<f64>,
+    pub label: String,
+}
+
+/// Miss ratio (0–100 %) against cache size on a log2 axis labelled in binary units; drawn
+/// as steps (`step`, for stack-distance curves) or a line through the simulated sizes.
+pub(crate) fn cache_mrc(
+    points: &[(f64, f64)],
+    step: bool,
+    recommended: Option<&SizeMark>,
+    configured: Option<&SizeMark>,
+) -> Result<String, String> {
+    let pct = |m: f64| axis::clean(m).clamp(0.0, 1.0) * 100.0;
+    let mut pts: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.0.is_finite() && p.0 >= 1.0 && p.1.is_finite())
+        .map(|&(b, m)| (axis::log2_bytes(b), pct(m)))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    let marks = [recommended, configured];
+    let xs = pts.iter().map(|p| p.0).chain(marks.iter().flatten().map(|m| axis::log2_bytes(m.bytes)));
+    let (lo, hi) = bounds(xs).unwrap_or((20.0, 30.0));
+    let x = axis::log2(lo, hi);
+    let y = Axis {
+        lo: 0.0,
+        hi: 100.0,
+        ticks: (0..=5).map(|i| f64::from(i) * 20.0).collect(),
+        minor: (0..5).map(|i| f64::from(i) * 20.0 + 10.0).collect(),
+    };
+    let path: Vec<(f64, f64)> = if step {
+        let mut v = Vec::with_capacity(pts.len() * 2);
+        for (i, p) in pts.iter().enumerate() {
+            v.push(*p);
+            if let Some(n) = pts.get(i + 1) {
+                v.push((n.0, p.1));
+            }
+        }
+        v
+    } else {
+        pts.clone()
+    };
+    svg(1100, 460, |root| {
+        let mut c = build(root, &x, &y, 48, 64)?;
+        mesh(
+            &mut c,
+            &|v| axis::bytes_label(*v),
+            &|v| format!("{v:.0} %"),
+            "cache size (log scale)",
+            "read miss ratio",
+        )?;
+        let area = c.plotting_area().get_pixel_range();
+        if let Some(m) = configured {
+            let xv = axis::log2_bytes(m.bytes).clamp(x.lo, x.hi);
+            c.draw_series(DashedLineSeries::new(
+                vec![(xv, 0.0), (xv, 100.0)],
+                4,
+                4,
+                ShapeStyle { color: MUTED.to_rgba(), filled: false, stroke_width: 1 },
+            ))?;
+            let (px, _) = c.backend_coord(&(xv, 100.0));
+            let right = px + 8 + text_width(&m.label, 12.0) > area.0.end;
+            let at = (if right { px - 5 } else { px + 5 }, area.1.start + 4);
+            label(root, &m.label, at, 12.0, MUTED, Pos::new(if right { HPos::Right } else { HPos::Left }, VPos::Top))?;
+        }
+        if path.len() > 1 {
+            c.draw_series(std::iter::once(under(&path, MRC.mix(0.12))))?;
+            c.draw_series(LineSeries::new(path.iter().copied(), MRC.stroke_width(2)))?;
+        }
+        if pts.len() <= 40 {
+            c.draw_series(pts.iter().map(|&p| Circle::new(p, 3, MRC.filled())))?;
+        }
+        if let Some(m) = recommended {
+            let xv = axis::log2_bytes(m.bytes).clamp(x.lo, x.hi);
+            let yv = m.miss.map(pct).unwrap_or(0.0);
+            c.draw_series(DashedLineSeries::new(
+                vec![(xv, 0.0), (xv, yv)],
+                6,
+                4,
+                ShapeStyle { color: BEST.to_rgba(), filled: false, stroke_width: 2 },
+            ))?;
+            c.draw_series(std::iter::once(Circle::new((xv, yv), 7, BEST.stroke_width(2))))?;
+            let (px, py) = c.backend_coord(&(xv, yv));
+            // Keep the label off the curve: try boxes beside and above the point, nearest
+            // first, and take the first that no segment of the curve crosses.
+            let curve: Vec<(i32, i32)> = path.iter().map(|p| c.backend_coord(p)).collect();
+            let crosses = |b: (i32, i32, i32, i32)| {
+                curve.windows(2).any(|s| {
+                    (0..=8).any(|k| {
+                        let f = f64::from(k) / 8.0;
+                        let x = f64::from(s[0].0) + f * f64::from(s[1].0 - s[0].0);
+                        let y = f64::from(s[0].1) + f * f64::from(s[1].1 - s[0].1);
+                        x >= f64::from(b.0) && x <= f64::from(b.2) && y >= f64::from(b.1) && y <= f64::from(b.3)
+                    })
+                })
+            };
+            let w = (m.label.chars().count() as f64 * 13.0 * 0.55).ceil() as i32;
+            let h = 18;
+            let inside = |b: (i32, i32, i32, i32)| {
+                b.0 >= area.0.start && b.2 <= area.0.end && b.1 >= area.1.start && b.3 <= area.1.end
+            };
+            let mut candidates = Vec::new();
+            for up in [14, 34, 54, 74, 94, 124, 154, 184] {
+                candidates.push((px + 12, py - up - h));
+                candidates.push((px - 12 - w, py - up - h));
+                candidates.push((px - w / 2, py - up - h));
+            }
+            candidates.push((px + 12, py + 14));
+            let pick = candidates
+                .iter()
+                .copied()
+                .find(|&(x0, y0)| {
+                    let b = (x0 - 3, y0 - 1, x0 + w + 3, y0 + h);
+                    inside(b) && !crosses(b)
+                })
+                .unwrap_or((px + 12, (py - 14 - h).max(area.1.start)));
+            let (x0, y0) = pick;
+            if y0 + h < py - 16 {
+                // A leader from the label down to the marker.
+                let lx = (px).clamp(x0, x0 + w);
+                root.draw(&PathElement::new(vec![(lx, y0 + h), (px, py - 8)], BEST.mix(0.6).stroke_width(1)))?;
+            }
+            label(root, &m.label, (x0, y0 + h / 2), 13.0, BEST, Pos::new(HPos::Left, VPos::Center))?;
+        }
+        Ok(())
+    })
+}

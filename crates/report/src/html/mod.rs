@@ -5,6 +5,7 @@
 //! every string taken from the document, plotters escapes the text inside the SVGs.
 
 mod axis;
+mod cache;
 mod charts;
 #[cfg(test)]
 mod tests;
@@ -218,6 +219,7 @@ struct Page {
     job_errors: Vec<Note>,
     sla: Option<SlaView>,
     compare: Option<CompareView>,
+    cache: Option<cache::CacheView>,
     mark: Option<MarkCard>,
     results: Option<ResultsTable>,
     cdf: Option<Figure>,
@@ -230,7 +232,7 @@ impl Page {
     fn new(doc: &ResultDoc) -> Page {
         let is_mark = doc.command == "mark";
         let (timelines, timeline_note) = timelines(doc);
-        let show_table = !doc.results.is_empty() || (doc.sla.is_none() && doc.compare.is_none());
+        let show_table = !doc.results.is_empty() || (doc.sla.is_none() && doc.compare.is_none() && doc.cache.is_none());
         Page {
             generator: format!("{} {}", doc.tool.name, doc.tool.version),
             title: format!("{} {} report", doc.tool.name, doc.command),
@@ -244,6 +246,7 @@ impl Page {
             job_errors: job_errors(doc),
             sla: doc.sla.as_ref().map(sla_view),
             compare: doc.compare.as_ref().map(compare_view),
+            cache: doc.cache.as_ref().map(cache::cache_view),
             mark: if is_mark { Some(mark_card(doc)) } else { None },
             results: if !is_mark && show_table { Some(results_table(doc)) } else { None },
             cdf: latency_cdf(doc),
@@ -264,6 +267,11 @@ fn subtitle(doc: &ResultDoc) -> Vec<String> {
             v.push(fmt::device(t));
         }
         v.push(t.path.clone());
+    }
+    if let Some(t) = doc.cache.as_ref().and_then(|c| c.trace.as_ref()) {
+        if !t.path.is_empty() {
+            v.push(format!("trace {}", t.path));
+        }
     }
     if !doc.started_at.is_empty() {
         v.push(fmt::date(&doc.started_at));
@@ -329,6 +337,7 @@ fn environment(doc: &ResultDoc) -> Vec<EnvCard> {
             }
             rows
         }
+        None if doc.cache.is_some() => vec![("target".to_string(), "none: simulated on a recorded trace".to_string())],
         None => vec![("target".to_string(), "not recorded".to_string())],
     };
 
@@ -343,8 +352,11 @@ fn environment(doc: &ResultDoc) -> Vec<EnvCard> {
         ("command".to_string(), doc.command.clone()),
         ("started".to_string(), fmt::date(&doc.started_at)),
         ("status".to_string(), status),
-        ("jobs".to_string(), doc.results.len().to_string()),
     ];
+    match &doc.cache {
+        Some(c) if doc.results.is_empty() => run.push(("cache action".to_string(), c.action.clone())),
+        _ => run.push(("jobs".to_string(), doc.results.len().to_string())),
+    }
     if let Some(r) = doc.results.first() {
         run.push(("I/O".to_string(), fmt::io_mode(&r.spec)));
     }

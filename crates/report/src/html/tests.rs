@@ -9,9 +9,11 @@ use std::time::Duration;
 use proptest::prelude::*;
 use spec::{DataPattern, Distribution, JobSpec, RwMode};
 use stats::{
-    codes, Aggregate, CdfPoint, CompareResult, CompareRow, CpuUsage, DirStats, ErrorInfo, HostInfo, JobResult, LatHist,
-    LatSummary, PassResult, Percentile, ResultDoc, SampleStats, SeriesPoint, SlaPoint, SlaResult, SlaStream, Subject,
-    TargetInfo, TargetKind, TestKind, Thrash, Verdict, Versus,
+    codes, Aggregate, BlockCounts, ByteCounts, CachePoint, CacheResult, CacheSetup, CdfPoint, CompareResult,
+    CompareRow, CpuUsage, DirStats, ErrorInfo, HostInfo, JobResult, LatHist, LatSummary, MrcPoint, MrcResult,
+    PassResult, Percentile, PerfPrediction, PolicyResult, RequestCounts, ResultDoc, SampleStats, SeriesPoint, SlaPoint,
+    SlaResult, SlaStream, Subject, TargetInfo, TargetKind, TestKind, Thrash, TraceSummary, Verdict, Versus,
+    WarmupEstimate,
 };
 
 use super::render_html;
@@ -428,6 +430,191 @@ pub(super) fn compare_doc() -> ResultDoc {
 }
 
 // ---------------------------------------------------------------------------------------
+// cache
+
+const GIB: u64 = 1 << 30;
+
+fn cache_trace() -> TraceSummary {
+    TraceSummary {
+        path: "/srv/traces/oltp-week1.blktrace".into(),
+        format: "blkparse".into(),
+        requests: 11_342_118,
+        reads: 8_204_551,
+        writes: 3_118_920,
+        other: 18_647,
+        read_bytes: 8_204_551 * 16_384,
+        write_bytes: 3_118_920 * 12_288,
+        span_s: 21_600.0,
+        footprint_bytes: 1_410 * GIB,
+        devices: vec!["sdb".into(), "sdc".into()],
+        skipped_lines: 12,
+    }
+}
+
+fn cache_setup() -> CacheSetup {
+    CacheSetup {
+        preset: "database".into(),
+        capacity_bytes: 256 * GIB,
+        block_bytes: 1 << 20,
+        sub_block_bytes: 64 << 10,
+        por: 2,
+        pow: 1,
+        mode: "write-back".into(),
+        seq_cutoff_bytes: Some(4 << 20),
+        ssd_bytes: 960 * GIB,
+    }
+}
+
+/// One simulated policy: final hit ratio `hit`, warm-up time constant `tau_s`, time to fill
+/// the cache `fill_s`.
+fn policy(name: &str, hit: f64, tau_s: f64, fill_s: f64, seed: u64) -> PolicyResult {
+    let t = cache_trace();
+    let mut j = Jitter(seed | 1);
+    let mut sum = 0.0;
+    let series: Vec<CachePoint> = (1..=360)
+        .map(|i| {
+            let t_s = f64::from(i) * 60.0;
+            let h = (hit * (1.0 - (-t_s / tau_s).exp()) + 0.05 * (j.next() - 0.5)).clamp(0.0, 1.0);
+            sum += h;
+            CachePoint {
+                t_s,
+                hit_ratio: sum / f64::from(i),
+                interval_hit_ratio: h,
+                occupancy: (t_s / fill_s).min(1.0) * (0.995 - 0.01 * j.next()).min(1.0),
+            }
+        })
+        .collect();
+    let warmup_s = series.iter().find(|p| p.interval_hit_ratio >= 0.9 * hit).map(|p| p.t_s);
+    let read_hit_ratio = series.iter().map(|p| p.interval_hit_ratio).sum::<f64>() / series.len() as f64;
+    let reads = t.reads as f64;
+    let read_hits = (reads * read_hit_ratio) as u64;
+    let partial_hits = (reads * 0.021) as u64;
+    let read_misses = t.reads - read_hits - partial_hits;
+    let write_hits = (t.writes as f64 * (hit - 0.08)) as u64;
+    let bypasses = (t.writes as f64 * 0.06) as u64;
+    let fill = read_misses * (1 << 20) / 6;
+    let written_to_ssd = fill + write_hits * 12_288;
+    let hdd_only_iops = 8.0 * 225.0;
+    let ssd_limit = 95_000.0;
+    let by_hdd = hdd_only_iops / (1.0 - read_hit_ratio * 0.73);
+    let (max_iops, bottleneck) = if by_hdd < ssd_limit { (by_hdd, "hdd") } else { (ssd_limit, "ssd") };
+    PolicyResult {
+        name: name.into(),
+        requests: RequestCounts {
+            read_hits,
+            partial_hits,
+            read_misses,
+            write_hits,
+            write_misses: t.writes - write_hits - bypasses,
+            bypasses,
+            discards: 18_000,
+            flushes: 647,
+        },
+        bytes: ByteCounts {
+            read_from_ssd: (t.read_bytes as f64 * (read_hit_ratio + 0.03)) as u64,
+            read_from_hdd: (t.read_bytes as f64 * (0.97 - read_hit_ratio)) as u64,
+            written_to_ssd,
+            written_to_hdd: t.write_bytes / 3,
+            fill,
+            dirty_evicted: t.write_bytes / 5,
+        },
+        blocks: BlockCounts { fills: read_misses / 6, evictions: read_misses / 7, dirty_evictions: read_misses / 40 },
+        hdd_ops: read_misses + t.writes / 2,
+        ssd_ops: read_hits + write_hits + read_misses / 6,
+        read_hit_ratio,
+        read_byte_hit_ratio: (read_hit_ratio + 0.03).min(1.0),
+        capacity_blocks: 262_144,
+        occupied_blocks: (262_144.0 * series.last().unwrap().occupancy) as u64,
+        dwpd: Some(written_to_ssd as f64 * 4.0 / (960 * GIB) as f64),
+        warmup_s,
+        series,
+        perf: Some(PerfPrediction {
+            max_iops,
+            bottleneck: bottleneck.into(),
+            mean_latency_ns: read_hit_ratio * 140_000.0 + (1.0 - read_hit_ratio) * 8_300_000.0,
+            hdd_only_iops,
+            hdd_only_latency_ns: 8_300_000.0,
+            gain_pct: (max_iops / hdd_only_iops - 1.0) * 100.0,
+        }),
+        sim_seconds: 3.4,
+        sim_requests_per_s: 11_342_118.0 / 3.4,
+    }
+}
+
+/// An exact LRU miss-ratio curve: 64 MiB .. 2 TiB in quarter-power-of-two steps.
+fn mrc() -> MrcResult {
+    let unit = 64u64 << 10;
+    let (m_min, s0) = (0.12, 24.0 * GIB as f64);
+    let points: Vec<MrcPoint> = (0..=60)
+        .map(|i| {
+            let s = 2f64.powf(26.0 + f64::from(i) / 4.0);
+            let cache_bytes = ((s / unit as f64).round() as u64) * unit;
+            MrcPoint { cache_bytes, miss_ratio: m_min + (1.0 - m_min) / (1.0 + (cache_bytes as f64 / s0).powf(1.3)) }
+        })
+        .collect();
+    let recommended = points.iter().find(|p| p.miss_ratio - m_min < 0.05).copied();
+    MrcResult {
+        method: "mattson".into(),
+        policy: "lru".into(),
+        unit_bytes: unit,
+        sampling_rate: None,
+        points,
+        recommended,
+    }
+}
+
+fn cache_base(action: &str) -> ResultDoc {
+    let mut doc = ResultDoc::new("cache", "2025-03-03T08:00:00Z", host());
+    doc.tool.version = "0.1.0".into();
+    doc.cache = Some(CacheResult { action: action.into(), ..CacheResult::default() });
+    doc
+}
+
+/// `cache simulate` of five policies over a six-hour trace, with an LRU miss-ratio curve.
+pub(super) fn cache_doc() -> ResultDoc {
+    let mut doc = cache_base("simulate");
+    let c = doc.cache.as_mut().unwrap();
+    c.trace = Some(cache_trace());
+    c.config = Some(cache_setup());
+    c.policies = vec![
+        policy("qsan", 0.78, 2_400.0, 9_000.0, 3),
+        policy("lru", 0.72, 1_100.0, 4_000.0, 5),
+        policy("nhit", 0.75, 1_900.0, 7_500.0, 7),
+        policy("s3fifo", 0.80, 1_500.0, 5_000.0, 11),
+        policy("opt", 0.88, 900.0, 4_000.0, 13),
+    ];
+    c.mrc = Some(mrc());
+    doc.warn("trace-skipped-lines", "12 malformed lines were skipped (--skip-bad)");
+    doc
+}
+
+/// `cache mrc` with SHARDS sampling.
+pub(super) fn cache_mrc_doc() -> ResultDoc {
+    let mut doc = cache_base("mrc");
+    let c = doc.cache.as_mut().unwrap();
+    c.trace = Some(cache_trace());
+    let mut m = mrc();
+    m.method = "shards".into();
+    m.sampling_rate = Some(0.01);
+    c.mrc = Some(m);
+    doc
+}
+
+/// `cache warmup`: the closed-form estimate only.
+pub(super) fn cache_warmup_doc() -> ResultDoc {
+    let mut doc = cache_base("warmup");
+    doc.cache.as_mut().unwrap().warmup_estimate = Some(WarmupEstimate {
+        capacity_bytes: 256 * GIB,
+        threshold: 2,
+        hdd_iops: 225.0,
+        io_size_bytes: 64 << 10,
+        hdds: 8,
+        seconds: (256 * GIB) as f64 * 2.0 / (225.0 * 65_536.0 * 8.0),
+    });
+    doc
+}
+
+// ---------------------------------------------------------------------------------------
 // checks
 
 /// Every `data-chart` value of the page, in order.
@@ -782,6 +969,124 @@ fn empty_and_degenerate_documents() {
     assert!(html.contains("No compared figures."));
 }
 
+#[test]
+fn cache_simulate_report() {
+    let doc = cache_doc();
+    let html = render_html(&doc);
+    check_page(&html);
+    assert_eq!(chart_kinds(&html), ["cache-warmup", "cache-mrc"], "no empty results table, CDF or timeline");
+    assert!(html.contains("id=\"chart-cache-warmup\"") && html.contains("id=\"chart-cache-mrc\""));
+    assert!(html.contains("diskmeter cache report"));
+    assert!(html.contains("/srv/traces/oltp-week1.blktrace") && html.contains("blkparse"));
+    assert!(html.contains("1.38 TiB"), "footprint");
+    assert!(html.contains("PoR 2 · PoW 1") && html.contains("write-back") && html.contains("960 GiB"));
+    assert!(html.contains("none: simulated on a recorded trace"));
+    // The policy table: one row per policy, the best hit ratio highlighted.
+    let table = html.split("id=\"cache-policies\"").nth(1).unwrap().split("</table>").next().unwrap();
+    assert_eq!(table.matches("<tr").count(), 2 + 5);
+    assert_eq!(table.matches("class=\"hl\"").count(), 1);
+    assert!(table.contains("opt <span class=\"tag best\">best</span>"));
+    assert!(table.contains("hdd") && table.contains("tag ok\">+"));
+    // Warm-up chart: a legend entry per policy plus the warm-up marker, a label per policy.
+    let warm = figures(&html).into_iter().find(|f| f.contains("data-chart=\"cache-warmup\"")).unwrap();
+    assert_eq!(warm.matches("class=\"item\"").count(), 6);
+    for name in ["qsan", "lru", "nhit", "s3fifo", "opt"] {
+        assert!(warm.contains(&format!("{name} warm after ")), "{name} warm-up marker");
+    }
+    assert!(warm.contains("trace time (h)") && warm.contains("occupancy"));
+    // Miss-ratio curve: byte labels on the log axis, the recommended size marked.
+    let mrc = figures(&html).into_iter().find(|f| f.contains("data-chart=\"cache-mrc\"")).unwrap();
+    assert!(mrc.contains("64 MiB\n</text>") && mrc.contains("1 GiB\n</text>"), "binary size ticks");
+    assert!(mrc.contains("Mattson stack distances (exact LRU)") && mrc.contains("unit 64 KiB"));
+    let rec = doc.cache.as_ref().unwrap().mrc.as_ref().unwrap().recommended.unwrap();
+    assert!(mrc.contains(&format!("recommended {}", crate::fmt::bytes(rec.cache_bytes))));
+    assert!(mrc.contains("simulated cache 256 GiB"));
+    assert!(!html.contains("id=\"warmup-estimate\""));
+}
+
+#[test]
+fn cache_mrc_and_warmup_reports() {
+    let html = render_html(&cache_mrc_doc());
+    check_page(&html);
+    assert_eq!(chart_kinds(&html), ["cache-mrc"]);
+    assert!(html.contains("SHARDS (sampled LRU) at R = 0.01"));
+    assert!(!html.contains("id=\"cache-policies\""));
+
+    let html = render_html(&cache_warmup_doc());
+    check_page(&html);
+    assert!(chart_kinds(&html).is_empty());
+    let w = html.split("id=\"warmup-estimate\"").nth(1).unwrap().split("</div>").next().unwrap();
+    assert!(w.contains("T = C · P / (I · S · D)"));
+    assert!(w.contains("= 256 GiB × 2 / (225 IOPS × 64 KiB × 8 HDDs)"), "{w}");
+    // 256 GiB × 2 / (225 × 64 KiB × 8) = 4660.3 s.
+    assert!(w.contains("T = 4,660 s = 77.7 min = 1.29 h"), "{w}");
+}
+
+#[test]
+fn degenerate_cache_documents() {
+    // Nothing at all (synth / convert, or an empty section).
+    for action in ["synth", "convert", "simulate", ""] {
+        let doc = cache_base(action);
+        let html = render_html(&doc);
+        check_page(&html);
+        assert!(chart_kinds(&html).is_empty(), "{action}: {:?}", chart_kinds(&html));
+        assert!(html.contains("id=\"cache\""));
+        assert!(html.contains("nothing was simulated") || html.contains("no simulation results"));
+    }
+    // Policies without series or perf; an MRC without usable points.
+    let mut doc = cache_doc();
+    let c = doc.cache.as_mut().unwrap();
+    for p in &mut c.policies {
+        p.series.clear();
+        p.perf = None;
+        p.dwpd = None;
+        p.warmup_s = None;
+    }
+    c.mrc.as_mut().unwrap().points = vec![MrcPoint { cache_bytes: 0, miss_ratio: f64::NAN }];
+    let html = render_html(&doc);
+    check_page(&html);
+    assert!(chart_kinds(&html).is_empty());
+    assert!(html.contains("no time series") && html.contains("no points with a cache size above zero"));
+
+    // One point, zero and NaN values, huge sizes, a warm-up time outside the series.
+    let mut doc = cache_doc();
+    let c = doc.cache.as_mut().unwrap();
+    c.policies.truncate(2);
+    c.policies[0].series.truncate(1);
+    c.policies[0].warmup_s = Some(f64::INFINITY);
+    c.policies[0].read_hit_ratio = f64::NAN;
+    c.policies[1].series.iter_mut().for_each(|p| {
+        p.interval_hit_ratio = f64::NAN;
+        p.occupancy = -3.0;
+        p.t_s = 0.0;
+    });
+    c.policies[1].warmup_s = Some(1e300);
+    c.policies[1].perf.as_mut().unwrap().gain_pct = f64::NAN;
+    let m = c.mrc.as_mut().unwrap();
+    m.points = vec![MrcPoint { cache_bytes: u64::MAX, miss_ratio: 0.0 }];
+    m.recommended = Some(MrcPoint { cache_bytes: 0, miss_ratio: f64::INFINITY });
+    m.method = "simulation".into();
+    c.config.as_mut().unwrap().capacity_bytes = u64::MAX;
+    c.warmup_estimate =
+        Some(WarmupEstimate { seconds: f64::NAN, hdd_iops: f64::INFINITY, ..WarmupEstimate::default() });
+    let html = render_html(&doc);
+    check_page(&html);
+    assert_eq!(chart_kinds(&html), ["cache-warmup", "cache-mrc"]);
+    assert!(html.contains("T cannot be computed"));
+
+    // Many policies: lines are capped, the table lists all.
+    let mut doc = cache_doc();
+    let c = doc.cache.as_mut().unwrap();
+    let p = c.policies[0].clone();
+    c.policies = (0..14).map(|_| p.clone()).collect();
+    c.policies[0].series = (0..5000)
+        .map(|i| CachePoint { t_s: f64::from(i), hit_ratio: 0.5, interval_hit_ratio: 0.5, occupancy: 0.5 })
+        .collect();
+    let html = render_html(&doc);
+    check_page(&html);
+    assert!(html.contains("the first 10 of 14 policies are shown"));
+}
+
 // ---------------------------------------------------------------------------------------
 // property test: random small documents never panic and always give a well-formed page
 
@@ -983,21 +1288,124 @@ fn any_compare() -> BoxedStrategy<Option<CompareResult>> {
     .boxed()
 }
 
+fn any_cache() -> BoxedStrategy<Option<CacheResult>> {
+    let point = (any_f64(), any_f64(), any_f64()).prop_map(|(t_s, h, occupancy)| CachePoint {
+        t_s,
+        hit_ratio: h,
+        interval_hit_ratio: h,
+        occupancy,
+    });
+    let perf = (any_f64(), any_f64(), any_text()).prop_map(|(max_iops, gain_pct, bottleneck)| PerfPrediction {
+        max_iops,
+        bottleneck,
+        mean_latency_ns: max_iops,
+        hdd_only_iops: gain_pct,
+        hdd_only_latency_ns: 0.0,
+        gain_pct,
+    });
+    let policy = (
+        any_text(),
+        any_f64(),
+        any_u64(),
+        proptest::option::of(any_f64()),
+        proptest::option::of(any_f64()),
+        proptest::collection::vec(point, 0..5),
+        proptest::option::of(perf),
+    )
+        .prop_map(|(name, ratio, n, dwpd, warmup_s, series, perf)| PolicyResult {
+            name,
+            requests: RequestCounts { read_hits: n, read_misses: n, ..RequestCounts::default() },
+            bytes: ByteCounts { written_to_ssd: n, ..ByteCounts::default() },
+            read_hit_ratio: ratio,
+            read_byte_hit_ratio: ratio,
+            dwpd,
+            warmup_s,
+            series,
+            perf,
+            ..PolicyResult::default()
+        });
+    let mrc = (
+        prop_oneof![
+            Just("mattson".to_string()),
+            Just("shards".to_string()),
+            Just("simulation".to_string()),
+            any_text()
+        ],
+        proptest::option::of(any_f64()),
+        proptest::collection::vec((any_u64(), any_f64()), 0..6),
+        proptest::option::of((any_u64(), any_f64())),
+    )
+        .prop_map(|(method, sampling_rate, points, rec)| MrcResult {
+            method,
+            policy: "lru".into(),
+            unit_bytes: 4096,
+            sampling_rate,
+            points: points.into_iter().map(|(cache_bytes, miss_ratio)| MrcPoint { cache_bytes, miss_ratio }).collect(),
+            recommended: rec.map(|(cache_bytes, miss_ratio)| MrcPoint { cache_bytes, miss_ratio }),
+        });
+    let warm = (any_u64(), any_f64(), any_f64(), 0u32..20).prop_map(|(capacity_bytes, hdd_iops, seconds, hdds)| {
+        WarmupEstimate { capacity_bytes, threshold: hdds, hdd_iops, io_size_bytes: capacity_bytes, hdds, seconds }
+    });
+    let trace = (any_text(), any_u64(), any_f64(), proptest::collection::vec(any_text(), 0..9)).prop_map(
+        |(path, n, span_s, devices)| TraceSummary {
+            path,
+            format: "csv".into(),
+            requests: n,
+            reads: n,
+            writes: n,
+            other: n,
+            read_bytes: n,
+            write_bytes: n,
+            span_s,
+            footprint_bytes: n,
+            devices,
+            skipped_lines: n,
+        },
+    );
+    let setup = (any_u64(), proptest::option::of(any_u64())).prop_map(|(b, cut)| CacheSetup {
+        capacity_bytes: b,
+        block_bytes: b,
+        seq_cutoff_bytes: cut,
+        ..CacheSetup::default()
+    });
+    proptest::option::of(
+        (
+            prop_oneof![Just("simulate"), Just("mrc"), Just("warmup"), Just("synth"), Just("")],
+            proptest::option::of(trace),
+            proptest::option::of(setup),
+            proptest::collection::vec(policy, 0..4),
+            proptest::option::of(mrc),
+            proptest::option::of(warm),
+        )
+            .prop_map(|(action, trace, config, policies, mrc, warmup_estimate)| CacheResult {
+                action: action.into(),
+                trace,
+                config,
+                policies,
+                mrc,
+                warmup_estimate,
+            }),
+    )
+    .boxed()
+}
+
 fn any_doc() -> BoxedStrategy<ResultDoc> {
     (
-        prop_oneof![Just("mark"), Just("run"), Just("sla"), Just("compare"), Just("surface"), Just("")],
+        prop_oneof![Just("mark"), Just("run"), Just("sla"), Just("compare"), Just("cache"), Just("surface"), Just("")],
         proptest::collection::vec(any_job(), 0..4),
         any_sla(),
         any_compare(),
         proptest::collection::vec((any_text(), any_text()), 0..3),
         any::<bool>(),
         proptest::option::of(any_u64()),
+        any_cache(),
     )
-        .prop_map(|(command, results, sla, compare, warnings, partial, target)| {
+        .prop_map(|(command, results, sla, compare, warnings, partial, target, cache)| {
             let mut doc = ResultDoc::new(command, "2025-01-01T00:00:00Z", HostInfo::default());
             doc.results = results;
             doc.sla = sla;
             doc.compare = compare;
+            doc.cache = cache;
             for (code, message) in warnings {
                 doc.warn(&code, message);
             }
@@ -1028,7 +1436,14 @@ proptest! {
 fn write_browser_test_data() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     std::fs::create_dir_all(&dir).unwrap();
-    for (name, doc) in [("mark", mark_doc()), ("run", run_doc()), ("sla", sla_doc()), ("compare", compare_doc())] {
+    let docs = [
+        ("mark", mark_doc()),
+        ("run", run_doc()),
+        ("sla", sla_doc()),
+        ("compare", compare_doc()),
+        ("cache", cache_doc()),
+    ];
+    for (name, doc) in docs {
         let mut text = doc.to_json_pretty().unwrap();
         text.push('\n');
         std::fs::write(dir.join(format!("{name}.json")), text).unwrap();
@@ -1047,6 +1462,7 @@ fn browser_test_data_renders() {
             &["sla-curve", "results-table", "latency-cdf", "timeline"][..],
         ),
         ("compare", include_str!("../../tests/data/compare.json"), &["compare-bars"][..]),
+        ("cache", include_str!("../../tests/data/cache.json"), &["cache-warmup", "cache-mrc"][..]),
     ];
     for (name, text, kinds) in files {
         let doc = ResultDoc::from_json(text).unwrap_or_else(|e| panic!("{name}.json: {e}"));
