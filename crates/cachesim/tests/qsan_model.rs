@@ -336,9 +336,12 @@ fn per_block_memory_is_bounded() {
     // Database preset, 1 GiB: 1024 blocks of 128 sub-blocks, 2 words per bitmap.
     let c = QsanCache::new(CacheConfig::database(1 << 30)).expect("valid");
     assert_eq!(c.capacity_blocks(), 1024);
-    assert_eq!(c.bytes_per_block(), 16 + 37 + 32);
-    // Reserved up front: slab nodes + index + bitmaps, < 100 bytes per block.
-    assert!(c.memory_bytes() <= 1024 * 100, "{}", c.memory_bytes());
+    // Node 16 + index 8 (2048 u32 slots for 1024 blocks) + bitmaps 2 × 16.
+    assert_eq!(c.bytes_per_block(), 16 + 8 + 32);
+    // The bound: at most 32 bytes per cached block plus the sub-block bitmaps.
+    assert!(c.bytes_per_block() - 32 <= 32);
+    // Reserved up front: slab nodes + index + bitmaps (+ the empty counter table).
+    assert!(c.memory_bytes() <= 1024 * (32 + 32) + 4096, "{}", c.memory_bytes());
 }
 
 #[test]
