@@ -269,11 +269,11 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             // A small key space (with clustered keys) forces collisions and wrap-around.
-            let key = (x % 3000) << if step % 3 == 0 { 44 } else { 0 };
+            let key = (x % 3000) << if step.is_multiple_of(3) { 44 } else { 0 };
             match (model.get(&key).copied(), s.get(key)) {
                 (Some(a), Some(b)) => {
                     assert_eq!(a, b);
-                    if x % 2 == 0 {
+                    if x.is_multiple_of(2) {
                         s.unlink(&mut l, b);
                         s.release(b);
                         model.remove(&key);
