@@ -178,6 +178,9 @@ pub struct SimulateConfig {
     /// SSD size for DWPD (default: the cache capacity).
     pub ssd_bytes: Option<u64>,
     pub profile: DeviceProfile,
+    /// Most backing blocks whose read/write counters the QSAN model keeps (CLOCK replacement,
+    /// preallocated); `None` = unbounded (one entry per block ever missed).
+    pub counter_limit: Option<usize>,
 }
 
 fn policy_result(name: &str, st: &Stats, series: &crate::Series, ssd_bytes: u64, prof: &DeviceProfile) -> PolicyResult {
@@ -266,7 +269,10 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig) -> Result<CacheResult,
     for &k in &cfg.policies {
         let t0 = Instant::now();
         let mut p: Box<dyn Policy> = match k {
-            PolicyKind::Qsan => Box::new(QsanCache::new(cfg.cache)?),
+            PolicyKind::Qsan => match cfg.counter_limit {
+                Some(n) => Box::new(QsanCache::with_counter_limit(cfg.cache, n)?),
+                None => Box::new(QsanCache::new(cfg.cache)?),
+            },
             PolicyKind::Lru => Box::new(Lru::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
             PolicyKind::Nhit => Box::new(Nhit::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
             PolicyKind::S3Fifo => Box::new(S3Fifo::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),

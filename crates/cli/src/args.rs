@@ -759,6 +759,10 @@ pub struct SimulateArgs {
     /// Cache unit of the comparison policies (lru, nhit, s3fifo, opt).
     #[arg(long, default_value = "4k", value_name = "SIZE")]
     pub unit: String,
+    /// Bound the QSAN read/write counter table to N backing blocks (CLOCK replacement; memory is
+    /// preallocated) [default: unbounded, one entry per block ever missed].
+    #[arg(long, value_name = "N")]
+    pub counter_limit: Option<String>,
     /// Interval of the hit-ratio series [default: 1/100 of the trace span].
     #[arg(long, value_name = "DURATION")]
     pub interval: Option<String>,
@@ -1012,6 +1016,16 @@ impl SimulateArgs {
             interval_ns,
             ssd_bytes: size_opt("--ssd-size", &self.ssd_size)?,
             profile,
+            counter_limit: match &self.counter_limit {
+                Some(v) => {
+                    let n = units::parse_count("--counter-limit", v)?;
+                    if n == 0 || n > (1 << 32) {
+                        return Err(SpecError::value("--counter-limit", "must be between 1 and 4294967296 blocks"));
+                    }
+                    Some(n as usize)
+                }
+                None => None,
+            },
         })
     }
 }

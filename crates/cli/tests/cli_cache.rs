@@ -110,6 +110,29 @@ fn synth_then_simulate_every_policy() {
         assert!(!p["series"].as_array().expect("series").is_empty());
         assert!(p["perf"]["max_iops"].as_f64().unwrap_or(0.0) > 0.0);
     }
+    // A counter table bounded far below the ~1,250 backing blocks forgets counts (CLOCK), so
+    // blocks reach the threshold less often: never a better hit ratio, still a working cache.
+    let bounded = json_of(&expect_code(
+        dm_in(dir.path()).args([
+            "cache",
+            "simulate",
+            "--trace",
+            "z.dmt",
+            "--cache-size",
+            "16M",
+            "--block",
+            "64k",
+            "--sub-block",
+            "4k",
+            "--counter-limit",
+            "100k",
+            "--json",
+        ]),
+        0,
+    ));
+    let a = policies[0]["read_hit_ratio"].as_f64().expect("qsan");
+    let b = bounded["cache"]["policies"][0]["read_hit_ratio"].as_f64().expect("qsan bounded");
+    assert!(b <= a + 1e-9 && b > 0.0, "unbounded {a} vs bounded {b}");
     // Human output and CSV export.
     let o = expect_code(
         dm_in(dir.path()).args(["cache", "simulate", "--trace", "z.dmt", "--cache-size", "16M", "-o", "sim.csv"]),
@@ -240,6 +263,7 @@ fn cache_bad_input_is_one_line_and_exit_2() {
         (&["simulate", "--trace", "u.dmt", "--cache-size", "1G", "--from", "10s", "--until", "5s"], "--until"),
         (&["simulate", "--trace", "u.dmt", "--cache-size", "1G", "--format", "pcap"], "--format"),
         (&["simulate", "--trace", "u.dmt", "--cache-size", "1G", "--hdds", "0"], "--hdds"),
+        (&["simulate", "--trace", "u.dmt", "--cache-size", "1G", "--counter-limit", "0"], "--counter-limit"),
         (&["mrc", "--trace", "u.dmt", "--shards", "0"], "--shards"),
         (&["mrc", "--trace", "u.dmt", "--policy", "qsan"], "--sizes"),
         (
