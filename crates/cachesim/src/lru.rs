@@ -29,20 +29,9 @@ impl UnitCache for LruCore {
             self.slab.move_to_front(&mut self.list, i);
             return (true, true);
         }
-        if self.slab.is_full() {
-            if let Some(t) = self.list.tail() {
-                self.slab.unlink(&mut self.list, t);
-                self.slab.release(t);
-                stats.evictions += 1;
-            }
-        }
-        match self.slab.alloc(key) {
-            Some(i) => {
-                self.slab.push_front(&mut self.list, i);
-                (false, true)
-            }
-            None => (false, false),
-        }
+        let (slot, evicted) = self.slab.insert_front_evicting(&mut self.list, key);
+        stats.evictions += u64::from(evicted);
+        (false, slot.is_some())
     }
 
     fn discard(&mut self, key: u64) -> bool {

@@ -127,20 +127,9 @@ impl UnitCache for NhitCore {
         if !self.promote {
             return (false, false);
         }
-        if self.slab.is_full() {
-            if let Some(t) = self.list.tail() {
-                self.slab.unlink(&mut self.list, t);
-                self.slab.release(t);
-                stats.evictions += 1;
-            }
-        }
-        match self.slab.alloc(k) {
-            Some(i) => {
-                self.slab.push_front(&mut self.list, i);
-                (false, true)
-            }
-            None => (false, false),
-        }
+        let (slot, evicted) = self.slab.insert_front_evicting(&mut self.list, k);
+        stats.evictions += u64::from(evicted);
+        (false, slot.is_some())
     }
 
     fn end(&mut self) {

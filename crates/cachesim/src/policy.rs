@@ -170,24 +170,7 @@ fn unit_access_inner<C: UnitCache>(c: &mut C, stats: &mut Stats, unit: u64, r: &
     c.end();
     let len = e - s;
     if is_read {
-        stats.reads += 1;
-        stats.read_bytes_ssd += ssd_bytes;
-        stats.read_bytes_hdd += hdd_bytes;
-        stats.hdd_read_bytes += hdd_bytes;
-        stats.hdd_read_ops += hdd_runs;
-        if hdd_bytes > 0 {
-            stats.hdd_requests += 1;
-        }
-        if hdd_bytes == 0 {
-            stats.read_hits += 1;
-            Access::ReadHit
-        } else if ssd_bytes > 0 {
-            stats.read_partial_hits += 1;
-            Access::ReadPartialHit
-        } else {
-            stats.read_misses += 1;
-            Access::ReadMiss
-        }
+        stats.record_read(ssd_bytes, hdd_bytes, hdd_runs)
     } else {
         stats.writes += 1;
         stats.write_bytes_hdd += len;

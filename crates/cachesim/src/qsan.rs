@@ -455,26 +455,8 @@ impl QsanCache {
                 }
             }
         }
-        let st = &mut self.stats;
-        st.reads += 1;
-        st.read_bytes_ssd += ssd_b;
-        st.read_bytes_hdd += hdd_b;
-        st.hdd_read_bytes += hdd_b;
-        st.hdd_read_ops += hdd_runs;
-        st.ssd_read_bytes += ssd_b;
-        if hdd_b > 0 {
-            st.hdd_requests += 1;
-        }
-        if hdd_b == 0 {
-            st.read_hits += 1;
-            Access::ReadHit
-        } else if ssd_b > 0 {
-            st.read_partial_hits += 1;
-            Access::ReadPartialHit
-        } else {
-            st.read_misses += 1;
-            Access::ReadMiss
-        }
+        self.stats.ssd_read_bytes += ssd_b;
+        self.stats.record_read(ssd_b, hdd_b, hdd_runs)
     }
 
     fn write_to_hdd(&mut self, len: u64) {

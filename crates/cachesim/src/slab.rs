@@ -194,6 +194,26 @@ impl Slab {
         self.free = i;
     }
 
+    /// Inserts `key` at the head of `list`, first evicting the tail of `list` when the slab
+    /// is full. Returns the new slot (`None` if there was no room) and whether a tail was
+    /// evicted. The caller makes sure `key` is not present.
+    #[inline]
+    pub(crate) fn insert_front_evicting(&mut self, list: &mut List, key: u64) -> (Option<u32>, bool) {
+        let mut evicted = false;
+        if self.is_full() {
+            if let Some(t) = list.tail() {
+                self.unlink(list, t);
+                self.release(t);
+                evicted = true;
+            }
+        }
+        let slot = self.alloc(key);
+        if let Some(i) = slot {
+            self.push_front(list, i);
+        }
+        (slot, evicted)
+    }
+
     /// Links `i` at the head of `list`.
     #[inline]
     pub(crate) fn push_front(&mut self, list: &mut List, i: u32) {

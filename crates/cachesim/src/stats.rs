@@ -113,6 +113,30 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 impl Stats {
+    /// Accounts one host read of which `ssd_bytes` came from the SSD and `hdd_bytes` from the
+    /// HDD in `hdd_runs` operations, and classifies it (full hit, partial hit, miss).
+    #[inline]
+    pub(crate) fn record_read(&mut self, ssd_bytes: u64, hdd_bytes: u64, hdd_runs: u64) -> crate::Access {
+        self.reads += 1;
+        self.read_bytes_ssd += ssd_bytes;
+        self.read_bytes_hdd += hdd_bytes;
+        self.hdd_read_bytes += hdd_bytes;
+        self.hdd_read_ops += hdd_runs;
+        if hdd_bytes > 0 {
+            self.hdd_requests += 1;
+        }
+        if hdd_bytes == 0 {
+            self.read_hits += 1;
+            crate::Access::ReadHit
+        } else if ssd_bytes > 0 {
+            self.read_partial_hits += 1;
+            crate::Access::ReadPartialHit
+        } else {
+            self.read_misses += 1;
+            crate::Access::ReadMiss
+        }
+    }
+
     /// Read hit ratio by request: full hits / reads (0 without reads).
     pub fn read_hit_ratio(&self) -> f64 {
         ratio(self.read_hits, self.reads)
