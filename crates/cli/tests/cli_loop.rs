@@ -417,3 +417,24 @@ fn sla_on_block_devices_obeys_the_guard() {
     ));
     assert!(!doc["sla"]["points"].as_array().expect("points").is_empty());
 }
+
+/// `compare` writes every target it measures: a block device among them needs
+/// --destroy-data naming it, and is left unchanged when refused.
+#[test]
+fn compare_with_a_block_device_obeys_the_guard() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let lp = blank_loop(dir.path(), "a.img");
+    let before = image_hash(&lp);
+    let args = ["compare", "--rw", "randwrite", "--passes", "2", "--time", "200ms", "--no-warmup", "--size", "8M"];
+    let o = expect_code(dm_in(dir.path()).args(args).arg("b.test").arg(lp.dev_str()), 2);
+    assert!(stderr_of(&o).contains("--destroy-data"), "{}", stderr_of(&o));
+    assert_eq!(image_hash(&lp), before, "a refused compare writes nothing");
+    assert!(!dir.path().join("b.test").exists(), "no test file left behind");
+    let doc = json_of(&expect_code(
+        dm_in(dir.path()).args(args).arg("b.test").arg(lp.dev_str()).args(["--json", "--destroy-data", lp.dev_str()]),
+        0,
+    ));
+    assert_eq!(doc["compare"]["subjects"][1]["source"], lp.dev_str());
+}
