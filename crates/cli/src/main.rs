@@ -3,6 +3,7 @@
 //! written), 130 interrupted (partial results printed).
 
 mod args;
+mod cmd_health;
 mod progress;
 
 use args::{
@@ -386,6 +387,9 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Health(a) = &cli.command {
+        return cmd_health::run(a);
+    }
     if let Command::Cache(a) = &cli.command {
         return run_cache(a);
     }
@@ -395,7 +399,7 @@ fn main() -> ExitCode {
         Command::Mark(a) => (cmd_mark(a, stop), &a.out, "mark"),
         Command::Sla(a) => (cmd_sla(a, stop), &a.out, "sla"),
         Command::Compare(a) => (cmd_compare(a, stop), &a.out, "compare"),
-        Command::Report(_) | Command::Cache(_) => return ExitCode::from(2),
+        Command::Report(_) | Command::Cache(_) | Command::Health(_) => return ExitCode::from(2),
     };
     match res {
         Ok(doc) => match write_outputs(&doc, out) {
