@@ -35,6 +35,8 @@ pub enum Command {
     Report(Box<ReportArgs>),
     /// Simulate an SSD cache in front of HDDs on an I/O trace: hit ratio, warm-up, wear, IOPS, size.
     Cache(Box<CacheArgs>),
+    /// Live I/O monitor: iostat -x and perfmon figures per device, saturation, pressure, processes.
+    Top(Box<crate::cmd_top::TopArgs>),
     /// Disk health: SMART through smartctl, wear, error logs, self-tests, endurance forecast.
     Health(Box<crate::cmd_health::HealthArgs>),
 }

@@ -4,6 +4,7 @@
 
 mod args;
 mod cmd_health;
+mod cmd_top;
 mod progress;
 
 use args::{
@@ -387,8 +388,10 @@ fn main() -> ExitCode {
             }
         };
     }
-    if let Command::Health(a) = &cli.command {
-        return cmd_health::run(a);
+    match &cli.command {
+        Command::Top(a) => return cmd_top::run(a),
+        Command::Health(a) => return cmd_health::run(a),
+        _ => {}
     }
     if let Command::Cache(a) = &cli.command {
         return run_cache(a);
@@ -399,7 +402,7 @@ fn main() -> ExitCode {
         Command::Mark(a) => (cmd_mark(a, stop), &a.out, "mark"),
         Command::Sla(a) => (cmd_sla(a, stop), &a.out, "sla"),
         Command::Compare(a) => (cmd_compare(a, stop), &a.out, "compare"),
-        Command::Report(_) | Command::Cache(_) | Command::Health(_) => return ExitCode::from(2),
+        Command::Report(_) | Command::Cache(_) | Command::Top(_) | Command::Health(_) => return ExitCode::from(2),
     };
     match res {
         Ok(doc) => match write_outputs(&doc, out) {

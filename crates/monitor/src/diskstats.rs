@@ -1,0 +1,263 @@
+//! `/proc/diskstats`: lines of 14, 18 or 20 columns, and modular deltas between two samples.
+//!
+//! Counts and sectors are `unsigned long` in the kernel (64 bits on 64-bit kernels, 32 on
+//! 32-bit ones); the millisecond fields are `unsigned int` and wrap at 2^32 (~49.7 days of
+//! busy time). A delta is therefore taken modulo the width the value fits in, exactly as
+//! sysstat does with its C unsigned types. A device that was removed and added again
+//! starts from zero: that is a reset, detected as iostat detects it, and reported as such.
+
+use serde::{Deserialize, Serialize};
+
+/// Cumulative counters of one device (one `/proc/diskstats` line without its first three columns).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    pub rd_ios: u64,
+    pub rd_merges: u64,
+    pub rd_sectors: u64,
+    pub rd_ticks: u64,
+    pub wr_ios: u64,
+    pub wr_merges: u64,
+    pub wr_sectors: u64,
+    pub wr_ticks: u64,
+    /// I/Os in flight (column 12, the only non-cumulative field).
+    pub inflight: u64,
+    /// ms during which at least one request was in flight (column 13).
+    pub io_ticks: u64,
+    /// Weighted ms: the sum over requests of their time in flight (column 14).
+    pub time_in_queue: u64,
+    pub dc_ios: u64,
+    pub dc_merges: u64,
+    pub dc_sectors: u64,
+    pub dc_ticks: u64,
+    pub fl_ios: u64,
+    pub fl_ticks: u64,
+    /// 14, 18 or 20: which of the optional groups (discard, flush) the kernel reported.
+    pub columns: u8,
+}
+
+/// One parsed line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskLine {
+    pub major: u32,
+    pub minor: u32,
+    pub name: String,
+    pub counters: Counters,
+}
+
+/// Why a line was not understood.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("diskstats line has {0} columns; expected 14, 18 or 20")]
+    Columns(usize),
+    #[error("diskstats column {column} is not a number: {value:?}")]
+    Number { column: usize, value: String },
+}
+
+/// Parse one line of `/proc/diskstats`. Extra columns beyond 20 (future kernels) are ignored;
+/// other counts are an error.
+pub fn parse_line(line: &str) -> Result<DiskLine, ParseError> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let n = f.len();
+    if n < 14 || (n > 14 && n < 18) || n == 19 {
+        return Err(ParseError::Columns(n));
+    }
+    let num = |i: usize| -> Result<u64, ParseError> {
+        f[i].parse::<u64>().map_err(|_| ParseError::Number { column: i + 1, value: f[i].to_string() })
+    };
+    let small = |i: usize| -> Result<u32, ParseError> {
+        f[i].parse::<u32>().map_err(|_| ParseError::Number { column: i + 1, value: f[i].to_string() })
+    };
+    let mut c = Counters {
+        rd_ios: num(3)?,
+        rd_merges: num(4)?,
+        rd_sectors: num(5)?,
+        rd_ticks: num(6)?,
+        wr_ios: num(7)?,
+        wr_merges: num(8)?,
+        wr_sectors: num(9)?,
+        wr_ticks: num(10)?,
+        inflight: num(11)?,
+        io_ticks: num(12)?,
+        time_in_queue: num(13)?,
+        columns: 14,
+        ..Counters::default()
+    };
+    if n >= 18 {
+        c.dc_ios = num(14)?;
+        c.dc_merges = num(15)?;
+        c.dc_sectors = num(16)?;
+        c.dc_ticks = num(17)?;
+        c.columns = 18;
+    }
+    if n >= 20 {
+        c.fl_ios = num(18)?;
+        c.fl_ticks = num(19)?;
+        c.columns = 20;
+    }
+    Ok(DiskLine { major: small(0)?, minor: small(1)?, name: f[2].to_string(), counters: c })
+}
+
+/// Parse a whole file; lines that cannot be parsed are counted, not fatal (a kernel with a
+/// new layout must not stop the monitor).
+pub fn parse(text: &str) -> (Vec<DiskLine>, usize) {
+    let mut out = Vec::new();
+    let mut bad = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match parse_line(line) {
+            Ok(d) => out.push(d),
+            Err(_) => bad += 1,
+        }
+    }
+    (out, bad)
+}
+
+/// Difference of two readings of a counter that is `bits` wide in the kernel. A value past
+/// 32 bits proves a 64-bit counter; below that, a smaller current value is a 32-bit wrap.
+fn wrap_delta(prev: u64, cur: u64) -> u64 {
+    if cur >= prev {
+        cur - prev
+    } else if prev <= u64::from(u32::MAX) {
+        (u64::from(u32::MAX) - prev) + cur + 1
+    } else {
+        cur.wrapping_sub(prev)
+    }
+}
+
+/// Millisecond fields are `unsigned int`: always modulo 2^32.
+fn ms_delta(prev: u64, cur: u64) -> u64 {
+    (cur as u32).wrapping_sub(prev as u32) as u64
+}
+
+/// Interval differences of the cumulative counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delta {
+    pub rd_ios: u64,
+    pub rd_merges: u64,
+    pub rd_sectors: u64,
+    pub rd_ticks: u64,
+    pub wr_ios: u64,
+    pub wr_merges: u64,
+    pub wr_sectors: u64,
+    pub wr_ticks: u64,
+    pub io_ticks: u64,
+    pub time_in_queue: u64,
+    pub dc_ios: u64,
+    pub dc_merges: u64,
+    pub dc_sectors: u64,
+    pub dc_ticks: u64,
+    pub fl_ios: u64,
+    pub fl_ticks: u64,
+    /// In flight at the end of the interval.
+    pub inflight: u64,
+}
+
+/// iostat's test for a device removed and added again: fewer I/Os than before, and every
+/// sector counter that had counted something went backwards too.
+pub fn is_reset(prev: &Counters, cur: &Counters) -> bool {
+    // Wrapping, as sysstat's unsigned long sum.
+    let ios = |c: &Counters| c.rd_ios.wrapping_add(c.wr_ios).wrapping_add(c.dc_ios).wrapping_add(c.fl_ios);
+    let back = |p: u64, c: u64| p == 0 || c < p;
+    ios(cur) < ios(prev)
+        && back(prev.rd_sectors, cur.rd_sectors)
+        && back(prev.wr_sectors, cur.wr_sectors)
+        && back(prev.dc_sectors, cur.dc_sectors)
+}
+
+/// The outcome of differencing two readings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Normal interval (wraps handled).
+    Delta(Delta),
+    /// The counters restarted (device re-added): no rates for this interval.
+    Reset,
+}
+
+pub fn delta(prev: &Counters, cur: &Counters) -> Change {
+    if is_reset(prev, cur) {
+        return Change::Reset;
+    }
+    Change::Delta(Delta {
+        rd_ios: wrap_delta(prev.rd_ios, cur.rd_ios),
+        rd_merges: wrap_delta(prev.rd_merges, cur.rd_merges),
+        rd_sectors: wrap_delta(prev.rd_sectors, cur.rd_sectors),
+        rd_ticks: ms_delta(prev.rd_ticks, cur.rd_ticks),
+        wr_ios: wrap_delta(prev.wr_ios, cur.wr_ios),
+        wr_merges: wrap_delta(prev.wr_merges, cur.wr_merges),
+        wr_sectors: wrap_delta(prev.wr_sectors, cur.wr_sectors),
+        wr_ticks: ms_delta(prev.wr_ticks, cur.wr_ticks),
+        io_ticks: ms_delta(prev.io_ticks, cur.io_ticks),
+        time_in_queue: ms_delta(prev.time_in_queue, cur.time_in_queue),
+        dc_ios: wrap_delta(prev.dc_ios, cur.dc_ios),
+        dc_merges: wrap_delta(prev.dc_merges, cur.dc_merges),
+        dc_sectors: wrap_delta(prev.dc_sectors, cur.dc_sectors),
+        dc_ticks: ms_delta(prev.dc_ticks, cur.dc_ticks),
+        fl_ios: wrap_delta(prev.fl_ios, cur.fl_ios),
+        fl_ticks: ms_delta(prev.fl_ticks, cur.fl_ticks),
+        inflight: cur.inflight,
+    })
+}
+
+/// Counters since boot, as a delta from zero (`--since-boot`).
+pub fn since_boot(cur: &Counters) -> Delta {
+    match delta(&Counters::default(), cur) {
+        Change::Delta(d) => d,
+        Change::Reset => Delta::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const L14: &str = "   8       1 sda1 100 2 800 50 10 1 80 20 0 60 70";
+    const L20: &str = " 254       0 vda 338248983 118598 3805157466 108430800 63241753 337230 2445472432 10472195 0 4042696 118985315 280230 31 133978608 73073 53060 9245";
+
+    #[test]
+    fn parses_14_18_20() {
+        let l = parse_line(L14).unwrap();
+        assert_eq!(l.name, "sda1");
+        assert_eq!(l.counters.columns, 14);
+        assert_eq!(l.counters.time_in_queue, 70);
+        let l = parse_line(L20).unwrap();
+        assert_eq!((l.major, l.minor), (254, 0));
+        assert_eq!(l.counters.columns, 20);
+        assert_eq!(l.counters.fl_ticks, 9245);
+        assert_eq!(l.counters.dc_sectors, 133978608);
+        let l18: String = L20.split_whitespace().take(18).collect::<Vec<_>>().join(" ");
+        let l = parse_line(&l18).unwrap();
+        assert_eq!(l.counters.columns, 18);
+        assert_eq!(l.counters.fl_ios, 0);
+    }
+
+    #[test]
+    fn rejects_odd_lines() {
+        assert_eq!(parse_line("8 0 sda 1 2 3"), Err(ParseError::Columns(6)));
+        assert!(matches!(parse_line("8 0 sda 1 2 3 4 5 6 7 8 9 x 11"), Err(ParseError::Number { column: 13, .. })));
+        assert_eq!(parse_line(&format!("{L14} 1 2 3 4 5")), Err(ParseError::Columns(19)));
+        let (v, bad) = parse(&format!("{L14}\ngarbage\n\n{L20}\n"));
+        assert_eq!((v.len(), bad), (2, 1));
+    }
+
+    #[test]
+    fn wraps_are_modular() {
+        let prev = Counters {
+            rd_ios: u64::from(u32::MAX) - 1,
+            rd_ticks: u64::from(u32::MAX),
+            rd_sectors: 5,
+            ..Default::default()
+        };
+        let cur = Counters { rd_ios: 3, rd_ticks: 4, rd_sectors: 10, ..Default::default() };
+        // Total I/Os went down but sectors went up: a wrap, not a reset.
+        let Change::Delta(d) = delta(&prev, &cur) else { panic!("expected a delta") };
+        assert_eq!(d.rd_ios, 5);
+        assert_eq!(d.rd_ticks, 5);
+    }
+
+    #[test]
+    fn backwards_is_reset() {
+        let prev = Counters { rd_ios: 1000, rd_sectors: 8000, wr_ios: 10, wr_sectors: 80, ..Default::default() };
+        let cur = Counters { rd_ios: 5, rd_sectors: 40, ..Default::default() };
+        assert_eq!(delta(&prev, &cur), Change::Reset);
+    }
+}

@@ -1,0 +1,29 @@
+//! diskmeter top: the live I/O monitor (issue 5).
+//!
+//! Layers: [`sample`] reads raw samples (live /proc, or a recording), [`monitor`] turns two
+//! samples into an interval [`monitor::Report`] with [`diskstats`] deltas, [`metrics`]
+//! (iostat -x and perfmon figures), [`psi`], [`procs`] and a [`verdict`]; [`render`] prints
+//! it as text or JSON Lines, [`run`] drives plain mode and recordings, [`tui`] the terminal UI.
+
+pub mod devices;
+pub mod diskstats;
+pub mod metrics;
+pub mod monitor;
+pub mod procs;
+pub mod psi;
+pub mod render;
+pub mod run;
+pub mod sample;
+pub mod tui;
+pub mod verdict;
+
+pub use monitor::{Monitor, Options, Report, SortKey};
+
+/// Errors: usage errors (bad options or input files, exit 2) and runtime faults (exit 1).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MonitorError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Runtime(String),
+}

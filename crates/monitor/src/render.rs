@@ -1,0 +1,126 @@
+//! Plain-text (iostat-like, one block per interval) and JSON Lines renderers.
+
+use crate::monitor::{DeviceReport, Report};
+use crate::verdict::State;
+
+/// iostat -x column order, then the verdict.
+const COLUMNS: [(&str, usize); 22] = [
+    ("r/s", 9),
+    ("rkB/s", 10),
+    ("rrqm/s", 8),
+    ("%rrqm", 6),
+    ("r_await", 8),
+    ("rareq-sz", 9),
+    ("w/s", 9),
+    ("wkB/s", 10),
+    ("wrqm/s", 8),
+    ("%wrqm", 6),
+    ("w_await", 8),
+    ("wareq-sz", 9),
+    ("d/s", 8),
+    ("dkB/s", 9),
+    ("drqm/s", 7),
+    ("%drqm", 6),
+    ("d_await", 8),
+    ("dareq-sz", 9),
+    ("f/s", 8),
+    ("f_await", 8),
+    ("aqu-sz", 7),
+    ("%util", 7),
+];
+
+fn values(d: &DeviceReport) -> [f64; 22] {
+    let m = &d.iostat;
+    [
+        m.r_s, m.rkb_s, m.rrqm_s, m.rrqm_pct, m.r_await, m.rareq_sz, m.w_s, m.wkb_s, m.wrqm_s, m.wrqm_pct, m.w_await,
+        m.wareq_sz, m.d_s, m.dkb_s, m.drqm_s, m.drqm_pct, m.d_await, m.dareq_sz, m.f_s, m.f_await, m.aqu_sz, m.util,
+    ]
+}
+
+/// Replace control characters so device and process names cannot drive the terminal.
+pub fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
+}
+
+/// Bytes per second, human units (base 1024, as iostat's kB).
+pub fn human_rate(b: f64) -> String {
+    const U: [&str; 5] = ["B/s", "KiB/s", "MiB/s", "GiB/s", "TiB/s"];
+    let mut v = b;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0} {}", U[i])
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+/// One interval as an iostat-like text block.
+pub fn text(r: &Report) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("{}  interval {:.2} s", r.t, r.interval_s));
+    match &r.psi {
+        Some(p) => {
+            s.push_str(&format!("  io pressure: some {:.1}%", p.some_pct));
+            if let Some(f) = p.full_pct {
+                s.push_str(&format!(" full {f:.1}%"));
+            }
+        }
+        None => s.push_str("  io pressure: n/a (kernel without PSI)"),
+    }
+    s.push('\n');
+    let name_w = r.devices.iter().map(|d| d.display_name().chars().count()).max().unwrap_or(6).max(6) + 1;
+    s.push_str(&format!("{:<name_w$}", "Device"));
+    for (h, w) in COLUMNS {
+        s.push_str(&format!("{h:>w$}"));
+    }
+    s.push_str("  verdict\n");
+    if r.devices.is_empty() {
+        s.push_str("(no devices match; --all-devices, --partitions or --devices NAME show more)\n");
+    }
+    for d in &r.devices {
+        s.push_str(&format!("{:<name_w$}", sanitize(d.display_name())));
+        for ((_, w), v) in COLUMNS.iter().zip(values(d)) {
+            s.push_str(&format!("{v:>w$.2}", w = *w));
+        }
+        s.push_str(&format!("  {}\n", d.verdict.state.as_str()));
+    }
+    for d in r.devices.iter().filter(|d| matches!(d.verdict.state, State::Busy | State::Saturated | State::Reset)) {
+        s.push_str(&format!("  {}: {} — {}\n", sanitize(d.display_name()), d.verdict.state.as_str(), d.verdict.reason));
+    }
+    if let Some(ps) = &r.processes {
+        s.push_str(&format!(
+            "{:>8} {:<16} {:>12} {:>12} {:>12} {:>12}\n",
+            "PID", "COMMAND", "READ", "WRITE", "RCHAR", "WCHAR"
+        ));
+        if ps.is_empty() {
+            s.push_str("(no process did I/O in this interval)\n");
+        }
+        for p in ps {
+            s.push_str(&format!(
+                "{:>8} {:<16} {:>12} {:>12} {:>12} {:>12}\n",
+                p.pid,
+                sanitize(&p.comm),
+                human_rate(p.read_bytes_s),
+                human_rate(p.write_bytes_s),
+                human_rate(p.rchar_s),
+                human_rate(p.wchar_s)
+            ));
+        }
+        if let Some(n) = &r.processes_note {
+            s.push_str(&format!("note: {n}\n"));
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// One interval as one JSON line (with the trailing newline).
+pub fn json_line(r: &Report) -> String {
+    let mut s = serde_json::to_string(r).unwrap_or_else(|e| format!("{{\"error\":\"cannot serialise: {e}\"}}"));
+    s.push('\n');
+    s
+}

@@ -1,0 +1,167 @@
+//! Plain and JSON Lines mode: sample, report, print, record — until the count is reached,
+//! the recording ends, or Ctrl-C.
+
+use crate::monitor::{Monitor, Report};
+use crate::render;
+use crate::sample::{RecordHeader, Sample, SampleSource, RECORD_SCHEMA};
+use crate::MonitorError;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Writes a recording: a header line, then one raw sample per line, flushed as it goes so a
+/// killed run leaves a valid file up to its last complete line.
+pub struct Recorder {
+    out: BufWriter<File>,
+    path: PathBuf,
+}
+
+impl Recorder {
+    pub fn create(path: &Path, interval_s: f64, processes: bool) -> Result<Recorder, MonitorError> {
+        let f = File::create(path)
+            .map_err(|e| MonitorError::Runtime(format!("cannot create --record file {}: {e}", path.display())))?;
+        let (host, kernel) = crate::sample::host_and_kernel();
+        let header = RecordHeader {
+            schema: RECORD_SCHEMA.to_string(),
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+            host,
+            kernel,
+            interval_s,
+            processes,
+        };
+        let mut r = Recorder { out: BufWriter::new(f), path: path.to_path_buf() };
+        r.line(&serde_json::to_string(&header).map_err(|e| MonitorError::Runtime(e.to_string()))?)?;
+        Ok(r)
+    }
+
+    fn line(&mut self, s: &str) -> Result<(), MonitorError> {
+        self.out
+            .write_all(s.as_bytes())
+            .and_then(|_| self.out.write_all(b"\n"))
+            .and_then(|_| self.out.flush())
+            .map_err(|e| MonitorError::Runtime(format!("cannot write --record file {}: {e}", self.path.display())))
+    }
+
+    pub fn sample(&mut self, s: &Sample) -> Result<(), MonitorError> {
+        let text = serde_json::to_string(s).map_err(|e| MonitorError::Runtime(e.to_string()))?;
+        self.line(&text)
+    }
+}
+
+/// Options of the plain/JSON driver.
+#[derive(Debug, Clone)]
+pub struct PlainConfig {
+    pub interval: Duration,
+    /// Number of reports; `None` runs until Ctrl-C (or the end of a replay).
+    pub count: Option<u64>,
+    pub json: bool,
+    /// Nothing on stdout (a recording or -o file still gets written).
+    pub quiet: bool,
+    /// Also write every report to this file; JSON Lines when `output_json`, else text.
+    pub output: Option<PathBuf>,
+    pub output_json: bool,
+    pub record: Option<PathBuf>,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    Interrupted,
+}
+
+/// Sleep until `deadline`, waking every 50 ms to notice Ctrl-C. False when interrupted.
+pub fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(50)));
+    }
+}
+
+fn emit(
+    r: &Report,
+    cfg: &PlainConfig,
+    stdout: &mut dyn Write,
+    file: &mut Option<BufWriter<File>>,
+) -> Result<bool, MonitorError> {
+    if let Some(f) = file {
+        let t = if cfg.output_json { render::json_line(r) } else { render::text(r) };
+        f.write_all(t.as_bytes()).and_then(|_| f.flush()).map_err(|e| {
+            MonitorError::Runtime(format!(
+                "cannot write --output file {}: {e}",
+                cfg.output.as_deref().unwrap_or(Path::new("")).display()
+            ))
+        })?;
+    }
+    if cfg.quiet {
+        return Ok(true);
+    }
+    let t = if cfg.json { render::json_line(r) } else { render::text(r) };
+    match stdout.write_all(t.as_bytes()).and_then(|_| stdout.flush()) {
+        Ok(()) => Ok(true),
+        // A closed pipe (`| head`) ends the run quietly.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(MonitorError::Runtime(format!("cannot write to stdout: {e}"))),
+    }
+}
+
+/// Run plain/JSON mode to the end.
+pub fn run_plain(
+    monitor: &mut Monitor,
+    source: &mut dyn SampleSource,
+    cfg: &PlainConfig,
+    stdout: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<Outcome, MonitorError> {
+    let mut recorder = match &cfg.record {
+        Some(p) => Some(Recorder::create(p, cfg.interval.as_secs_f64(), monitor.opts.processes)?),
+        None => None,
+    };
+    let mut file = match &cfg.output {
+        Some(p) => Some(BufWriter::new(
+            File::create(p)
+                .map_err(|e| MonitorError::Runtime(format!("cannot create --output file {}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let live = source.is_live();
+    let start = Instant::now();
+    let mut reports = 0u64;
+    let mut tick = 0u32;
+    loop {
+        if cfg.count.is_some_and(|c| reports >= c) {
+            return Ok(Outcome::Done);
+        }
+        if stop.load(Ordering::SeqCst) {
+            return Ok(Outcome::Interrupted);
+        }
+        let Some(sample) = source.next_sample()? else { return Ok(Outcome::Done) };
+        if let Some(r) = &mut recorder {
+            r.sample(&sample)?;
+        }
+        if let Some(report) = monitor.push(&sample) {
+            reports += 1;
+            if !emit(&report, cfg, stdout, &mut file)? {
+                return Ok(Outcome::Done);
+            }
+            if cfg.count.is_some_and(|c| reports >= c) {
+                return Ok(Outcome::Done);
+            }
+        }
+        if live {
+            tick += 1;
+            // Absolute schedule: intervals do not drift by the time sampling takes.
+            if !sleep_until(start + cfg.interval * tick, stop) {
+                return Ok(Outcome::Interrupted);
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! A recording made on the build machine, replayed through the same code as a live run:
+//! plain text and JSON Lines renderings (insta snapshots) and the TUI drawn on a TestBackend.
+#![allow(clippy::unwrap_used)]
+
+use diskmeter_monitor::devices::Filter;
+use diskmeter_monitor::monitor::SortKey;
+use diskmeter_monitor::render;
+use diskmeter_monitor::run::{run_plain, Outcome, PlainConfig};
+use diskmeter_monitor::sample::{ReplaySource, SampleSource};
+use diskmeter_monitor::tui::{draw, App};
+use diskmeter_monitor::{Monitor, Options, Report};
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn recording() -> ReplaySource {
+    ReplaySource::open(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/recording.jsonl"))).unwrap()
+}
+
+fn all_devices() -> Filter {
+    Filter { all_devices: true, partitions: true, ..Filter::default() }
+}
+
+fn reports(opts: Options) -> Vec<Report> {
+    let mut src = recording();
+    let mut m = Monitor::new(opts);
+    let mut out = Vec::new();
+    while let Some(s) = src.next_sample().unwrap() {
+        out.extend(m.push(&s));
+    }
+    out
+}
+
+#[test]
+fn recording_header_and_count() {
+    let src = recording();
+    assert_eq!(src.header.schema, "diskmeter.top-record.v1");
+    assert!(src.header.processes);
+    assert!(!src.truncated_tail);
+    assert_eq!(reports(Options::default()).len(), 3, "4 samples give 3 intervals");
+}
+
+#[test]
+fn plain_text_snapshot() {
+    let r = reports(Options { filter: all_devices(), processes: true, max_processes: 5, ..Options::default() });
+    let text: String = r.iter().map(render::text).collect();
+    insta::assert_snapshot!("plain_text", text);
+}
+
+#[test]
+fn json_lines_snapshot_and_keys() {
+    let r = reports(Options::default());
+    let lines: Vec<String> = r.iter().map(render::json_line).collect();
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["schema"], "diskmeter.top.v1");
+        let d = &v["devices"][0];
+        for k in [
+            "r/s", "w/s", "d/s", "f/s", "rkB/s", "wkB/s", "dkB/s", "rrqm/s", "wrqm/s", "drqm/s", "rrqm", "wrqm",
+            "drqm", "r_await", "w_await", "d_await", "f_await", "rareq-sz", "wareq-sz", "dareq-sz", "aqu-sz", "util",
+        ] {
+            assert!(d[k].is_number(), "key {k} missing in {d}");
+        }
+        for k in [
+            "Disk Transfers/sec",
+            "Disk Bytes/sec",
+            "Avg. Disk Bytes/Transfer",
+            "Avg. Disk sec/Transfer",
+            "Avg. Disk Queue Length",
+            "Current Disk Queue Length",
+        ] {
+            assert!(d["perfmon"][k].is_number(), "perfmon {k} missing");
+        }
+        assert!(d["inflight"].is_u64());
+        assert!(d["verdict"]["state"].is_string() && d["verdict"]["reason"].is_string());
+        assert!(v.get("processes").is_none(), "processes only when asked");
+    }
+    insta::assert_snapshot!("json_lines", lines.concat());
+}
+
+#[test]
+fn replay_driver_counts_and_writes_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o.jsonl");
+    let cfg = PlainConfig {
+        interval: Duration::from_secs(1),
+        count: Some(2),
+        json: true,
+        quiet: false,
+        output: Some(out.clone()),
+        output_json: true,
+        record: None,
+    };
+    let mut m = Monitor::new(Options::default());
+    let mut src = recording();
+    let mut stdout = Vec::new();
+    let o = run_plain(&mut m, &mut src, &cfg, &mut stdout, &AtomicBool::new(false)).unwrap();
+    assert_eq!(o, Outcome::Done);
+    let text = String::from_utf8(stdout).unwrap();
+    assert_eq!(text.lines().count(), 2);
+    assert_eq!(std::fs::read_to_string(out).unwrap(), text);
+}
+
+fn key(c: KeyCode) -> KeyEvent {
+    KeyEvent::new(c, KeyModifiers::NONE)
+}
+
+fn app_with_data(show_procs: bool) -> App {
+    let mut app = App::new(Filter::default(), SortKey::Name, show_procs);
+    for r in reports(Options { filter: all_devices(), processes: true, max_processes: 5, ..Options::default() }) {
+        app.on_report(r);
+    }
+    app
+}
+
+fn screen(app: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(130, 36)).unwrap();
+    t.draw(|f| draw(f, app)).unwrap();
+    t.backend().to_string()
+}
+
+#[test]
+fn tui_snapshot_default_and_all_devices_with_processes() {
+    let mut app = app_with_data(false);
+    insta::assert_snapshot!("tui_default", screen(&app));
+    assert!(!app.on_key(key(KeyCode::Char('a'))));
+    assert!(!app.on_key(key(KeyCode::Char('p'))));
+    insta::assert_snapshot!("tui_all_processes", screen(&app));
+}
+
+#[test]
+fn tui_keys() {
+    let mut app = app_with_data(false);
+    assert!(!app.on_key(key(KeyCode::Char('s'))));
+    assert_eq!(app.sort, SortKey::Iops);
+    assert!(!app.on_key(key(KeyCode::Char('S'))));
+    assert_eq!(app.sort, SortKey::Name);
+    // Filter: a, f, "lo", Enter → only loop devices.
+    app.on_key(key(KeyCode::Char('a')));
+    app.on_key(key(KeyCode::Char('f')));
+    for c in "lo".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    // While typing, q is text, not quit.
+    assert!(!app.on_key(key(KeyCode::Char('q'))));
+    app.on_key(key(KeyCode::Backspace));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.filter.prefix.as_deref(), Some("lo"));
+    assert!(app.visible().iter().all(|d| d.name.starts_with("loop")));
+    // Pause: new reports are ignored.
+    app.on_key(key(KeyCode::Char(' ')));
+    let before = app.last.as_ref().unwrap().t.clone();
+    app.on_report(reports(Options::default()).remove(0));
+    assert_eq!(app.last.as_ref().unwrap().t, before);
+    assert!(app.on_key(key(KeyCode::Char('q'))));
+    assert!(app.on_key(key(KeyCode::Esc)));
+    assert!(app.on_key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)));
+}
+
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let mut r = reports(Options { processes: true, max_processes: 1, ..Options::default() }).remove(0);
+    r.devices[0].name = "vd\x1b[2Ja".into();
+    if let Some(p) = r.processes.as_mut().and_then(|p| p.first_mut()) {
+        p.comm = "evil\x1b]0;title\x07".into();
+    }
+    let t = render::text(&r);
+    assert!(!t.contains('\x1b') && !t.contains('\x07'), "{t:?}");
+    let mut app = App::new(Filter::default(), SortKey::Name, true);
+    app.on_report(r);
+    let s = screen(&app);
+    assert!(!s.contains('\x1b') && !s.contains('\x07'));
+}
