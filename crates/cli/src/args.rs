@@ -39,6 +39,8 @@ pub enum Command {
     Top(Box<crate::cmd_top::TopArgs>),
     /// Disk health: SMART through smartctl, wear, error logs, self-tests, endurance forecast.
     Health(Box<crate::cmd_health::HealthArgs>),
+    /// Surface scan: transfer rate and latency across the device, slow and bad blocks.
+    Surface(Box<crate::cmd_surface::SurfaceArgs>),
 }
 
 /// Options every command takes.

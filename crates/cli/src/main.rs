@@ -4,6 +4,7 @@
 
 mod args;
 mod cmd_health;
+mod cmd_surface;
 mod cmd_top;
 mod progress;
 
@@ -391,6 +392,7 @@ fn main() -> ExitCode {
     match &cli.command {
         Command::Top(a) => return cmd_top::run(a),
         Command::Health(a) => return cmd_health::run(a),
+        Command::Surface(a) => return cmd_surface::run(a),
         _ => {}
     }
     if let Command::Cache(a) = &cli.command {
@@ -402,7 +404,9 @@ fn main() -> ExitCode {
         Command::Mark(a) => (cmd_mark(a, stop), &a.out, "mark"),
         Command::Sla(a) => (cmd_sla(a, stop), &a.out, "sla"),
         Command::Compare(a) => (cmd_compare(a, stop), &a.out, "compare"),
-        Command::Report(_) | Command::Cache(_) | Command::Top(_) | Command::Health(_) => return ExitCode::from(2),
+        Command::Report(_) | Command::Cache(_) | Command::Top(_) | Command::Health(_) | Command::Surface(_) => {
+            return ExitCode::from(2)
+        }
     };
     match res {
         Ok(doc) => match write_outputs(&doc, out) {

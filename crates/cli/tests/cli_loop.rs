@@ -2,6 +2,7 @@
 //! otherwise). Every device is detached by a guard, also when a test panics, and the
 //! tests run one at a time.
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -37,29 +38,6 @@ impl Drop for Loop {
     fn drop(&mut self) {
         let _ = Std::new("losetup").arg("-d").arg(&self.dev).status();
     }
-}
-
-/// Why loop tests cannot run here, if they cannot.
-fn unavailable() -> Option<&'static str> {
-    if !is_root() {
-        return Some("not root");
-    }
-    if find_tool("losetup").is_none() {
-        return Some("losetup is missing");
-    }
-    if !Path::new("/dev/loop-control").exists() {
-        return Some("no /dev/loop-control");
-    }
-    None
-}
-
-macro_rules! require_loop {
-    () => {
-        if let Some(why) = unavailable() {
-            println!("note: {why}; loop-device test skipped");
-            return;
-        }
-    };
 }
 
 /// Create a zeroed 64 MiB image in `dir` and attach it.

@@ -7,6 +7,7 @@ pub mod backend;
 pub mod buffers;
 pub mod compare;
 pub mod error;
+pub mod fault;
 pub mod offsets;
 pub mod probe;
 pub mod runner;
@@ -14,6 +15,7 @@ pub mod safety;
 pub mod session;
 pub mod sla;
 pub mod sparse;
+pub mod surface;
 pub mod target;
 pub mod worker;
 

@@ -362,12 +362,18 @@ pub fn open_target(
 
 /// The target facts for the result document.
 pub fn target_info(t: &OpenTarget) -> stats::TargetInfo {
-    let p = &t.probe;
+    let mut i = probe_info(&t.path, &t.probe);
+    i.created_by_diskmeter = t.created;
+    i
+}
+
+/// The facts a probe found about `path`, for a result document (a target diskmeter did not create).
+pub fn probe_info(path: &Path, p: &Probe) -> stats::TargetInfo {
     let kind = match p.kind {
         TargetKind::File => stats::TargetKind::File,
         TargetKind::Block => stats::TargetKind::Block,
     };
-    let mut i = stats::TargetInfo::new(t.path.display().to_string(), kind, p.size_bytes);
+    let mut i = stats::TargetInfo::new(path.display().to_string(), kind, p.size_bytes);
     i.device = p.device.clone();
     i.model = p.model.clone();
     i.rotational = p.rotational;
@@ -377,7 +383,6 @@ pub fn target_info(t: &OpenTarget) -> stats::TargetInfo {
     i.filesystem = p.filesystem.clone();
     i.dio_mem_align = p.dio_mem_align;
     i.dio_offset_align = p.dio_offset_align;
-    i.created_by_diskmeter = t.created;
     i.device_cache_bytes = p.device_cache_bytes;
     i
 }

@@ -20,6 +20,10 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
             run_result(r, &mut out);
         }
         line(&mut out, "");
+    } else if doc.surface.is_some() {
+        head(doc, &mut out);
+        out.push_str(&crate::surface_text::human(doc));
+        line(&mut out, "");
     } else if doc.compare.is_some() {
         head(doc, &mut out);
         line(&mut out, "");

@@ -14,6 +14,7 @@ mod human;
 mod json;
 mod markdown;
 mod sla_text;
+mod surface_text;
 
 pub use html::render_html;
 
@@ -64,6 +65,13 @@ pub fn render(doc: &ResultDoc, format: Format) -> String {
             Format::Markdown => return cache_text::markdown(doc),
             Format::Csv => return cache_text::csv(doc),
             Format::Json | Format::Html => {}
+        }
+    }
+    if doc.surface.is_some() {
+        match format {
+            Format::Markdown => return surface_text::markdown(doc),
+            Format::Csv => return surface_text::csv(doc),
+            Format::Human | Format::Json | Format::Html => {}
         }
     }
     match format {

@@ -23,12 +23,13 @@ use serde_json::Value;
 use stats::ResultDoc;
 
 /// Each document and the `data-chart` kinds its report must contain.
-const DOCS: [(&str, &[&str]); 5] = [
+const DOCS: [(&str, &[&str]); 6] = [
     ("mark", &["mark-card", "latency-cdf"]),
     ("run", &["results-table", "latency-cdf", "timeline"]),
     ("sla", &["sla-curve", "results-table", "latency-cdf", "timeline"]),
     ("compare", &["compare-bars"]),
     ("cache", &["cache-warmup", "cache-mrc"]),
+    ("surface", &["surface-rate", "surface-map", "surface-access"]),
 ];
 
 /// Kinds drawn as HTML tables rather than SVG.

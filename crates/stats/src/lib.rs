@@ -8,6 +8,7 @@ pub mod hist;
 pub mod infer;
 pub mod model;
 pub mod sla;
+pub mod surface;
 
 pub use hist::{CdfPoint, LatHist, CDF_FRACTIONS, LAT_MAX_NS};
 pub use model::*;

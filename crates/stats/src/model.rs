@@ -60,6 +60,9 @@ pub struct ResultDoc {
     /// `cache` only: the simulated SSD cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheResult>,
+    /// `surface` only: the surface scan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub surface: Option<crate::surface::SurfaceResult>,
 }
 
 impl ResultDoc {
@@ -79,6 +82,7 @@ impl ResultDoc {
             sla: None,
             compare: None,
             cache: None,
+            surface: None,
         }
     }
 

@@ -158,3 +158,28 @@ pub fn find_tool(name: &str) -> Option<std::path::PathBuf> {
     }
     dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
 }
+
+/// Why loop-device tests cannot run here, if they cannot.
+pub fn loop_unavailable() -> Option<&'static str> {
+    if !is_root() {
+        return Some("not root");
+    }
+    if find_tool("losetup").is_none() {
+        return Some("losetup is missing");
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no /dev/loop-control");
+    }
+    None
+}
+
+/// Skip (return from) a loop-device test, with a note, where [`loop_unavailable`] says so.
+#[allow(unused_macros)]
+macro_rules! require_loop {
+    () => {
+        if let Some(why) = loop_unavailable() {
+            println!("note: {why}; loop-device test skipped");
+            return;
+        }
+    };
+}

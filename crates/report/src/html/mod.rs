@@ -7,6 +7,7 @@
 mod axis;
 mod cache;
 mod charts;
+mod surface;
 #[cfg(test)]
 mod tests;
 
@@ -220,6 +221,7 @@ struct Page {
     sla: Option<SlaView>,
     compare: Option<CompareView>,
     cache: Option<cache::CacheView>,
+    surface: Option<surface::SurfaceView>,
     mark: Option<MarkCard>,
     results: Option<ResultsTable>,
     cdf: Option<Figure>,
@@ -232,7 +234,8 @@ impl Page {
     fn new(doc: &ResultDoc) -> Page {
         let is_mark = doc.command == "mark";
         let (timelines, timeline_note) = timelines(doc);
-        let show_table = !doc.results.is_empty() || (doc.sla.is_none() && doc.compare.is_none() && doc.cache.is_none());
+        let show_table = !doc.results.is_empty()
+            || (doc.sla.is_none() && doc.compare.is_none() && doc.cache.is_none() && doc.surface.is_none());
         Page {
             generator: format!("{} {}", doc.tool.name, doc.tool.version),
             title: format!("{} {} report", doc.tool.name, doc.command),
@@ -247,6 +250,7 @@ impl Page {
             sla: doc.sla.as_ref().map(sla_view),
             compare: doc.compare.as_ref().map(compare_view),
             cache: doc.cache.as_ref().map(cache::cache_view),
+            surface: doc.surface.as_ref().map(surface::surface_view),
             mark: if is_mark { Some(mark_card(doc)) } else { None },
             results: if !is_mark && show_table { Some(results_table(doc)) } else { None },
             cdf: latency_cdf(doc),
@@ -355,6 +359,9 @@ fn environment(doc: &ResultDoc) -> Vec<EnvCard> {
     ];
     match &doc.cache {
         Some(c) if doc.results.is_empty() => run.push(("cache action".to_string(), c.action.clone())),
+        None if doc.surface.is_some() => {
+            run.push(("surface mode".to_string(), doc.surface.as_ref().map(|s| s.mode.clone()).unwrap_or_default()))
+        }
         _ => run.push(("jobs".to_string(), doc.results.len().to_string())),
     }
     if let Some(r) = doc.results.first() {
