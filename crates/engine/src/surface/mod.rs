@@ -296,6 +296,21 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
             format!("{shown} lives in RAM: the transfer rates and access times describe memory, not a disk"),
         ));
     }
+    // A file's holes read as zeros without touching the medium: their rates measure nothing.
+    // (The destructive mode writes the span before it reads it, so only the others care.)
+    if p.kind == TargetKind::File && cfg.mode != Mode::Destructive {
+        let len = cfg.size.unwrap_or(p.size_bytes - cfg.offset);
+        let holes = crate::sparse::unwritten_bytes(&file, cfg.offset, len).unwrap_or(0);
+        if holes > 0 {
+            warnings.push((
+                codes::UNWRITTEN_READ.to_string(),
+                format!(
+                    "{shown} has {holes} bytes of holes (never written) in the scanned span; reads there return \
+                     zeros without touching the medium, so those zones' rates measure nothing"
+                ),
+            ));
+        }
+    }
     Ok(Opened { probe: p, file, direct, lb, warnings })
 }
 

@@ -233,3 +233,15 @@ fn queue_depth_reads_every_block_once() {
     let c = SurfaceConfig { qd: 4, mode: Mode::NonDestructive, overwrite: true, ..cfg() };
     assert!(scan_with(&p, &c, &stop, &mut Quiet, Hook::default()).unwrap_err().to_string().contains("--qd"));
 }
+
+#[test]
+fn holes_in_a_file_are_called_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let written = image(dir.path(), "full.img", 2 * MIB);
+    let codes_of = |d: &ResultDoc| d.warnings.iter().map(|w| w.code.clone()).collect::<Vec<_>>();
+    assert!(!codes_of(&run(&written, &cfg(), "")).contains(&codes::UNWRITTEN_READ.to_string()));
+    let sparse = dir.path().join("sparse.img");
+    File::create(&sparse).unwrap().set_len(2 * MIB).unwrap();
+    let d = run(&sparse, &cfg(), "");
+    assert!(codes_of(&d).contains(&codes::UNWRITTEN_READ.to_string()), "{:?}", d.warnings);
+}
