@@ -22,7 +22,8 @@ pub struct TopArgs {
     /// Print N reports, then exit (plain mode; without it, run until Ctrl-C).
     #[arg(long, value_name = "N")]
     pub count: Option<String>,
-    /// Also show per-process I/O (bytes/s from /proc/PID/io).
+    /// Also show per-process I/O: bytes/s from /proc/PID/io, and IO%/SWAPIN% from taskstats
+    /// delay accounting (root or CAP_NET_ADMIN, and sysctl kernel.task_delayacct=1).
     #[arg(long)]
     pub processes: bool,
     /// Also show loop, device-mapper, md and other virtual devices (and partitions).
@@ -34,7 +35,8 @@ pub struct TopArgs {
     /// Only these devices (kernel names like vda or device-mapper names), comma-separated.
     #[arg(long, value_name = "NAME,...", value_delimiter = ',')]
     pub devices: Vec<String>,
-    /// Order devices (and processes) by: name, iops, read, write, await, queue, util.
+    /// Order devices (and processes) by: name, iops, read, write, await, queue, util, iodelay
+    /// (processes by IO%, devices by %util).
     #[arg(long, value_name = "KEY", default_value = "name")]
     pub sort: String,
     /// Plain text even on a terminal (no TUI).

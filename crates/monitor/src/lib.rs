@@ -2,8 +2,9 @@
 //!
 //! Layers: [`sample`] reads raw samples (live /proc, or a recording), [`monitor`] turns two
 //! samples into an interval [`monitor::Report`] with [`diskstats`] deltas, [`metrics`]
-//! (iostat -x and perfmon figures), [`psi`], [`procs`] and a [`verdict`]; [`render`] prints
-//! it as text or JSON Lines, [`run`] drives plain mode and recordings, [`tui`] the terminal UI.
+//! (iostat -x and perfmon figures), [`psi`], [`procs`] (with [`taskstats`] delays) and a
+//! [`verdict`]; [`render`] prints it as text or JSON Lines, [`run`] drives plain mode and
+//! recordings, [`tui`] the terminal UI.
 
 pub mod devices;
 pub mod diskstats;
@@ -14,6 +15,7 @@ pub mod psi;
 pub mod render;
 pub mod run;
 pub mod sample;
+pub mod taskstats;
 pub mod tui;
 pub mod verdict;
 

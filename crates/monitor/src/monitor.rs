@@ -25,11 +25,21 @@ pub enum SortKey {
     Await,
     Queue,
     Util,
+    /// Processes by IO% (taskstats block-I/O delay); devices by %util, the nearest device figure.
+    IoDelay,
 }
 
 impl SortKey {
-    pub const ALL: [SortKey; 7] =
-        [SortKey::Name, SortKey::Iops, SortKey::Read, SortKey::Write, SortKey::Await, SortKey::Queue, SortKey::Util];
+    pub const ALL: [SortKey; 8] = [
+        SortKey::Name,
+        SortKey::Iops,
+        SortKey::Read,
+        SortKey::Write,
+        SortKey::Await,
+        SortKey::Queue,
+        SortKey::Util,
+        SortKey::IoDelay,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -40,6 +50,7 @@ impl SortKey {
             SortKey::Await => "await",
             SortKey::Queue => "queue",
             SortKey::Util => "util",
+            SortKey::IoDelay => "iodelay",
         }
     }
 
@@ -51,6 +62,7 @@ impl SortKey {
         match self {
             SortKey::Read => ProcSort::Read,
             SortKey::Write => ProcSort::Write,
+            SortKey::IoDelay => ProcSort::IoDelay,
             _ => ProcSort::Total,
         }
     }
@@ -63,7 +75,7 @@ impl SortKey {
             SortKey::Write => d.iostat.wkb_s,
             SortKey::Await => d.iostat.await_ms,
             SortKey::Queue => d.iostat.aqu_sz,
-            SortKey::Util => d.iostat.util,
+            SortKey::Util | SortKey::IoDelay => d.iostat.util,
         }
     }
 }
@@ -276,8 +288,10 @@ impl Monitor {
                         p.write_bytes_s = r4(p.write_bytes_s);
                         p.rchar_s = r4(p.rchar_s);
                         p.wchar_s = r4(p.wchar_s);
+                        p.io_delay_pct = p.io_delay_pct.map(r4);
+                        p.swapin_delay_pct = p.swapin_delay_pct.map(r4);
                     }
-                    (Some(r), Some(procs::visibility_note(c.hidden, c.as_root)))
+                    (Some(r), Some(procs::note(c)))
                 }
                 _ => (Some(Vec::new()), Some("no per-process counters in this sample".to_string())),
             }

@@ -58,6 +58,14 @@ pub fn human_rate(b: f64) -> String {
     }
 }
 
+/// A delay percentage (IO%, SWAPIN%), or "—" when there is none: never a made-up 0.
+pub fn delay_pct(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{v:.1}"),
+        None => "—".to_string(),
+    }
+}
+
 /// One interval as an iostat-like text block.
 pub fn text(r: &Report) -> String {
     let mut s = String::new();
@@ -74,8 +82,10 @@ pub fn text(r: &Report) -> String {
     s.push('\n');
     let name_w = r.devices.iter().map(|d| d.display_name().chars().count()).max().unwrap_or(6).max(6) + 1;
     s.push_str(&format!("{:<name_w$}", "Device"));
+    // Every column starts with a space, so a figure wider than its column (GB/s in kB/s)
+    // pushes the row right instead of running into its neighbour.
     for (h, w) in COLUMNS {
-        s.push_str(&format!("{h:>w$}"));
+        s.push_str(&format!(" {h:>w$}", w = w - 1));
     }
     s.push_str("  verdict\n");
     if r.devices.is_empty() {
@@ -84,7 +94,7 @@ pub fn text(r: &Report) -> String {
     for d in &r.devices {
         s.push_str(&format!("{:<name_w$}", sanitize(d.display_name())));
         for ((_, w), v) in COLUMNS.iter().zip(values(d)) {
-            s.push_str(&format!("{v:>w$.2}", w = *w));
+            s.push_str(&format!(" {v:>w$.2}", w = *w - 1));
         }
         s.push_str(&format!("  {}\n", d.verdict.state.as_str()));
     }
@@ -93,21 +103,23 @@ pub fn text(r: &Report) -> String {
     }
     if let Some(ps) = &r.processes {
         s.push_str(&format!(
-            "{:>8} {:<16} {:>12} {:>12} {:>12} {:>12}\n",
-            "PID", "COMMAND", "READ", "WRITE", "RCHAR", "WCHAR"
+            "{:>8} {:<16} {:>12} {:>12} {:>12} {:>12} {:>7} {:>8}\n",
+            "PID", "COMMAND", "READ", "WRITE", "RCHAR", "WCHAR", "IO%", "SWAPIN%"
         ));
         if ps.is_empty() {
             s.push_str("(no process did I/O in this interval)\n");
         }
         for p in ps {
             s.push_str(&format!(
-                "{:>8} {:<16} {:>12} {:>12} {:>12} {:>12}\n",
+                "{:>8} {:<16} {:>12} {:>12} {:>12} {:>12} {:>7} {:>8}\n",
                 p.pid,
                 sanitize(&p.comm),
                 human_rate(p.read_bytes_s),
                 human_rate(p.write_bytes_s),
                 human_rate(p.rchar_s),
-                human_rate(p.wchar_s)
+                human_rate(p.wchar_s),
+                delay_pct(p.io_delay_pct),
+                delay_pct(p.swapin_delay_pct)
             ));
         }
         if let Some(n) = &r.processes_note {

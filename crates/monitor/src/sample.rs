@@ -2,7 +2,7 @@
 //! the same delta and metrics code, so a replay prints what the live run printed.
 
 use crate::devices::{DeviceInfo, Sysfs};
-use crate::procs::ProcSnapshot;
+use crate::procs::{DelaySource, ProcSnapshot};
 use crate::psi::PsiTotals;
 use crate::MonitorError;
 use serde::{Deserialize, Serialize};
@@ -66,11 +66,13 @@ pub struct LiveSource {
     sysfs: Sysfs,
     known: BTreeSet<String>,
     processes: bool,
+    /// The taskstats socket, opened with the first process sample and reused.
+    delays: Option<DelaySource>,
 }
 
 impl LiveSource {
     pub fn new(processes: bool) -> Self {
-        LiveSource { sysfs: Sysfs::default(), known: BTreeSet::new(), processes }
+        LiveSource { sysfs: Sysfs::default(), known: BTreeSet::new(), processes, delays: None }
     }
 
     /// Check once that /proc/diskstats is readable, for a clear error before any output.
@@ -92,7 +94,12 @@ impl SampleSource for LiveSource {
             .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/diskstats: {e}")))?;
         let diskstats: Vec<String> = ds.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
         let psi = crate::psi::read();
-        let procs = if self.processes { Some(crate::procs::read_all()) } else { None };
+        let procs = if self.processes {
+            let d = self.delays.get_or_insert_with(DelaySource::open);
+            Some(crate::procs::read_all_with(Some(d)))
+        } else {
+            None
+        };
         let mut devices = Vec::new();
         for line in &diskstats {
             if let Some(name) = line.split_whitespace().nth(2) {

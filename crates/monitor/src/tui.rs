@@ -6,7 +6,7 @@
 
 use crate::devices::Filter;
 use crate::monitor::{DeviceReport, Monitor, Report, SortKey};
-use crate::render::{human_rate, sanitize};
+use crate::render::{delay_pct, human_rate, sanitize};
 use crate::run::{sleep_until, Recorder};
 use crate::sample::SampleSource;
 use crate::verdict::State;
@@ -297,7 +297,7 @@ fn draw_procs(f: &mut Frame, app: &App, area: Rect) {
     let procs = r.and_then(|r| r.processes.as_deref()).unwrap_or(&[]);
     let note = r.and_then(|r| r.processes_note.clone()).unwrap_or_default();
     let header = Row::new(
-        ["PID", "COMMAND", "READ", "WRITE", "RCHAR", "WCHAR"]
+        ["PID", "COMMAND", "READ", "WRITE", "RCHAR", "WCHAR", "IO%", "SWAPIN%"]
             .map(|h| Cell::from(h).style(Style::default().add_modifier(Modifier::BOLD))),
     );
     let rows: Vec<Row> = procs
@@ -310,6 +310,8 @@ fn draw_procs(f: &mut Frame, app: &App, area: Rect) {
                 Cell::from(human_rate(p.write_bytes_s)),
                 Cell::from(human_rate(p.rchar_s)),
                 Cell::from(human_rate(p.wchar_s)),
+                Cell::from(delay_pct(p.io_delay_pct)),
+                Cell::from(delay_pct(p.swapin_delay_pct)),
             ])
         })
         .collect();
@@ -320,6 +322,8 @@ fn draw_procs(f: &mut Frame, app: &App, area: Rect) {
         Constraint::Length(12),
         Constraint::Length(12),
         Constraint::Length(12),
+        Constraint::Length(7),
+        Constraint::Length(8),
     ];
     let title = if procs.is_empty() { " processes (none did I/O) ".to_string() } else { " processes ".to_string() };
     let [t, n] = Layout::vertical([Constraint::Min(3), Constraint::Length(1)]).areas(area);

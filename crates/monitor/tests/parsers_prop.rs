@@ -95,3 +95,39 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Random bytes never make the taskstats parsers panic or read past the buffer.
+    #[test]
+    fn taskstats_parsers_never_panic(b in proptest::collection::vec(any::<u8>(), 0..700), fam in any::<u16>(), seq in any::<u32>()) {
+        use diskmeter_monitor::taskstats as ts;
+        let _ = ts::parse_taskstats(&b);
+        let _ = ts::parse_aggregate(&b);
+        let _ = ts::parse_get_reply(&b, fam, seq);
+        let _ = ts::parse_family_reply(&b, seq);
+        prop_assert!(ts::attributes(&b).count() <= b.len() / 4);
+        prop_assert!(ts::messages(&b).count() <= b.len() / 16);
+    }
+
+    /// A struct of any length and version inside a well-formed reply: parsed when it holds the
+    /// delay fields, refused otherwise; fields are present exactly when the struct holds them.
+    #[test]
+    fn taskstats_any_length(len in 0usize..600, version in 0u16..40, fill in any::<u8>()) {
+        use diskmeter_monitor::taskstats as ts;
+        let mut s = vec![fill; len];
+        if len >= 2 { s[..2].copy_from_slice(&version.to_ne_bytes()); }
+        match ts::parse_taskstats(&s) {
+            Ok(t) => {
+                prop_assert!(version >= 1);
+                let need = if version == 1 { 72 } else { 80 };
+                prop_assert!(len >= need);
+                if version >= 2 {
+                    prop_assert_eq!(t.read_bytes.is_some(), len >= 256);
+                    prop_assert_eq!(t.cancelled_write_bytes.is_some(), len >= 272);
+                    prop_assert_eq!(t.ac_pid.is_some(), len >= 132);
+                }
+            }
+            Err(_) => prop_assert!(len < 80 || version == 0 || (version == 1 && len < 72)),
+        }
+    }
+}

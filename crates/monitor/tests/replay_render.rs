@@ -20,6 +20,20 @@ fn recording() -> ReplaySource {
     ReplaySource::open(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/recording.jsonl"))).unwrap()
 }
 
+/// Recorded as root with `kernel.task_delayacct=1` while `dd oflag=direct` wrote to vda.
+fn taskstats_recording() -> ReplaySource {
+    ReplaySource::open(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/recording-taskstats.jsonl"))).unwrap()
+}
+
+fn reports_of(mut src: ReplaySource, opts: Options) -> Vec<Report> {
+    let mut m = Monitor::new(opts);
+    let mut out = Vec::new();
+    while let Some(s) = src.next_sample().unwrap() {
+        out.extend(m.push(&s));
+    }
+    out
+}
+
 fn all_devices() -> Filter {
     Filter { all_devices: true, partitions: true, ..Filter::default() }
 }
@@ -161,6 +175,18 @@ fn tui_keys() {
 }
 
 #[test]
+fn wide_figures_never_run_into_their_neighbours() {
+    let mut r = reports(Options::default()).remove(0);
+    let m = &mut r.devices[0].iostat;
+    (m.w_s, m.wkb_s, m.r_s, m.rkb_s) = (4160.0, 2_129_920.0, 123_456_789.0, 9_876_543_210.0);
+    let t = render::text(&r);
+    let row = t.lines().find(|l| l.starts_with(r.devices[0].display_name())).unwrap();
+    for want in ["4160.00", "2129920.00", "123456789.00", "9876543210.00"] {
+        assert!(row.split_whitespace().any(|f| f == want), "{want} is not a field of {row:?}");
+    }
+}
+
+#[test]
 fn control_characters_never_reach_the_terminal() {
     let mut r = reports(Options { processes: true, max_processes: 1, ..Options::default() }).remove(0);
     r.devices[0].name = "vd\x1b[2Ja".into();
@@ -173,4 +199,76 @@ fn control_characters_never_reach_the_terminal() {
     app.on_report(r);
     let s = screen(&app);
     assert!(!s.contains('\x1b') && !s.contains('\x07'));
+}
+
+#[test]
+fn taskstats_recording_plain_text_snapshot() {
+    let opts = Options { processes: true, max_processes: 5, sort: SortKey::IoDelay, ..Options::default() };
+    let r = reports_of(taskstats_recording(), opts);
+    assert_eq!(r.len(), 3);
+    for rep in &r {
+        let p = rep.processes.as_ref().unwrap();
+        assert_eq!(p[0].comm, "dd", "IO% sort puts the writer first");
+        let io = p[0].io_delay_pct.unwrap();
+        assert!(io > 50.0 && io < 100.0, "dd waited {io} % of the interval");
+        assert!(p.iter().all(|x| x.io_delay_pct.is_some() && x.swapin_delay_pct.is_some()));
+        let note = rep.processes_note.as_deref().unwrap();
+        assert!(note.contains("IO% from taskstats delay accounting; io_uring I/O is not counted in IO%"), "{note}");
+    }
+    let text: String = r.iter().map(render::text).collect();
+    insta::assert_snapshot!("taskstats_plain_text", text);
+}
+
+#[test]
+fn taskstats_json_fields() {
+    let opts = Options { processes: true, max_processes: 3, ..Options::default() };
+    for rep in reports_of(taskstats_recording(), opts) {
+        let v: serde_json::Value = serde_json::from_str(&render::json_line(&rep)).unwrap();
+        for p in v["processes"].as_array().unwrap() {
+            assert!(p["io_delay_pct"].is_number() && p["swapin_delay_pct"].is_number(), "{p}");
+        }
+    }
+    // An old recording: the keys are there, null, and the note says why.
+    let opts = Options { processes: true, max_processes: 3, ..Options::default() };
+    for rep in reports(opts) {
+        let v: serde_json::Value = serde_json::from_str(&render::json_line(&rep)).unwrap();
+        for p in v["processes"].as_array().unwrap() {
+            assert!(p["io_delay_pct"].is_null() && p["swapin_delay_pct"].is_null(), "{p}");
+        }
+        assert!(v["processes_note"].as_str().unwrap().contains("IO% not recorded"));
+    }
+}
+
+#[test]
+fn delay_accounting_off_shows_a_dash_not_zero() {
+    // The same recording as if kernel.task_delayacct had been 0: no IO% at all.
+    let mut src = taskstats_recording();
+    let mut m = Monitor::new(Options { processes: true, max_processes: 3, ..Options::default() });
+    let mut last = None;
+    while let Some(mut s) = src.next_sample().unwrap() {
+        if let Some(p) = s.procs.as_mut() {
+            p.delayacct = Some(false);
+        }
+        last = m.push(&s).or(last);
+    }
+    let r = last.unwrap();
+    assert!(r.processes.as_ref().unwrap().iter().all(|p| p.io_delay_pct.is_none() && p.swapin_delay_pct.is_none()));
+    let t = render::text(&r);
+    assert!(t.contains("IO% unavailable: delay accounting is off (sysctl kernel.task_delayacct=1)"), "{t}");
+    assert!(t.lines().filter(|l| l.contains(" dd ")).all(|l| l.trim_end().ends_with('—')), "{t}");
+}
+
+#[test]
+fn tui_shows_io_percent_and_sorts_by_it() {
+    let mut app = App::new(Filter::default(), SortKey::IoDelay, true);
+    for r in reports_of(
+        taskstats_recording(),
+        Options { processes: true, max_processes: 5, sort: SortKey::IoDelay, ..Options::default() },
+    ) {
+        app.on_report(r);
+    }
+    let s = screen(&app);
+    assert!(s.contains("IO%") && s.contains("SWAPIN%") && s.contains("sort: iodelay"), "{s}");
+    let dd = s.lines().find(|l| l.contains(" dd ")).unwrap();
+    assert!(dd.contains("77.0"), "{dd}");
 }
