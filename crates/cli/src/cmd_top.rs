@@ -187,7 +187,7 @@ pub fn run(a: &TopArgs) -> ExitCode {
             Err(e) => return fail(e),
         },
         None => {
-            if let Err(e) = LiveSource::probe() {
+            if let Err(e) = LiveSource::probe().and_then(|()| LiveSource::check_names(&a.devices)) {
                 return fail(e);
             }
             // The TUI collects processes always, so `p` can show them at once.

@@ -37,6 +37,7 @@ fn bad_options_are_usage_errors() {
         (vec!["--count", "x"], "--count"),
         (vec!["--sort", "bogus"], "--sort"),
         (vec!["--devices", "/dev/vda"], "--devices"),
+        (vec!["--devices", "no-such-disk", "--count", "1", "-o", "o.json"], "no device named no-such-disk"),
         (vec!["--record", "no/such/dir/r.jsonl"], "--record"),
         (vec!["--output", "no/such/dir/o.json"], "--output"),
         (vec!["--record", "a.jsonl", "--replay", "b.jsonl"], "--replay"),

@@ -81,6 +81,47 @@ impl LiveSource {
             .map(|_| ())
             .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/diskstats: {e}")))
     }
+
+    /// Refuse `--devices` names that no device has now (a typo would otherwise show an empty
+    /// table forever).
+    pub fn check_names(names: &[String]) -> Result<(), MonitorError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let ds = std::fs::read_to_string("/proc/diskstats")
+            .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/diskstats: {e}")))?;
+        let (lines, _) = crate::diskstats::parse(&ds);
+        unknown_names(names, &lines, &Sysfs::default())
+    }
+}
+
+/// The usage error for the `names` that match neither a kernel name in `lines` nor the
+/// device-mapper name of one.
+pub fn unknown_names(
+    names: &[String],
+    lines: &[crate::diskstats::DiskLine],
+    sysfs: &Sysfs,
+) -> Result<(), MonitorError> {
+    let mut known: Vec<String> = Vec::new();
+    for l in lines {
+        known.push(l.name.clone());
+        if l.name.starts_with("dm-") {
+            known.extend(sysfs.classify(&l.name).mapper);
+        }
+    }
+    let missing: Vec<&str> = names.iter().filter(|n| !known.contains(n)).map(String::as_str).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut disks: Vec<&str> =
+        lines.iter().map(|l| l.name.as_str()).filter(|n| sysfs.classify(n).parent.is_none()).collect();
+    disks.truncate(12);
+    Err(MonitorError::Usage(format!(
+        "invalid value for --devices: no device named {}; devices here include {} (kernel names as in \
+         /proc/diskstats, or device-mapper names)",
+        missing.join(", "),
+        if disks.is_empty() { "none".to_string() } else { disks.join(", ") }
+    )))
 }
 
 impl SampleSource for LiveSource {
@@ -222,5 +263,23 @@ mod tests {
         assert!(r.truncated_tail);
         assert_eq!(r.next_sample().unwrap(), Some(s));
         assert_eq!(r.next_sample().unwrap(), None);
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn unknown_device_names_are_named_with_what_exists() {
+        let (lines, _) = crate::diskstats::parse(
+            "   8       0 sda 1 0 8 1 0 0 0 0 0 1 1\n   8       1 sda1 1 0 8 1 0 0 0 0 0 1 1\n",
+        );
+        let sysfs = Sysfs::new("/nonexistent-sysfs");
+        assert!(unknown_names(&["sda".into(), "sda1".into()], &lines, &sysfs).is_ok());
+        let e = unknown_names(&["sdb".into(), "sda".into()], &lines, &sysfs).unwrap_err().to_string();
+        assert!(e.contains("no device named sdb;"), "{e}");
+        assert!(e.contains("include sda,") || e.contains("include sda "), "{e}");
     }
 }
