@@ -18,43 +18,26 @@ use std::hint::black_box;
 
 const REFS: usize = 5_000_000;
 
-/// SplitMix64 uniform in [0, 1).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
+/// `n` keys Zipf(`s`) (or uniform for `s` = 0) over `keys` keys, from the generator behind
+/// `diskmeter cache synth`; ranks are scattered over the key space so hot keys are not
+/// numerically adjacent.
+fn synth_keys(n: usize, keys: u64, s: f64, seed: u64) -> Vec<u64> {
+    let spec = trace::SynthSpec {
+        dist: if s == 0.0 { trace::Dist::Uniform } else { trace::Dist::Zipf(s) },
+        blocks: keys,
+        requests: n as u64,
+        seed,
+        ..trace::SynthSpec::default()
+    };
+    spec.iter().expect("valid synth spec").map(|r| r.offset / u64::from(spec.block_size)).collect()
 }
 
-/// `n` keys Zipf(`s`) over `keys` keys; ranks are scattered over the key space by an odd
-/// multiplier so hot keys are not numerically adjacent.
 fn zipf(n: usize, keys: u64, s: f64, seed: u64) -> Vec<u64> {
-    let mut cdf = Vec::with_capacity(keys as usize);
-    let mut acc = 0.0;
-    for k in 1..=keys {
-        acc += 1.0 / (k as f64).powf(s);
-        cdf.push(acc);
-    }
-    let mut rng = Rng(seed);
-    (0..n)
-        .map(|_| {
-            let u = rng.unit() * acc;
-            let rank = cdf.partition_point(|&c| c < u).min(keys as usize - 1) as u64;
-            rank.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20
-        })
-        .collect()
+    synth_keys(n, keys, s, seed)
 }
 
 fn uniform(n: usize, keys: u64, seed: u64) -> Vec<u64> {
-    let mut rng = Rng(seed);
-    (0..n).map(|_| rng.next() % keys).collect()
+    synth_keys(n, keys, 0.0, seed)
 }
 
 fn distinct(ks: &[u64]) -> usize {

@@ -26,25 +26,21 @@ const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 const GIB: u64 = 1024 * MIB;
 
-/// SplitMix64.
-struct Rng(u64);
+/// A seeded generator with a `below(n)` shorthand.
+struct Rng(rand::rngs::SmallRng);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> Self {
+        Rng(rand::SeedableRng::seed_from_u64(seed))
     }
     fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+        rand::Rng::random_range(&mut self.0, 0..n)
     }
 }
 
 /// 4 KiB-aligned requests of 1, 2 or 4 units within `span` bytes; returns them and the units
 /// touched.
 fn unit_trace(span: u64, seed: u64) -> (Vec<Request>, u64) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut units = 0;
     let reqs = (0..REQS)
         .map(|i| {
@@ -59,7 +55,7 @@ fn unit_trace(span: u64, seed: u64) -> (Vec<Request>, u64) {
 }
 
 fn db_trace() -> (Vec<Request>, u64) {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let mut blocks = 0;
     let reqs = (0..REQS)
         .map(|i| {

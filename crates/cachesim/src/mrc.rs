@@ -865,6 +865,7 @@ pub fn recommend_with(mrc: &Mrc, pp: f64) -> Option<(u64, f64)> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use rand::{Rng as _, SeedableRng as _};
     use std::collections::VecDeque;
 
     fn req(op: Op, dev: u32, offset: u64, len: u32) -> Request {
@@ -876,36 +877,18 @@ mod tests {
         ks.iter().map(|&k| req(Op::Read, 0, k * 4096, 4096)).collect()
     }
 
-    /// SplitMix64.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn unit(&mut self) -> f64 {
-            (self.next() >> 11) as f64 / (1u64 << 53) as f64
-        }
-    }
-
-    /// `n` references Zipf(`s`)-distributed over `keys` keys (rank 0 hottest).
+    /// `n` reference ranks Zipf(`s`)-distributed over `keys` keys (rank 0 hottest), from the
+    /// synthetic-trace generator `diskmeter cache synth` uses.
     fn zipf_keys(n: usize, keys: usize, s: f64, seed: u64) -> Vec<u64> {
-        let mut cdf = Vec::with_capacity(keys);
-        let mut acc = 0.0;
-        for k in 1..=keys {
-            acc += 1.0 / (k as f64).powf(s);
-            cdf.push(acc);
-        }
-        let mut rng = Rng(seed);
-        (0..n)
-            .map(|_| {
-                let u = rng.unit() * acc;
-                cdf.partition_point(|&c| c < u).min(keys - 1) as u64
-            })
-            .collect()
+        let spec = trace::synth::SynthSpec {
+            dist: trace::synth::Dist::Zipf(s),
+            blocks: keys as u64,
+            requests: n as u64,
+            seed,
+            scatter: false,
+            ..trace::synth::SynthSpec::default()
+        };
+        spec.iter().expect("valid synth spec").map(|r| r.offset / u64::from(spec.block_size)).collect()
     }
 
     /// Reference LRU with `cap` blocks over `(dev, block)` keys computed independently of
@@ -1000,13 +983,13 @@ mod tests {
     fn compaction_keeps_distances() {
         // Many more references than the initial capacity, over a universe that grows and
         // shrinks: compare with a naive stack.
-        let mut rng = Rng(42);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(42);
         let mut s = StackDistances::new();
         let mut naive: Vec<u64> = Vec::new(); // front = most recent
         let mut peak = 0;
         for i in 0..20_000u64 {
             let universe = if (i / 3000) % 2 == 0 { 50 } else { 1500 };
-            let k = rng.next() % universe;
+            let k = rng.random_range(0..universe);
             let expect = naive.iter().position(|&x| x == k).map(|p| p as u64);
             if let Some(p) = expect {
                 naive.remove(p as usize);
@@ -1015,8 +998,8 @@ mod tests {
             assert_eq!(s.access(k), expect, "reference {i}");
             assert!(s.contains(k));
             // Now and then forget a key (fixed-size SHARDS does), in the 2nd half only.
-            if i >= 10_000 && rng.next().is_multiple_of(8) {
-                let gone = rng.next() % universe;
+            if i >= 10_000 && rng.random_ratio(1, 8) {
+                let gone = rng.random_range(0..universe);
                 naive.retain(|&x| x != gone);
                 s.remove(gone);
                 assert!(!s.contains(gone));
