@@ -35,14 +35,7 @@ impl UnitCache for LruCore {
     }
 
     fn discard(&mut self, key: u64) -> bool {
-        match self.slab.get(key) {
-            Some(i) => {
-                self.slab.unlink(&mut self.list, i);
-                self.slab.release(i);
-                true
-            }
-            None => false,
-        }
+        self.slab.remove(&mut self.list, key)
     }
 
     fn len(&self) -> u64 {

@@ -141,14 +141,7 @@ impl UnitCache for NhitCore {
     }
 
     fn discard(&mut self, k: u64) -> bool {
-        match self.slab.get(k) {
-            Some(i) => {
-                self.slab.unlink(&mut self.list, i);
-                self.slab.release(i);
-                true
-            }
-            None => false,
-        }
+        self.slab.remove(&mut self.list, k)
     }
 
     fn len(&self) -> u64 {

@@ -185,6 +185,19 @@ impl Slab {
         Some(i)
     }
 
+    /// Removes `key` from `list` and frees its slot; false when it was not cached.
+    #[inline]
+    pub(crate) fn remove(&mut self, list: &mut List, key: u64) -> bool {
+        match self.get(key) {
+            Some(i) => {
+                self.unlink(list, i);
+                self.release(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Returns slot `i` (already unlinked from its list) to the free list.
     #[inline]
     pub(crate) fn release(&mut self, i: u32) {
