@@ -96,6 +96,15 @@ class Throttle:
                 v2 = root
                 break
         name = f"diskmeter-accuracy-{os.getpid()}"
+        try:
+            self._create(v1, v2, name, devno, iops, bps)
+        except OSError as e:
+            if self.path and os.path.isdir(self.path):
+                os.rmdir(self.path)
+            self.path = None
+            die(f"could not set up the throttling cgroup for {devno}: {e}")
+
+    def _create(self, v1, v2, name, devno, iops, bps):
         if v2:
             sub = os.path.join(v2, "cgroup.subtree_control")
             try:
