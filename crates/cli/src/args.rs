@@ -21,6 +21,60 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parse the command line (exits with clap's message and status 2 on a syntax error).
+    ///
+    /// An option value that looks like a negative number (`--size -1`, `--offset -4k`,
+    /// `--runtime -3s`) is taken as the value rather than as an unknown flag, so diskmeter's own
+    /// check can say what is wrong with it.
+    pub fn parse_args() -> Cli {
+        use clap::CommandFactory;
+        let mut takes_value = std::collections::HashSet::new();
+        value_options(&Cli::command(), &mut takes_value);
+        Cli::parse_from(join_negative_values(std::env::args_os(), &takes_value))
+    }
+}
+
+/// Long names of every option (in every subcommand) that takes a value.
+fn value_options(c: &clap::Command, out: &mut std::collections::HashSet<String>) {
+    for a in c.get_arguments() {
+        if let Some(long) = a.get_long().filter(|_| a.get_action().takes_values()) {
+            out.insert(long.to_string());
+        }
+    }
+    for sub in c.get_subcommands() {
+        value_options(sub, out);
+    }
+}
+
+/// `--name -3s` → `--name=-3s` for options that take a value; everything after `--` untouched.
+fn join_negative_values(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+    takes_value: &std::collections::HashSet<String>,
+) -> Vec<std::ffi::OsString> {
+    let looks_negative =
+        |s: &str| s.len() > 1 && s.starts_with('-') && s[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    let mut out = Vec::new();
+    let mut it = args.into_iter().peekable();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a);
+            out.extend(it);
+            break;
+        }
+        let name = a.to_str().and_then(|s| s.strip_prefix("--")).filter(|n| takes_value.contains(*n));
+        if let Some(name) = name {
+            if let Some(v) = it.peek().and_then(|v| v.to_str()).filter(|v| looks_negative(v)) {
+                out.push(format!("--{name}={v}").into());
+                it.next();
+                continue;
+            }
+        }
+        out.push(a);
+    }
+    out
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The CrystalDiskMark card: sequential and random read/write, done right.
@@ -1121,5 +1175,43 @@ impl SynthArgs {
         };
         spec.validate().map_err(|e| SpecError::value("--blocks", e.to_string()))?;
         Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod negative_value_tests {
+    use super::*;
+
+    fn join(args: &[&str]) -> Vec<String> {
+        let takes: std::collections::HashSet<String> = ["size", "runtime"].map(String::from).into();
+        join_negative_values(args.iter().map(std::ffi::OsString::from), &takes)
+            .into_iter()
+            .map(|a| a.into_string().expect("test arguments are UTF-8"))
+            .collect()
+    }
+
+    #[test]
+    fn negative_looking_values_stick_to_their_option() {
+        assert_eq!(
+            join(&["dm", "run", "--size", "-1", "--runtime", "-3s"]),
+            ["dm", "run", "--size=-1", "--runtime=-3s"]
+        );
+        assert_eq!(join(&["dm", "--size", "-.5g"]), ["dm", "--size=-.5g"]);
+        // Not a number, a flag option, or after `--`: untouched.
+        assert_eq!(join(&["dm", "--size", "--runtime", "1s"]), ["dm", "--size", "--runtime", "1s"]);
+        assert_eq!(join(&["dm", "--json", "-1"]), ["dm", "--json", "-1"]);
+        assert_eq!(join(&["dm", "--", "--size", "-1"]), ["dm", "--", "--size", "-1"]);
+        assert_eq!(join(&["dm", "--size", "-"]), ["dm", "--size", "-"]);
+    }
+
+    #[test]
+    fn every_value_option_is_found_in_every_subcommand() {
+        use clap::CommandFactory;
+        let mut takes = std::collections::HashSet::new();
+        value_options(&Cli::command(), &mut takes);
+        for name in ["size", "qd", "offset", "runtime", "ramp", "threads", "latency", "interval"] {
+            assert!(takes.contains(name), "--{name} takes a value");
+        }
+        assert!(!takes.contains("json") && !takes.contains("keep"), "flags take no value");
     }
 }

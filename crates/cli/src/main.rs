@@ -12,7 +12,6 @@ use args::{
     CacheAction, CacheArgs, Cli, Command, CompareArgs, MarkArgs, OutputArgs, ReportArgs, RunArgs, SlaArgs,
     DEFAULT_TARGET,
 };
-use clap::Parser;
 use engine::backend::NullFault;
 use engine::session::{self, SessionOptions};
 use engine::EngineError;
@@ -375,7 +374,7 @@ fn run_cache(a: &CacheArgs) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     if let Command::Report(a) = &cli.command {
         return match cmd_report(a) {
             Ok(()) => ExitCode::SUCCESS,
