@@ -191,6 +191,13 @@ pub fn kind(k: TargetKind) -> &'static str {
 }
 
 pub fn media(t: &TargetInfo) -> String {
+    // Virtio and Xen disks report `rotational` by default whatever the host stores them on, and a
+    // loop device passes on a flag of its own: for them the flag says nothing about the medium.
+    let virtual_disk = t.device.as_deref().is_some_and(|d| ["vd", "xvd", "loop"].iter().any(|p| d.starts_with(p)));
+    // The JSON keeps the kernel's flag as it is.
+    if virtual_disk {
+        return "virtual disk, medium unknown".to_string();
+    }
     match t.rotational {
         Some(true) => "rotational (HDD)".to_string(),
         Some(false) => "non-rotational (SSD)".to_string(),
@@ -275,6 +282,24 @@ pub fn dir_cells(d: &stats::DirStats) -> [String; 9] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn media_of_virtual_disks_is_not_taken_from_the_rotational_flag() {
+        let mut t = TargetInfo::new("/dev/x", stats::TargetKind::Block, 1 << 30);
+        t.rotational = Some(true);
+        t.device = Some("sda".into());
+        assert_eq!(media(&t), "rotational (HDD)");
+        for dev in ["vda", "vdb1", "xvda", "loop3"] {
+            t.device = Some(dev.into());
+            for flag in [Some(true), Some(false), None] {
+                t.rotational = flag;
+                assert_eq!(media(&t), "virtual disk, medium unknown", "{dev} {flag:?}");
+            }
+        }
+        t.rotational = None;
+        t.device = Some("nvme0n1".into());
+        assert_eq!(media(&t), "media unknown");
+    }
 
     #[test]
     fn latency_units() {
