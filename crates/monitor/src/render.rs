@@ -82,19 +82,25 @@ pub fn text(r: &Report) -> String {
     s.push('\n');
     let name_w = r.devices.iter().map(|d| d.display_name().chars().count()).max().unwrap_or(6).max(6) + 1;
     s.push_str(&format!("{:<name_w$}", "Device"));
-    // Every column starts with a space, so a figure wider than its column (GB/s in kB/s)
-    // pushes the row right instead of running into its neighbour.
-    for (h, w) in COLUMNS {
-        s.push_str(&format!(" {h:>w$}", w = w - 1));
+    // A column widens for a figure wider than its default (GB/s in kB/s, 9-digit r/s), header
+    // included, so rows stay under their headers; every column starts with a space.
+    let cells: Vec<[String; 22]> = r.devices.iter().map(|d| values(d).map(|v| format!("{v:.2}"))).collect();
+    let widths: Vec<usize> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, w))| cells.iter().map(|c| c[i].len()).fold(w - 1, usize::max))
+        .collect();
+    for ((h, _), w) in COLUMNS.iter().zip(&widths) {
+        s.push_str(&format!(" {h:>w$}"));
     }
     s.push_str("  verdict\n");
     if r.devices.is_empty() {
         s.push_str("(no devices match; --all-devices, --partitions or --devices NAME show more)\n");
     }
-    for d in &r.devices {
+    for (d, c) in r.devices.iter().zip(&cells) {
         s.push_str(&format!("{:<name_w$}", sanitize(d.display_name())));
-        for ((_, w), v) in COLUMNS.iter().zip(values(d)) {
-            s.push_str(&format!(" {v:>w$.2}", w = *w - 1));
+        for (v, w) in c.iter().zip(&widths) {
+            s.push_str(&format!(" {v:>w$}"));
         }
         s.push_str(&format!("  {}\n", d.verdict.state.as_str()));
     }

@@ -184,6 +184,14 @@ fn wide_figures_never_run_into_their_neighbours() {
     for want in ["4160.00", "2129920.00", "123456789.00", "9876543210.00"] {
         assert!(row.split_whitespace().any(|f| f == want), "{want} is not a field of {row:?}");
     }
+    // Every figure ends where its header ends (right-aligned under it), wide ones included.
+    let header = t.lines().find(|l| l.starts_with("Device")).unwrap();
+    let ends = |l: &str| -> Vec<usize> {
+        let b = l.as_bytes();
+        (1..=b.len()).filter(|&i| b[i - 1] != b' ' && (i == b.len() || b[i] == b' ')).collect()
+    };
+    let (h, v) = (ends(header), ends(row));
+    assert_eq!(h[1..=22], v[1..=22], "columns out of line:\n{header}\n{row}");
 }
 
 #[test]
