@@ -399,7 +399,7 @@ pub struct SlaArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "target_pos")]
     pub target: Option<PathBuf>,
     /// The latency bound, e.g. 10ms, 500us, 1ms.
-    #[arg(long, value_name = "DURATION", required = true, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", required = true)]
     pub latency: String,
     /// Which latency statistic the bound applies to: mean, 50, 90, 99, 99.9.
     #[arg(long, default_value = "mean", value_name = "STAT")]

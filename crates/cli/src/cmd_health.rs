@@ -48,13 +48,13 @@ pub struct HealthArgs {
     #[arg(short, long)]
     pub quiet: bool,
     /// Rated endurance from the spec sheet, decimal: 600 = 600T = 600TB = 600×10^12 bytes (TiB: binary).
-    #[arg(long, value_name = "TBW", allow_hyphen_values = true)]
+    #[arg(long, value_name = "TBW")]
     pub tbw: Option<String>,
     /// Rated drive writes per day; TBW = DWPD × capacity × 365 × warranty years.
-    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    #[arg(long, value_name = "N")]
     pub dwpd: Option<String>,
     /// Warranty years for --dwpd [default: 5].
-    #[arg(long = "warranty-years", value_name = "YEARS", allow_hyphen_values = true)]
+    #[arg(long = "warranty-years", value_name = "YEARS")]
     pub warranty_years: Option<String>,
     /// History file for write rate and wear slope [default: $XDG_STATE_HOME/diskmeter/health.json].
     #[arg(long, value_name = "FILE")]
