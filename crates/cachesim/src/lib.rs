@@ -36,5 +36,5 @@ pub use perf::{predict, Bottleneck, DeviceProfile, Prediction};
 pub use policy::{Access, Policy};
 pub use qsan::QsanCache;
 pub use s3fifo::S3Fifo;
-pub use series::{simulate, warmup, warmup_estimate, Series, SeriesPoint, Warmup};
+pub use series::{simulate, simulate_until, warmup, warmup_estimate, Series, SeriesPoint, Warmup};
 pub use stats::{dwpd, Stats};

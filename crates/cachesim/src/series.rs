@@ -52,6 +52,18 @@ pub fn default_interval(span_ns: u64) -> u64 {
 /// counted from the first request; requests whose time goes backwards stay in the current
 /// interval.
 pub fn simulate(policy: &mut dyn Policy, requests: &[Request], interval_ns: Option<u64>) -> Series {
+    simulate_until(policy, requests, interval_ns, &std::sync::atomic::AtomicBool::new(false)).0
+}
+
+/// [`simulate`], checking `stop` every 64 Ki requests; the flag is true when the run stopped
+/// early (the series then covers the requests simulated so far).
+pub fn simulate_until(
+    policy: &mut dyn Policy,
+    requests: &[Request],
+    interval_ns: Option<u64>,
+    stop: &std::sync::atomic::AtomicBool,
+) -> (Series, bool) {
+    let mut stopped = false;
     let start_ns = requests.first().map_or(0, |r| r.t_ns);
     let end_ns = requests.iter().map(|r| r.t_ns).max().unwrap_or(start_ns);
     let span_ns = end_ns - start_ns;
@@ -60,7 +72,11 @@ pub fn simulate(policy: &mut dyn Policy, requests: &[Request], interval_ns: Opti
     let mut bucket_end = start_ns.saturating_add(interval);
     let mut last = *policy.stats();
     let mut pending = false;
-    for r in requests {
+    for (i, r) in requests.iter().enumerate() {
+        if i % (1 << 16) == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+            stopped = true;
+            break;
+        }
         if r.t_ns >= bucket_end {
             if pending {
                 points.push(point(bucket_end, policy.stats(), &last));
@@ -75,7 +91,7 @@ pub fn simulate(policy: &mut dyn Policy, requests: &[Request], interval_ns: Opti
     if pending {
         points.push(point(bucket_end, policy.stats(), &last));
     }
-    Series { interval_ns: interval, start_ns, span_ns, points }
+    (Series { interval_ns: interval, start_ns, span_ns, points }, stopped)
 }
 
 fn point(t_ns: u64, now: &Stats, before: &Stats) -> SeriesPoint {

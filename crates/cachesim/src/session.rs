@@ -2,7 +2,10 @@
 //! (`stats::CacheResult`). No command-line parsing here; the binary hands in typed settings.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+use files::output::OutputFile;
 
 use stats::{
     BlockCounts, ByteCounts, CachePoint, CacheResult, CacheSetup, MrcPoint, MrcResult, PerfPrediction, PolicyResult,
@@ -50,27 +53,70 @@ pub struct TraceInput {
 pub struct Loaded {
     pub requests: Vec<Request>,
     pub summary: TraceSummary,
+    /// Why the trace was not read to its end (the requests cover the part before it).
+    pub cut: Option<Cut>,
 }
 
-/// Read the whole trace into memory (policies such as OPT need it twice, and every policy
-/// replays the same requests).
-pub fn load(input: &TraceInput) -> Result<Loaded, SessionError> {
-    if !input.path.exists() {
-        return Err(SessionError::Usage(format!("trace file {} does not exist", input.path.display())));
-    }
-    let format = match &input.format {
-        Some(f) => f.clone(),
+/// Why a `cache` command's results cover only part of the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cut {
+    /// The user (or a terminating signal) stopped the command.
+    Interrupted,
+    /// The trace failed partway (a truncated `.gz`, a corrupt line without `--skip-bad`): the
+    /// message says where.
+    Trace(String),
+}
+
+/// A `cache` command's result and, when it covers only part of the trace, why.
+pub struct Outcome {
+    pub result: CacheResult,
+    pub cut: Option<Cut>,
+}
+
+fn trace_format(input: &TraceInput) -> Result<TraceFormat, SessionError> {
+    files::input::check_regular(&input.path, "--trace").map_err(|e| SessionError::Usage(e.to_string()))?;
+    match &input.format {
+        Some(f) => Ok(f.clone()),
         None => trace::detect_file(&input.path)?.ok_or_else(|| {
             SessionError::Usage(format!(
                 "cannot tell the format of {}; give --format blkparse|fio|msr|alibaba|tencent|csv:MAPPING|binary",
                 input.path.display()
             ))
-        })?,
-    };
+        }),
+    }
+}
+
+/// A reader error before the first request means the file is not that trace at all (bad input);
+/// one after it means the trace is cut short.
+fn from_the_start(path: &Path, e: trace::TraceError) -> SessionError {
+    SessionError::Usage(format!("{} is not a readable trace: {e}; check the file and --format", path.display()))
+}
+
+/// Read the whole trace into memory (policies such as OPT need it twice, and every policy
+/// replays the same requests). Stops early, keeping what was read, when `stop` is set or the
+/// trace fails after its first request.
+pub fn load(input: &TraceInput, stop: &AtomicBool) -> Result<Loaded, SessionError> {
+    let format = trace_format(input)?;
     let mut reader = trace::open(&input.path, &format, &input.opts)?;
     let mut requests = Vec::new();
-    for r in reader.by_ref() {
-        requests.push(r?);
+    let mut cut = None;
+    while let Some(r) = reader.next() {
+        if requests.len() % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
+            cut = Some(Cut::Interrupted);
+            break;
+        }
+        match r {
+            Ok(r) => requests.push(r),
+            Err(e) if requests.is_empty() => return Err(from_the_start(&input.path, e)),
+            Err(e) => {
+                cut = Some(Cut::Trace(format!(
+                    "{} is cut short after {} requests: {e}; the results cover the requests before it",
+                    input.path.display(),
+                    requests.len()
+                )));
+                break;
+            }
+        }
     }
     let mut s = TraceSummary {
         path: input.path.display().to_string(),
@@ -96,14 +142,14 @@ pub fn load(input: &TraceInput) -> Result<Loaded, SessionError> {
     let first = requests.iter().map(|r| r.t_ns).min().unwrap_or(0);
     let last = requests.iter().map(|r| r.t_ns).max().unwrap_or(0);
     s.span_s = (last - first) as f64 / 1e9;
-    if requests.is_empty() {
+    if requests.is_empty() && cut.is_none() {
         return Err(SessionError::Usage(format!(
             "{} holds no requests{}; check --format, --device and the time window",
             input.path.display(),
             if s.skipped_lines > 0 { format!(" ({} malformed lines skipped)", s.skipped_lines) } else { String::new() }
         )));
     }
-    Ok(Loaded { requests, summary: s })
+    Ok(Loaded { requests, summary: s, cut })
 }
 
 fn format_name(f: &TraceFormat) -> String {
@@ -245,9 +291,10 @@ fn policy_result(name: &str, st: &Stats, series: &crate::Series, ssd_bytes: u64,
 }
 
 /// `cache simulate`: every policy over the same trace.
-pub fn simulate(input: &TraceInput, cfg: &SimulateConfig) -> Result<CacheResult, SessionError> {
+pub fn simulate(input: &TraceInput, cfg: &SimulateConfig, stop: &AtomicBool) -> Result<Outcome, SessionError> {
     cfg.cache.validate()?;
-    let loaded = load(input)?;
+    let loaded = load(input, stop)?;
+    let mut cut = loaded.cut.clone();
     let reqs = &loaded.requests;
     let ssd_bytes = cfg.ssd_bytes.unwrap_or(cfg.cache.capacity_bytes);
     let mut out = CacheResult {
@@ -267,6 +314,9 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig) -> Result<CacheResult,
         ..CacheResult::default()
     };
     for &k in &cfg.policies {
+        if cut == Some(Cut::Interrupted) {
+            break;
+        }
         let t0 = Instant::now();
         let mut p: Box<dyn Policy> = match k {
             PolicyKind::Qsan => match cfg.counter_limit {
@@ -278,7 +328,12 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig) -> Result<CacheResult,
             PolicyKind::S3Fifo => Box::new(S3Fifo::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
             PolicyKind::Opt => Box::new(Opt::new(reqs, cfg.cache.capacity_bytes, cfg.unit_bytes)?),
         };
-        let series = crate::simulate(p.as_mut(), reqs, cfg.interval_ns);
+        let (series, stopped) = crate::simulate_until(p.as_mut(), reqs, cfg.interval_ns, stop);
+        if stopped {
+            // A policy that saw part of the trace would not compare with the others.
+            cut = Some(Cut::Interrupted);
+            break;
+        }
         let secs = t0.elapsed().as_secs_f64();
         let mut r = policy_result(p.name(), p.stats(), &series, ssd_bytes, &cfg.profile);
         r.sim_seconds = secs;
@@ -292,7 +347,7 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig) -> Result<CacheResult,
         keys.dedup();
         t.footprint_bytes = keys.len() as u64 * unit;
     }
-    Ok(out)
+    Ok(Outcome { result: out, cut })
 }
 
 /// Settings of `cache mrc`.
@@ -312,8 +367,12 @@ pub struct MrcConfig {
 pub const AUTO_SHARDS_REFS: usize = 50_000_000;
 
 /// `cache mrc`: a miss-ratio curve and the recommended size.
-pub fn mrc(input: &TraceInput, cfg: &MrcConfig) -> Result<CacheResult, SessionError> {
-    let loaded = load(input)?;
+pub fn mrc(input: &TraceInput, cfg: &MrcConfig, stop: &AtomicBool) -> Result<Outcome, SessionError> {
+    let loaded = load(input, stop)?;
+    if loaded.cut == Some(Cut::Interrupted) {
+        let result = CacheResult { action: "mrc".into(), trace: Some(loaded.summary), ..CacheResult::default() };
+        return Ok(Outcome { result, cut: loaded.cut });
+    }
     let reqs = &loaded.requests;
     let filter = if cfg.reads_only { OpFilter::ReadsOnly } else { OpFilter::ReadsAndWrites };
     let result = if let Some(base) = cfg.qsan {
@@ -373,7 +432,9 @@ pub fn mrc(input: &TraceInput, cfg: &MrcConfig) -> Result<CacheResult, SessionEr
             recommended: mrc::recommend(&curve).map(|(b, m)| MrcPoint { cache_bytes: b * u, miss_ratio: m }),
         }
     };
-    Ok(CacheResult { action: "mrc".into(), trace: Some(loaded.summary), mrc: Some(result), ..CacheResult::default() })
+    let result =
+        CacheResult { action: "mrc".into(), trace: Some(loaded.summary), mrc: Some(result), ..CacheResult::default() };
+    Ok(Outcome { result, cut: loaded.cut })
 }
 
 /// Keep at most `max` points of a step curve, evenly on a log-size axis (first and last kept).
@@ -415,83 +476,139 @@ pub fn warmup(capacity_bytes: u64, threshold: u32, hdd_iops: f64, io_size_bytes:
     }
 }
 
-/// `cache synth`: write a synthetic trace (binary format, or CSV for `.csv` outputs).
-pub fn synth(spec: &trace::SynthSpec, output: &Path) -> Result<CacheResult, SessionError> {
+fn file_error(e: files::FileError) -> SessionError {
+    match e {
+        files::FileError::Usage(m) => SessionError::Usage(m),
+        files::FileError::Runtime(m) => SessionError::Runtime(m),
+    }
+}
+
+fn count(s: &mut TraceSummary, r: &Request) {
+    s.requests += 1;
+    match r.op {
+        Op::Read => {
+            s.reads += 1;
+            s.read_bytes += u64::from(r.len);
+        }
+        Op::Write => {
+            s.writes += 1;
+            s.write_bytes += u64::from(r.len);
+        }
+        Op::Discard | Op::Flush => s.other += 1,
+    }
+}
+
+/// `cache synth`: write a synthetic trace (binary format, or CSV for `.csv` outputs) to a
+/// checked output ([`files::output::plan`]); nothing is left at the path unless it completes.
+pub fn synth(spec: &trace::SynthSpec, output: &OutputFile, stop: &AtomicBool) -> Result<Outcome, SessionError> {
     let iter = spec.iter()?;
-    let csv = output.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+    let path = output.path();
+    let csv = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("csv"));
     let mut s = TraceSummary {
-        path: output.display().to_string(),
+        path: path.display().to_string(),
         format: if csv { "csv" } else { "binary" }.into(),
         devices: vec!["synth".into()],
         ..TraceSummary::default()
     };
     let mut last = 0u64;
-    let mut add = |r: &Request, s: &mut TraceSummary| {
-        s.requests += 1;
-        if r.op == Op::Read {
-            s.reads += 1;
-            s.read_bytes += u64::from(r.len);
-        } else {
-            s.writes += 1;
-            s.write_bytes += u64::from(r.len);
-        }
-        last = last.max(r.t_ns);
+    let mut file = output.create().map_err(file_error)?;
+    let io = |e: std::io::Error| {
+        let full = if e.raw_os_error() == Some(28) { " (the file system is full)" } else { "" };
+        SessionError::Runtime(format!("cannot write {}: {e}{full}; nothing was written there", path.display()))
     };
-    let res: Result<(), SessionError> = (|| {
-        if csv {
-            use std::io::Write;
-            let f = std::fs::File::create(output)
-                .map_err(|e| SessionError::Runtime(format!("cannot create {}: {e}", output.display())))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-            let io = |e: std::io::Error| SessionError::Runtime(format!("cannot write {}: {e}", output.display()));
-            writeln!(w, "time_us,op,offset,size").map_err(io)?;
-            for r in iter {
-                let op = if r.op == Op::Read { 'R' } else { 'W' };
-                writeln!(w, "{},{op},{},{}", r.t_ns / 1000, r.offset, r.len).map_err(io)?;
-                add(&r, &mut s);
+    let mut stopped = false;
+    if csv {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut file);
+        writeln!(w, "time_us,op,offset,size").map_err(io)?;
+        for r in iter {
+            if s.requests % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
+                stopped = true;
+                break;
             }
-            w.flush().map_err(io)?;
-        } else {
-            let mut w = trace::BinaryWriter::create(output)?;
-            w.define_device("synth")?;
-            for r in iter {
-                w.push(r)?;
-                add(&r, &mut s);
-            }
-            w.finish()?;
+            let op = if r.op == Op::Read { 'R' } else { 'W' };
+            writeln!(w, "{},{op},{},{}", r.t_ns / 1000, r.offset, r.len).map_err(io)?;
+            count(&mut s, &r);
+            last = last.max(r.t_ns);
         }
-        Ok(())
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(output);
-        return Err(e);
+        w.flush().map_err(io)?;
+    } else {
+        let mut w = trace::BinaryWriter::buffered(&mut file, path)?;
+        w.define_device("synth")?;
+        for r in iter {
+            if s.requests % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
+                stopped = true;
+                break;
+            }
+            w.push(r)?;
+            count(&mut s, &r);
+            last = last.max(r.t_ns);
+        }
+        w.finish()?;
     }
     s.span_s = last as f64 / 1e9;
-    Ok(CacheResult { action: "synth".into(), trace: Some(s), ..CacheResult::default() })
+    if stopped {
+        // Dropping the unfinished file removes it: an interrupted synth leaves nothing behind.
+        drop(file);
+        return Ok(Outcome {
+            result: CacheResult { action: "synth".into(), trace: Some(s), ..CacheResult::default() },
+            cut: Some(Cut::Interrupted),
+        });
+    }
+    file.commit().map_err(file_error)?;
+    Ok(Outcome { result: CacheResult { action: "synth".into(), trace: Some(s), ..CacheResult::default() }, cut: None })
 }
 
-/// `cache convert`: any format to the binary format.
-pub fn convert(input: &TraceInput, output: &Path) -> Result<CacheResult, SessionError> {
-    if !input.path.exists() {
-        return Err(SessionError::Usage(format!("trace file {} does not exist", input.path.display())));
+/// `cache convert`: any format to the binary format, written to a checked output. Only a
+/// complete conversion is kept: an interrupted one, or one whose input is cut short, leaves
+/// nothing at the output path and reports what it had read.
+pub fn convert(input: &TraceInput, output: &OutputFile, stop: &AtomicBool) -> Result<Outcome, SessionError> {
+    let format = trace_format(input)?;
+    if let (Ok(a), Ok(b)) = (input.path.canonicalize(), output.destination().canonicalize()) {
+        if a == b {
+            return Err(SessionError::Usage(format!(
+                "the output {} is the input trace; choose another output file",
+                output.path().display()
+            )));
+        }
     }
-    let format = match &input.format {
-        Some(f) => f.clone(),
-        None => trace::detect_file(&input.path)?.ok_or_else(|| {
-            SessionError::Usage(format!("cannot tell the format of {}; give --format", input.path.display()))
-        })?,
+    let file = output.create().map_err(file_error)?;
+    let mut w = trace::BinaryWriter::buffered(file, output.path())?;
+    let (st, end) =
+        trace::convert(&input.path, &format, &input.opts, &mut w, stop).map_err(|e| from_the_start(&input.path, e))?;
+    // Only a complete conversion is committed; dropping the writer removes the temporary file.
+    let cut = match end {
+        trace::ConvertEnd::Complete => {
+            let file = w.finish()?.into_inner().map_err(|e| {
+                SessionError::Runtime(format!("cannot write {}: {}", output.path().display(), e.error()))
+            })?;
+            file.commit().map_err(file_error)?;
+            None
+        }
+        trace::ConvertEnd::Stopped => Some(Cut::Interrupted),
+        trace::ConvertEnd::Cut(e) => Some(Cut::Trace(format!(
+            "{} is cut short after {} requests: {e}; nothing was written to {}",
+            input.path.display(),
+            st.requests,
+            output.path().display()
+        ))),
     };
-    let st = trace::convert(&input.path, &format, &input.opts, output)?;
-    Ok(CacheResult {
+    let result = CacheResult {
         action: "convert".into(),
         trace: Some(TraceSummary {
-            path: output.display().to_string(),
+            path: output.path().display().to_string(),
             format: "binary".into(),
             requests: st.requests,
+            reads: st.reads,
+            writes: st.writes,
+            other: st.other,
+            read_bytes: st.read_bytes,
+            write_bytes: st.write_bytes,
             span_s: st.duration_ns as f64 / 1e9,
             skipped_lines: st.skipped,
             ..TraceSummary::default()
         }),
         ..CacheResult::default()
-    })
+    };
+    Ok(Outcome { result, cut })
 }

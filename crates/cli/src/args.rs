@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use engine::session::{MarkConfig, Profile};
-use engine::target::TargetOptions;
+use engine::target::{TargetOptions, WhenBusy};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, RwMode, SpecError};
 use std::path::PathBuf;
@@ -112,6 +112,9 @@ pub struct OutputArgs {
     /// Also write a self-contained HTML report (charts inline, opens offline) to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Replace an existing output file even when it is not a diskmeter result or trace.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Options about the target and data safety.
@@ -138,6 +141,9 @@ pub struct TargetArgs {
     /// Skip the tool-bottleneck check (a short null-engine run after each job).
     #[arg(long)]
     pub no_ceiling_check: bool,
+    /// If another run holds the test file or device, refuse (exit 2) instead of waiting for it.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 #[derive(Debug, Args)]
@@ -266,7 +272,13 @@ fn u32_count(option: &str, s: &str) -> Result<u32, SpecError> {
 
 impl TargetArgs {
     pub fn options(&self, prefill: bool) -> TargetOptions {
-        TargetOptions { overwrite: self.overwrite, keep: self.keep, destroy_data: self.destroy_data.clone(), prefill }
+        TargetOptions {
+            overwrite: self.overwrite,
+            keep: self.keep,
+            destroy_data: self.destroy_data.clone(),
+            prefill,
+            when_busy: if self.no_wait { WhenBusy::Refuse } else { WhenBusy::Wait },
+        }
     }
 }
 
@@ -528,6 +540,9 @@ pub struct ReportArgs {
     /// [default: RESULT.html next to the input].
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing output file even when it is not a diskmeter result or trace.
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn percent_fraction(option: &str, s: &str) -> Result<f64, SpecError> {
@@ -933,6 +948,9 @@ pub struct SynthArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Replace an existing output file even when it is not a diskmeter result or trace.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]
@@ -945,6 +963,9 @@ pub struct ConvertArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Replace an existing output file even when it is not a diskmeter result or trace.
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl TraceArgs {

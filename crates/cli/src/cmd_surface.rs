@@ -1,7 +1,7 @@
 //! `diskmeter surface`: transfer-rate map and bad-block scan (thin: options → engine::surface).
 
 use crate::args::OutputArgs;
-use crate::{check_dir, check_output_path, install_ctrlc, sanitize, write_outputs, Failure};
+use crate::{install_ctrlc, plan_outputs, sanitize, signals, write_outputs, Failure};
 use clap::Args;
 use engine::surface::{self, Mode, Pattern, SurfaceConfig, SurfaceObserver};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -285,25 +285,20 @@ fn fail(m: &str, code: u8) -> ExitCode {
 
 pub fn run(a: &SurfaceArgs) -> ExitCode {
     let prepared = (|| {
-        check_output_path(&a.out)?;
+        let planned = plan_outputs(&a.out)?;
         let cfg = a.config()?;
         let Some(target) = a.target_path() else {
             return Err(Failure::Usage(
                 "surface needs a TARGET: a block device or file, e.g. diskmeter surface /dev/sdb".into(),
             ));
         };
-        if let Some(p) = &a.badblocks_out {
-            check_dir("--badblocks-out", p)?;
-            if p.is_dir() {
-                return Err(Failure::Usage(format!(
-                    "invalid value for --badblocks-out: {} is a directory",
-                    p.display()
-                )));
-            }
-        }
-        Ok((cfg, target))
+        let bad_list = match &a.badblocks_out {
+            Some(p) => Some(files::output::plan(p, "--badblocks-out", a.out.force)?),
+            None => None,
+        };
+        Ok((cfg, target, planned, bad_list))
     })();
-    let (cfg, target) = match prepared {
+    let (cfg, target, planned, bad_list) = match prepared {
         Ok(v) => v,
         Err(Failure::Usage(m)) => return fail(&m, 2),
         Err(Failure::Runtime(m)) => return fail(&m, 1),
@@ -324,23 +319,27 @@ pub fn run(a: &SurfaceArgs) -> ExitCode {
             return fail(&m, 1);
         }
     };
+    signals::name_in(&mut doc);
     let mut bad_list_error = None;
-    if let (Some(p), Some(s)) = (&a.badblocks_out, doc.surface.as_mut()) {
+    if let (Some(out), Some(s)) = (&bad_list, doc.surface.as_mut()) {
         if let Some(list) = s.badblocks.as_mut() {
-            list.file = Some(p.display().to_string());
-            if let Err(e) = std::fs::write(p, stats::surface::badblock_file(&list.blocks)) {
-                bad_list_error = Some(format!("cannot write {}: {e}", p.display()));
+            list.file = Some(out.path().display().to_string());
+            if let Err(e) = out.write(stats::surface::badblock_file(&list.blocks).as_bytes()) {
+                bad_list_error = Some(e.to_string());
             }
         }
     }
-    if let Err(Failure::Usage(m) | Failure::Runtime(m)) = write_outputs(&doc, &a.out) {
+    if let Err(Failure::Usage(m) | Failure::Runtime(m)) = write_outputs(&doc, &a.out, &planned) {
         return fail(&m, 1);
     }
     if let Some(m) = bad_list_error {
         return fail(&m, 1);
     }
     match &doc.error {
-        Some(e) if e.kind == "interrupted" => return ExitCode::from(130),
+        Some(e) if e.kind == "interrupted" => {
+            eprintln!("{}", sanitize(&e.message));
+            return ExitCode::from(130);
+        }
         Some(e) => return fail(&e.message, 1),
         None => {}
     }

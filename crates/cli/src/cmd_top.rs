@@ -9,8 +9,6 @@ use spec::units::{self, TimeUnit};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Options of `diskmeter top`.
@@ -57,6 +55,9 @@ pub struct TopArgs {
     /// Also write every report to FILE (.json/.jsonl: JSON Lines, otherwise text).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing --record/-o file even when it is not a diskmeter recording.
+    #[arg(long)]
+    pub force: bool,
     /// Nothing on stdout (--record and -o still write).
     #[arg(short, long)]
     pub quiet: bool,
@@ -70,18 +71,11 @@ struct Config {
     plain: PlainConfig,
 }
 
-fn check_file_arg(option: &str, p: &Path) -> Result<(), MonitorError> {
-    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        return Err(MonitorError::Usage(format!(
-            "invalid value for {option}: directory {} does not exist",
-            dir.display()
-        )));
-    }
-    if p.is_dir() {
-        return Err(MonitorError::Usage(format!("invalid value for {option}: {} is a directory", p.display())));
-    }
-    Ok(())
+fn output_file(option: &str, p: &Path, force: bool) -> Result<files::output::OutputFile, MonitorError> {
+    files::output::plan(p, option, force).map_err(|e| match e {
+        files::FileError::Usage(m) => MonitorError::Usage(m),
+        files::FileError::Runtime(m) => MonitorError::Runtime(m),
+    })
 }
 
 fn config(a: &TopArgs) -> Result<Config, MonitorError> {
@@ -118,18 +112,22 @@ fn config(a: &TopArgs) -> Result<Config, MonitorError> {
     if a.record.is_some() && a.replay.is_some() {
         return Err(MonitorError::Usage("--record and --replay cannot be combined".into()));
     }
-    if let Some(p) = &a.record {
-        check_file_arg("--record", p)?;
-    }
-    if let Some(p) = &a.output {
-        check_file_arg("--output", p)?;
-        if a.record.as_ref() == Some(p) || a.replay.as_ref() == Some(p) {
-            return Err(MonitorError::Usage(format!(
-                "--output {} is also the recording; choose another file",
-                p.display()
-            )));
+    let record = match &a.record {
+        Some(p) => Some(output_file("--record", p, a.force)?),
+        None => None,
+    };
+    let output = match &a.output {
+        Some(p) => {
+            if a.record.as_ref() == Some(p) || a.replay.as_ref() == Some(p) {
+                return Err(MonitorError::Usage(format!(
+                    "--output {} is also the recording; choose another file",
+                    p.display()
+                )));
+            }
+            Some(output_file("--output", p, a.force)?)
         }
-    }
+        None => None,
+    };
     let output_json = a
         .output
         .as_ref()
@@ -146,15 +144,7 @@ fn config(a: &TopArgs) -> Result<Config, MonitorError> {
         interval,
         opts: Options { filter, processes: a.processes, sort, since_boot: a.since_boot, max_processes: 20 },
         tui,
-        plain: PlainConfig {
-            interval,
-            count,
-            json: a.json,
-            quiet: a.quiet,
-            output: a.output.clone(),
-            output_json,
-            record: a.record.clone(),
-        },
+        plain: PlainConfig { interval, count, json: a.json, quiet: a.quiet, output, output_json, record },
     })
 }
 
@@ -194,9 +184,7 @@ pub fn run(a: &TopArgs) -> ExitCode {
             Box::new(LiveSource::new(a.processes || cfg.tui))
         }
     };
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
+    let stop = crate::signals::install();
     if cfg.tui {
         // The TUI's monitor sees every device; the user's filter applies on screen, so `a` can widen it.
         let user_filter = cfg.opts.filter.clone();
@@ -207,7 +195,7 @@ pub fn run(a: &TopArgs) -> ExitCode {
         };
         let tcfg = monitor::tui::TuiConfig {
             interval: cfg.interval,
-            record: a.record.clone(),
+            record: cfg.plain.record.clone(),
             filter: user_filter,
             show_procs: a.processes,
         };

@@ -7,6 +7,7 @@ mod cmd_health;
 mod cmd_surface;
 mod cmd_top;
 mod progress;
+mod signals;
 
 use args::{
     CacheAction, CacheArgs, Cli, Command, CompareArgs, MarkArgs, OutputArgs, ReportArgs, RunArgs, SlaArgs,
@@ -20,7 +21,7 @@ use stats::ResultDoc;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// Why the command failed, mapped to an exit code.
@@ -52,13 +53,9 @@ fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_control() && c != '\n' { '?' } else { c }).collect()
 }
 
+/// The stop flag raised by Ctrl-C and every other terminating signal (see [`signals`]).
 fn install_ctrlc() -> Arc<AtomicBool> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    // Repeated Ctrl-C only re-raises the flag: leaving from the handler would skip the
-    // removal of test files. Workers notice the flag within one I/O batch.
-    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
-    stop
+    signals::install()
 }
 
 /// Test-only hook: DISKMETER_NULL_FAULT=eio@N fails null-engine I/O after N operations.
@@ -89,60 +86,126 @@ fn session_options(ta: &args::TargetArgs, prefill: bool, stop: Arc<AtomicBool>) 
     }
 }
 
-fn write_outputs(doc: &ResultDoc, out: &OutputArgs) -> Result<(), Failure> {
+impl From<files::FileError> for Failure {
+    fn from(e: files::FileError) -> Self {
+        match e {
+            files::FileError::Usage(m) => Failure::Usage(m),
+            files::FileError::Runtime(m) => Failure::Runtime(m),
+        }
+    }
+}
+
+/// Where one output goes: stdout (`-`) or a checked file.
+enum Dest {
+    Stdout,
+    File(files::output::OutputFile),
+}
+
+impl Dest {
+    fn plan(path: &Path, option: &str, force: bool) -> Result<Dest, Failure> {
+        if path.as_os_str() == "-" {
+            return Ok(Dest::Stdout);
+        }
+        Ok(Dest::File(files::output::plan(path, option, force)?))
+    }
+
+    fn write(&self, text: &str) -> Result<(), Failure> {
+        match self {
+            Dest::Stdout => print_stdout(text),
+            Dest::File(f) => Ok(f.write(text.as_bytes())?),
+        }
+    }
+
+    fn same_file(&self, other: &Dest) -> bool {
+        match (self, other) {
+            (Dest::File(a), Dest::File(b)) => a.destination() == b.destination(),
+            _ => false,
+        }
+    }
+}
+
+/// The output files of a result command, checked before the command starts: a typo, a
+/// directory, a device node or somebody else's file costs nothing and is never touched.
+#[derive(Default)]
+struct Planned {
+    output: Option<(Dest, report::Format)>,
+    html: Option<Dest>,
+}
+
+impl Planned {
+    /// True when an output goes to stdout (the human result then stays off it).
+    fn uses_stdout(&self) -> bool {
+        matches!(self.output, Some((Dest::Stdout, _))) || matches!(self.html, Some(Dest::Stdout))
+    }
+}
+
+fn plan_outputs(out: &OutputArgs) -> Result<Planned, Failure> {
+    let mut planned = Planned::default();
+    if let Some(p) = &out.output {
+        let fmt = if p.as_os_str() == "-" {
+            report::Format::Json
+        } else {
+            report::Format::from_path(p).ok_or_else(|| {
+                Failure::Usage(format!(
+                    "invalid value for --output: cannot tell the format of {}; use a .json, .csv, .md, .txt or \
+                     .html file (or - for JSON on stdout)",
+                    files::path::shown(p)
+                ))
+            })?
+        };
+        planned.output = Some((Dest::plan(p, "--output", out.force)?, fmt));
+    }
+    if let Some(p) = &out.html {
+        planned.html = Some(Dest::plan(p, "--html", out.force)?);
+    }
+    if let (Some((a, _)), Some(b)) = (&planned.output, &planned.html) {
+        if a.same_file(b) || matches!((a, b), (Dest::Stdout, Dest::Stdout)) {
+            return Err(Failure::Usage("--output and --html name the same destination; give each its own".into()));
+        }
+    }
+    if out.json && planned.uses_stdout() {
+        return Err(Failure::Usage("--json and an output of - both write to stdout; use one of them".into()));
+    }
+    Ok(planned)
+}
+
+fn print_stdout(text: &str) -> Result<(), Failure> {
     let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(Failure::Runtime(format!("cannot write to stdout: {e}")));
+        }
+    }
+    Ok(())
+}
+
+/// Renders `doc`; a document that cannot be rendered is a runtime failure (exit 1), never a
+/// stand-in printed with exit 0.
+fn rendered(doc: &ResultDoc, fmt: report::Format) -> Result<String, Failure> {
+    report::try_render(doc, fmt).map_err(|e| Failure::Runtime(format!("cannot write the result: {e}")))
+}
+
+fn write_outputs(doc: &ResultDoc, out: &OutputArgs, planned: &Planned) -> Result<(), Failure> {
     let text = if out.json {
-        Some(report::render(doc, report::Format::Json))
-    } else if !out.quiet {
-        Some(report::render(doc, report::Format::Human))
+        Some(rendered(doc, report::Format::Json)?)
+    } else if !out.quiet && !planned.uses_stdout() {
+        Some(rendered(doc, report::Format::Human)?)
     } else {
         None
     };
     if let Some(t) = text {
-        if let Err(e) = stdout.write_all(t.as_bytes()).and_then(|_| stdout.flush()) {
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                return Err(Failure::Runtime(format!("cannot write to stdout: {e}")));
-            }
-        }
+        print_stdout(&t)?;
     }
-    if out.json {
+    if out.json || planned.uses_stdout() {
         for w in &doc.warnings {
             eprintln!("warning[{}]: {}", w.code, sanitize(&w.message));
         }
     }
-    if let Some(path) = &out.output {
-        let fmt = report::Format::from_path(path).unwrap_or(report::Format::Json);
-        std::fs::write(path, report::render(doc, fmt))
-            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    if let Some((dest, fmt)) = &planned.output {
+        dest.write(&rendered(doc, *fmt)?)?;
     }
-    if let Some(path) = &out.html {
-        std::fs::write(path, report::render(doc, report::Format::Html))
-            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
-    }
-    Ok(())
-}
-
-fn check_dir(option: &str, p: &Path) -> Result<(), Failure> {
-    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        return Err(Failure::Usage(format!("invalid value for {option}: directory {} does not exist", dir.display())));
-    }
-    Ok(())
-}
-
-/// Output files are checked before anything runs, so a typo costs nothing.
-fn check_output_path(out: &OutputArgs) -> Result<(), Failure> {
-    if let Some(p) = &out.output {
-        if report::Format::from_path(p).is_none() {
-            return Err(Failure::Usage(format!(
-                "invalid value for --output: cannot tell the format of {}; use a .json, .csv, .md, .txt or .html file",
-                p.display()
-            )));
-        }
-        check_dir("--output", p)?;
-    }
-    if let Some(p) = &out.html {
-        check_dir("--html", p)?;
+    if let Some(dest) = &planned.html {
+        dest.write(&rendered(doc, report::Format::Html)?)?;
     }
     Ok(())
 }
@@ -156,7 +219,6 @@ fn exit_for(doc: &ResultDoc) -> ExitCode {
 }
 
 fn cmd_run(a: &RunArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
-    check_output_path(&a.out)?;
     let defaults = a.job_defaults()?;
     let plan = match &a.jobfile {
         Some(path) => {
@@ -189,7 +251,6 @@ fn cmd_run(a: &RunArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
 }
 
 fn cmd_mark(a: &MarkArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
-    check_output_path(&a.out)?;
     let cfg = a.config()?;
     let opts = session_options(&a.target_args, false, stop);
     let mut obs = progress::Progress::new(a.out.quiet);
@@ -197,7 +258,6 @@ fn cmd_mark(a: &MarkArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
 }
 
 fn cmd_sla(a: &SlaArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
-    check_output_path(&a.out)?;
     let cpus = engine::runner::allowed_cpus().len() as u32;
     let cfg = a.config(cpus)?;
     let opts = session_options(&a.target_args, false, stop);
@@ -205,15 +265,17 @@ fn cmd_sla(a: &SlaArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
     Ok(engine::sla::sla(&cfg, &a.target_path(), &opts, &mut obs)?)
 }
 
-/// Read a result document for `compare --results` / `report`, with one clear error line.
+/// Read a result document for `compare --results` / `report`, with one clear error line. Only a
+/// regular file of at most 256 MiB is read.
 fn load_result(path: &Path) -> Result<ResultDoc, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Usage(format!("cannot read result file {}: {e}", path.display())))?;
-    ResultDoc::from_json(&text).map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))
+    let bytes = files::input::read_capped(path, "the result file", files::input::RESULT_CAP)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        Failure::Usage(format!("{} is not a diskmeter result (not UTF-8 text)", files::path::shown(path)))
+    })?;
+    ResultDoc::from_json(&text).map_err(|e| Failure::Usage(format!("{}: {e}", files::path::shown(path))))
 }
 
 fn cmd_compare(a: &CompareArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
-    check_output_path(&a.out)?;
     if !a.results.is_empty() {
         if a.results.len() < 2 {
             return Err(Failure::Usage("--results needs at least two result files (the first is the baseline)".into()));
@@ -255,24 +317,33 @@ fn cmd_report(a: &ReportArgs) -> Result<(), Failure> {
         Some(p) => p.clone(),
         None => a.result.with_extension("html"),
     };
-    let fmt = if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")) {
+    let fmt = if out.as_os_str() == "-" {
+        report::Format::Human
+    } else if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")) {
         report::Format::Html
     } else {
         report::Format::from_path(&out).ok_or_else(|| {
             Failure::Usage(format!(
-                "invalid value for --output: cannot tell the format of {}; use .html, .md, .csv, .txt or .json",
-                out.display()
+                "invalid value for --output: cannot tell the format of {}; use .html, .md, .csv, .txt or .json \
+                 (or - for text on stdout)",
+                files::path::shown(&out)
             ))
         })?
     };
-    check_dir("--output", &out)?;
-    let doc = load_result(&a.result)?;
-    if out == a.result {
-        return Err(Failure::Usage(format!("refusing to overwrite the input {}; choose another -o", out.display())));
+    let dest = Dest::plan(&out, "--output", a.force)?;
+    if let (Dest::File(f), Ok(input)) = (&dest, a.result.canonicalize()) {
+        if f.destination().canonicalize().ok().as_ref() == Some(&input) {
+            return Err(Failure::Usage(format!(
+                "refusing to overwrite the input {}; choose another -o",
+                files::path::shown(&out)
+            )));
+        }
     }
-    std::fs::write(&out, report::render(&doc, fmt))
-        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", out.display())))?;
-    eprintln!("wrote {}", out.display());
+    let doc = load_result(&a.result)?;
+    dest.write(&rendered(&doc, fmt)?)?;
+    if let Dest::File(f) = &dest {
+        eprintln!("wrote {}", files::path::shown(f.path()));
+    }
     Ok(())
 }
 
@@ -285,88 +356,142 @@ impl From<cachesim::session::SessionError> for Failure {
     }
 }
 
-fn cache_doc(result: stats::CacheResult) -> ResultDoc {
+/// A `cache` result document; a result that covers only part of the trace is marked partial
+/// with the reason as its error (exit 130 when interrupted, 1 when the trace was cut short).
+fn cache_doc(outcome: cachesim::session::Outcome) -> ResultDoc {
+    use cachesim::session::Cut;
     let mut doc = ResultDoc::new("cache", session::now_rfc3339(), session::host_info());
-    doc.cache = Some(result);
+    doc.cache = Some(outcome.result);
+    match outcome.cut {
+        None => {}
+        Some(Cut::Interrupted) => {
+            doc.partial = true;
+            doc.warn(stats::codes::PARTIAL, "interrupted");
+            doc.error = Some(stats::ErrorInfo::new("interrupted", "interrupted"));
+            signals::name_in(&mut doc);
+        }
+        Some(Cut::Trace(m)) => {
+            doc.partial = true;
+            doc.warn(stats::codes::PARTIAL, m.clone());
+            doc.error = Some(stats::ErrorInfo::new("trace", m));
+        }
+    }
     doc
 }
 
-/// Output files (trace files of synth/convert) are checked like -o: an existing directory.
-fn check_trace_output(p: &Path) -> Result<(), Failure> {
-    check_dir("--output", p)?;
-    if p.is_dir() {
-        return Err(Failure::Usage(format!("invalid value for --output: {} is a directory", p.display())));
-    }
-    Ok(())
-}
-
 /// The `cache` commands; `None` output args mean the command prints a short summary only.
-fn cmd_cache(a: &CacheArgs) -> Result<(ResultDoc, Option<&OutputArgs>, bool), Failure> {
+fn cmd_cache<'a>(
+    a: &'a CacheArgs,
+    stop: &AtomicBool,
+) -> Result<(ResultDoc, Option<(&'a OutputArgs, Planned)>, bool), Failure> {
     match &a.action {
         CacheAction::Simulate(s) => {
-            check_output_path(&s.out)?;
+            let planned = plan_outputs(&s.out)?;
             let cfg = s.config()?;
             let input = s.input.input()?;
-            Ok((cache_doc(cachesim::session::simulate(&input, &cfg)?), Some(&s.out), false))
+            Ok((cache_doc(cachesim::session::simulate(&input, &cfg, stop)?), Some((&s.out, planned)), false))
         }
         CacheAction::Mrc(m) => {
-            check_output_path(&m.out)?;
+            let planned = plan_outputs(&m.out)?;
             let cfg = m.config()?;
             let input = m.input.input()?;
-            Ok((cache_doc(cachesim::session::mrc(&input, &cfg)?), Some(&m.out), false))
+            Ok((cache_doc(cachesim::session::mrc(&input, &cfg, stop)?), Some((&m.out, planned)), false))
         }
         CacheAction::Warmup(w) => {
-            check_output_path(&w.out)?;
+            let planned = plan_outputs(&w.out)?;
             let (c, p, i, sz, d) = w.values()?;
-            Ok((cache_doc(cachesim::session::warmup(c, p, i, sz, d)), Some(&w.out), false))
+            let outcome = cachesim::session::Outcome { result: cachesim::session::warmup(c, p, i, sz, d), cut: None };
+            Ok((cache_doc(outcome), Some((&w.out, planned)), false))
         }
         CacheAction::Synth(y) => {
             let spec = y.spec()?;
-            check_trace_output(&y.output)?;
-            Ok((cache_doc(cachesim::session::synth(&spec, &y.output)?), None, y.json))
+            let out = trace_output(&y.output, y.force)?;
+            Ok((cache_doc(cachesim::session::synth(&spec, &out, stop)?), None, y.json))
         }
         CacheAction::Convert(c) => {
             let input = c.input.input()?;
-            check_trace_output(&c.output)?;
-            Ok((cache_doc(cachesim::session::convert(&input, &c.output)?), None, c.json))
+            let out = trace_output(&c.output, c.force)?;
+            Ok((cache_doc(cachesim::session::convert(&input, &out, stop)?), None, c.json))
         }
     }
 }
 
+/// A trace output (`synth`/`convert -o`): a checked regular file (a trace needs a seekable file,
+/// so `-` is not offered).
+fn trace_output(p: &Path, force: bool) -> Result<files::output::OutputFile, Failure> {
+    if p.as_os_str() == "-" {
+        return Err(Failure::Usage(
+            "invalid value for --output: a trace is written to a file (its header is completed at the end); \
+             name a file"
+                .into(),
+        ));
+    }
+    Ok(files::output::plan(p, "--output", force)?)
+}
+
+fn trace_summary_line(doc: &ResultDoc) -> Option<String> {
+    let t = doc.cache.as_ref().and_then(|c| c.trace.as_ref())?;
+    let verb = if doc.error.is_some() { "read" } else { "wrote" };
+    Some(format!(
+        "{verb} {} ({} requests: {} reads, {} writes{}; {:.1} s of trace time{})",
+        sanitize(&t.path),
+        t.requests,
+        t.reads,
+        t.writes,
+        if t.other > 0 { format!(", {} other", t.other) } else { String::new() },
+        t.span_s,
+        if t.skipped_lines > 0 { format!("; {} malformed lines skipped", t.skipped_lines) } else { String::new() }
+    ))
+}
+
 fn run_cache(a: &CacheArgs) -> ExitCode {
-    match cmd_cache(a) {
-        Ok((doc, Some(out), _)) => match write_outputs(&doc, out) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(Failure::Usage(m)) | Err(Failure::Runtime(m)) => {
-                eprintln!("error: {}", sanitize(&m));
-                ExitCode::from(1)
-            }
-        },
+    let stop = signals::install();
+    match cmd_cache(a, &stop) {
+        Ok((doc, Some((out, planned)), _)) => finish(&doc, out, &planned),
         Ok((doc, None, json)) => {
             if json {
-                println!("{}", report::render(&doc, report::Format::Json).trim_end());
-            } else if let Some(t) = doc.cache.as_ref().and_then(|c| c.trace.as_ref()) {
-                println!(
-                    "wrote {} ({} requests: {} reads, {} writes; {:.1} s of trace time{})",
-                    sanitize(&t.path),
-                    t.requests,
-                    t.reads,
-                    t.writes,
-                    t.span_s,
-                    if t.skipped_lines > 0 {
-                        format!("; {} malformed lines skipped", t.skipped_lines)
-                    } else {
-                        String::new()
-                    }
-                );
+                if let Err(f) = rendered(&doc, report::Format::Json).and_then(|t| print_stdout(&t)) {
+                    return fail(Failure::Runtime(match f {
+                        Failure::Usage(m) | Failure::Runtime(m) => m,
+                    }));
+                }
+            } else if let Some(line) = trace_summary_line(&doc) {
+                let _ = print_stdout(&format!("{line}\n"));
             }
-            ExitCode::SUCCESS
+            if let Some(e) = &doc.error {
+                eprintln!("error: {}", sanitize(&e.message));
+            }
+            exit_for(&doc)
         }
-        Err(Failure::Usage(m)) => {
+        Err(f) => fail(f),
+    }
+}
+
+/// One error line and the exit code for a failure.
+fn fail(f: Failure) -> ExitCode {
+    match f {
+        Failure::Usage(m) => {
             eprintln!("error: {}", sanitize(&m));
             ExitCode::from(2)
         }
-        Err(Failure::Runtime(m)) => {
+        Failure::Runtime(m) => {
+            eprintln!("error: {}", sanitize(&m));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints and writes a finished (or partial) result and picks the exit code. An output that
+/// cannot be written is exit 1, never 0.
+fn finish(doc: &ResultDoc, out: &OutputArgs, planned: &Planned) -> ExitCode {
+    match write_outputs(doc, out, planned) {
+        Ok(()) => {
+            if let Some(e) = &doc.error {
+                eprintln!("{}{}", if e.kind == "interrupted" { "" } else { "error: " }, sanitize(&e.message));
+            }
+            exit_for(doc)
+        }
+        Err(Failure::Usage(m)) | Err(Failure::Runtime(m)) => {
             eprintln!("error: {}", sanitize(&m));
             ExitCode::from(1)
         }
@@ -375,62 +500,47 @@ fn run_cache(a: &CacheArgs) -> ExitCode {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
-    if let Command::Report(a) = &cli.command {
-        return match cmd_report(a) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(Failure::Usage(m)) => {
-                eprintln!("error: {}", sanitize(&m));
-                ExitCode::from(2)
-            }
-            Err(Failure::Runtime(m)) => {
-                eprintln!("error: {}", sanitize(&m));
-                ExitCode::from(1)
-            }
-        };
-    }
     match &cli.command {
+        Command::Report(a) => return cmd_report(a).map_or_else(fail, |()| ExitCode::SUCCESS),
         Command::Top(a) => return cmd_top::run(a),
         Command::Health(a) => return cmd_health::run(a),
         Command::Surface(a) => return cmd_surface::run(a),
+        Command::Cache(a) => return run_cache(a),
         _ => {}
     }
-    if let Command::Cache(a) = &cli.command {
-        return run_cache(a);
-    }
-    let stop = install_ctrlc();
-    let (res, out, name) = match &cli.command {
-        Command::Run(a) => (cmd_run(a, stop), &a.out, "run"),
-        Command::Mark(a) => (cmd_mark(a, stop), &a.out, "mark"),
-        Command::Sla(a) => (cmd_sla(a, stop), &a.out, "sla"),
-        Command::Compare(a) => (cmd_compare(a, stop), &a.out, "compare"),
+    let (out, name) = match &cli.command {
+        Command::Run(a) => (&a.out, "run"),
+        Command::Mark(a) => (&a.out, "mark"),
+        Command::Sla(a) => (&a.out, "sla"),
+        Command::Compare(a) => (&a.out, "compare"),
         Command::Report(_) | Command::Cache(_) | Command::Top(_) | Command::Health(_) | Command::Surface(_) => {
             return ExitCode::from(2)
         }
     };
+    // Output paths are checked before anything runs: a typo or a foreign file costs nothing.
+    let planned = match plan_outputs(out) {
+        Ok(p) => p,
+        Err(f) => return fail(f),
+    };
+    let stop = install_ctrlc();
+    let res = match &cli.command {
+        Command::Run(a) => cmd_run(a, stop),
+        Command::Mark(a) => cmd_mark(a, stop),
+        Command::Sla(a) => cmd_sla(a, stop),
+        Command::Compare(a) => cmd_compare(a, stop),
+        _ => return ExitCode::from(2),
+    };
     match res {
-        Ok(doc) => match write_outputs(&doc, out) {
-            Ok(()) => {
-                if let Some(e) = &doc.error {
-                    if e.kind != "interrupted" {
-                        eprintln!("error: {}", sanitize(&e.message));
-                    }
-                }
-                exit_for(&doc)
-            }
-            Err(Failure::Usage(m)) | Err(Failure::Runtime(m)) => {
-                eprintln!("error: {}", sanitize(&m));
-                ExitCode::from(1)
-            }
-        },
-        Err(Failure::Usage(m)) => {
-            eprintln!("error: {}", sanitize(&m));
-            ExitCode::from(2)
+        Ok(mut doc) => {
+            signals::name_in(&mut doc);
+            finish(&doc, out, &planned)
         }
+        Err(Failure::Usage(m)) => fail(Failure::Usage(m)),
         Err(Failure::Runtime(m)) => {
             eprintln!("error: {}", sanitize(&m));
             if out.json {
                 let doc = session::error_doc(name, "io", &m);
-                println!("{}", report::render(&doc, report::Format::Json).trim_end());
+                let _ = print_stdout(&report::render(&doc, report::Format::Json));
             }
             ExitCode::from(1)
         }

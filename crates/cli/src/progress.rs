@@ -121,6 +121,15 @@ impl Observer for Progress {
         self.finish();
     }
 
+    /// Always shown (also with --quiet or without a terminal): it explains a wait.
+    fn notice(&mut self, message: &str) {
+        let line = format!("note: {}", crate::sanitize(message));
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => eprintln!("{line}"),
+        }
+    }
+
     fn steps(&mut self, done: usize, total: usize, elapsed: Duration) {
         let total = total.max(done);
         self.overall = if done == 0 || total == 0 {

@@ -145,7 +145,7 @@ pub fn compare_targets(
             topts.prefill = topts.destroy_data.as_deref() == Some(t.as_path());
         }
         obs.phase(&format!("preparing {}", t.display()), None);
-        let o = open_target(t, needs, &topts, &opts.ctl.stop, &mut |d, tt| obs.fill(d, tt));
+        let o = open_target(t, needs, &topts, &opts.ctl.stop, &mut |e| crate::session::target_event(obs, e));
         obs.phase_done();
         open.push(Some(o?));
         if opts.ctl.stop.load(Ordering::Relaxed) {

@@ -69,6 +69,8 @@ pub struct HostFacts {
 /// (`exists == false`, `size_bytes == 0`) so callers learn the file system and
 /// alignment before creating it.
 pub fn probe(path: &Path) -> Result<Probe, EngineError> {
+    // Too long, a trailing '/', a dangling symlink, a loop: the user's to fix, before any I/O.
+    files::path::check(path, "the target").map_err(|e| EngineError::Invalid(e.to_string()))?;
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return probe_missing(path),
@@ -101,13 +103,25 @@ fn not_a_target(path: &Path, meta: &fs::Metadata) -> EngineError {
 }
 
 fn meta_error(path: &Path, e: io::Error) -> EngineError {
+    if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENAMETOOLONG | libc::ENOTDIR)) {
+        return EngineError::Invalid(files::path::lookup_error(path, "the target", &e).to_string());
+    }
     if e.kind() == io::ErrorKind::PermissionDenied {
-        EngineError::Invalid(format!(
-            "cannot access {}: permission denied; run as root or pick a path you can read",
-            path.display()
-        ))
+        EngineError::Invalid(format!("cannot access {}: permission denied; {}", path.display(), denied_advice()))
     } else {
         EngineError::io(format!("cannot stat {}", path.display()), e)
+    }
+}
+
+/// What to do about EACCES/EPERM: as a user, gain the rights; as root, nothing will help from
+/// here, so name the likely causes instead of advising to run as root.
+pub fn denied_advice() -> &'static str {
+    if rustix::process::geteuid().is_root() {
+        "even root is refused here, so the file system or a security module forbids it (an NFS export \
+         with root_squash, a FUSE mount without allow_root, SELinux/AppArmor, or a device that cannot be \
+         opened by anyone); choose another target"
+    } else {
+        "run as root, add yourself to the group that owns it (for disks: disk), or pick a path you can use"
     }
 }
 

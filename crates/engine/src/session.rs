@@ -23,6 +23,16 @@ pub trait Observer {
     /// Multi-step commands (`sla` points, `compare` passes): `done` steps of about
     /// `total` finished after `elapsed`.
     fn steps(&mut self, _done: usize, _total: usize, _elapsed: Duration) {}
+    /// Something the user should know while the command waits (another run holds the target).
+    fn notice(&mut self, _message: &str) {}
+}
+
+/// Passes a target's events on to an observer.
+pub(crate) fn target_event(obs: &mut dyn Observer, e: crate::target::TargetEvent<'_>) {
+    match e {
+        crate::target::TargetEvent::Fill { done, total } => obs.fill(done, total),
+        crate::target::TargetEvent::Waiting(m) => obs.notice(m),
+    }
 }
 
 /// An observer that shows nothing.
@@ -272,7 +282,7 @@ pub(crate) fn finish_error(doc: &mut ResultDoc, error: Option<ErrorInfo>, interr
         doc.error = Some(e);
     } else if interrupted {
         doc.partial = true;
-        doc.warn(codes::PARTIAL, "interrupted: figures cover only the time before Ctrl-C");
+        doc.warn(codes::PARTIAL, "interrupted: figures cover only the time before the interruption");
         doc.error = Some(ErrorInfo {
             kind: "interrupted".into(),
             message: "interrupted by the user".into(),
@@ -310,7 +320,7 @@ pub fn run_plan(
         let existing = probe::probe(p).ok().filter(|pr| pr.exists).map(|pr| pr.size_bytes);
         let needs = needs_for(js, existing, opts.default_size);
         obs.phase(&format!("preparing {}", p.display()), None);
-        let t = open_target(p, needs, &opts.target, &opts.ctl.stop, &mut |d, t| obs.fill(d, t));
+        let t = open_target(p, needs, &opts.target, &opts.ctl.stop, &mut |e| crate::session::target_event(obs, e));
         obs.phase_done();
         targets.insert(p.clone(), t?);
     }
@@ -464,7 +474,7 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
         if probe::probe(target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
             topts.prefill = topts.destroy_data.is_some();
         }
-        let t = open_target(target, needs, &topts, &stop, &mut |d, tt| obs.fill(d, tt));
+        let t = open_target(target, needs, &topts, &stop, &mut |e| crate::session::target_event(obs, e));
         obs.phase_done();
         Some(t?)
     };

@@ -18,6 +18,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use files::lock::Locked;
+pub use files::lock::WhenBusy;
+
 #[derive(Debug, Clone, Default)]
 pub struct TargetOptions {
     pub overwrite: bool,
@@ -25,7 +28,21 @@ pub struct TargetOptions {
     pub destroy_data: Option<PathBuf>,
     /// Write the region of a block device before reading it (needs the guard to pass).
     pub prefill: bool,
+    /// When another process (another diskmeter run) holds the target's lock: wait or refuse.
+    pub when_busy: WhenBusy,
 }
+
+/// What opening a target reports while it works.
+#[derive(Debug, Clone, Copy)]
+pub enum TargetEvent<'a> {
+    /// Filling the test area: bytes done of total.
+    Fill { done: u64, total: u64 },
+    /// Another process holds the target; the message says who, and that the run waits.
+    Waiting(&'a str),
+}
+
+/// Receives [`TargetEvent`]s.
+pub type TargetProgress<'a> = &'a mut dyn FnMut(TargetEvent<'_>);
 
 /// What the jobs on one target need from it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -119,6 +136,55 @@ fn open(path: &Path, write: bool, create: bool, direct: bool) -> std::io::Result
     o.open(path)
 }
 
+/// Takes the run's exclusive lock on an open target (see [`files::lock`]).
+fn lock(
+    file: &File,
+    path: &Path,
+    opts: &TargetOptions,
+    stop: &AtomicBool,
+    progress: TargetProgress<'_>,
+) -> Result<Locked> {
+    files::lock::lock_exclusive(file, path, opts.when_busy, stop, &mut |m| progress(TargetEvent::Waiting(m))).map_err(
+        |e| match e {
+            files::FileError::Usage(m) => EngineError::Invalid(m),
+            files::FileError::Runtime(m) => EngineError::io(m, std::io::Error::from_raw_os_error(libc::ENOLCK)),
+        },
+    )
+}
+
+/// True when `path` still names the file open as `file` (another run may have removed or
+/// replaced it while this one waited for the lock).
+fn still_same(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Errors opening an existing target that the user can fix (exit 2) rather than runtime faults.
+fn open_error(path: &Path, e: std::io::Error, direct: bool, fs: Option<&str>) -> EngineError {
+    let shown = path.display();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) if direct => direct_hint(path, fs, &e),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            EngineError::Invalid(format!("cannot open {shown}: {e}; {}", probe::denied_advice()))
+        }
+        Some(libc::ETXTBSY) => EngineError::Invalid(format!(
+            "cannot write to {shown}: it is a program that is running (ETXTBSY); choose another target"
+        )),
+        Some(libc::EROFS) => EngineError::Invalid(format!(
+            "cannot write to {shown}: it is on a read-only file system; test with a read-only workload \
+             (--rw read/randread) or choose a writable target"
+        )),
+        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) => {
+            EngineError::Invalid(format!("cannot open {shown}: {e}; check the path"))
+        }
+        Some(libc::EBUSY) => EngineError::Unsafe(format!("{shown} is busy (in use by the system): {e}")),
+        _ => EngineError::io(format!("cannot open {shown}"), e),
+    }
+}
+
 fn direct_hint(path: &Path, fs: Option<&str>, e: &std::io::Error) -> EngineError {
     EngineError::Invalid(format!(
         "{} does not support direct I/O ({}{}); test on another file system or add --buffered \
@@ -183,8 +249,29 @@ pub fn open_target(
     needs: Needs,
     opts: &TargetOptions,
     stop: &AtomicBool,
-    progress: FillProgress<'_>,
+    progress: TargetProgress<'_>,
 ) -> Result<OpenTarget> {
+    // A run that waited for the lock re-checks the path: the run before it may have removed
+    // the test file it created. A few rounds settle it.
+    for _ in 0..8 {
+        if let Some(t) = open_target_once(path, needs, opts, stop, progress)? {
+            return Ok(t);
+        }
+    }
+    Err(EngineError::Invalid(format!(
+        "{} keeps changing while diskmeter opens it (other runs create and remove it); try again",
+        path.display()
+    )))
+}
+
+/// One attempt of [`open_target`]; `None` when the file changed while waiting for its lock.
+fn open_target_once(
+    path: &Path,
+    needs: Needs,
+    opts: &TargetOptions,
+    stop: &AtomicBool,
+    progress: TargetProgress<'_>,
+) -> Result<Option<OpenTarget>> {
     let p = probe::probe(path)?;
     let mut warnings = Vec::new();
     let align = p.dio_mem_align.unwrap_or(4096).max(4096) as usize;
@@ -228,20 +315,16 @@ pub fn open_target(
                     p.size_bytes
                 )));
             }
-            let file = open(path, writes, false, needs.direct).map_err(|e| match e.raw_os_error() {
-                Some(libc::EINVAL) => direct_hint(path, None, &e),
-                Some(libc::EACCES) | Some(libc::EPERM) => EngineError::Invalid(format!(
-                    "cannot open {}: {e}; run as root or add yourself to the disk group",
-                    path.display()
-                )),
-                Some(libc::EBUSY) => {
-                    EngineError::Unsafe(format!("{} is busy (in use by the system): {e}", path.display()))
-                }
-                _ => EngineError::io(format!("cannot open {}", path.display()), e),
-            })?;
+            let file = open(path, writes, false, needs.direct).map_err(|e| open_error(path, e, true, None))?;
+            let locked = lock(&file, path, opts, stop, progress)?;
             let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
+            if locked == Locked::Stopped {
+                return Ok(Some(t));
+            }
             if opts.prefill && needs.region_end > 0 {
-                t.filled_to = fill_region(&t.file, 0, needs.region_end, align, stop, progress)?;
+                t.filled_to = fill_region(&t.file, 0, needs.region_end, align, stop, &mut |d, n| {
+                    progress(TargetEvent::Fill { done: d, total: n })
+                })?;
             } else if needs.reads {
                 t.warnings.push((
                     codes::UNWRITTEN_READ.into(),
@@ -254,7 +337,7 @@ pub fn open_target(
                     ),
                 ));
             }
-            Ok(t)
+            Ok(Some(t))
         }
         TargetKind::File if !p.exists => {
             let size = needs.region_end;
@@ -264,12 +347,17 @@ pub fn open_target(
                     let _ = std::fs::remove_file(path);
                     return Err(direct_hint(path, p.filesystem.as_deref(), &e));
                 }
+                // Another run created it between the probe and here: start over (and wait for it).
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
                 Err(e) => {
                     return Err(match e.raw_os_error() {
                         Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => EngineError::Invalid(format!(
                             "cannot create {}: {e}; choose a writable directory",
                             path.display()
                         )),
+                        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) => {
+                            EngineError::Invalid(format!("cannot create {}: {e}; check the path", path.display()))
+                        }
                         Some(libc::ENOENT) => EngineError::Invalid(format!(
                             "cannot create {}: its directory does not exist",
                             path.display()
@@ -279,6 +367,9 @@ pub fn open_target(
                 }
             };
             let mut guard = CreatedGuard { path, armed: true };
+            // Nobody else can hold it yet (just created); taking the lock now makes a run that
+            // opens it next wait until this one has filled, measured and removed it.
+            lock(&file, path, opts, stop, progress)?;
             set_mark(&file);
             // Reserve the space up front so ENOSPC shows now, not mid-measurement.
             // SAFETY: valid fd.
@@ -293,14 +384,16 @@ pub fn open_target(
                 }
                 file.set_len(size).map_err(|e| EngineError::io("cannot size the test file", e))?;
             }
-            let filled = fill_region(&file, 0, size, align, stop, progress)?;
+            let filled = fill_region(&file, 0, size, align, stop, &mut |d, n| {
+                progress(TargetEvent::Fill { done: d, total: n })
+            })?;
             let p = probe::probe(path)?;
             guard.armed = false;
             let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
             t.created = true;
             t.keep = opts.keep;
             t.filled_to = filled;
-            Ok(t)
+            Ok(Some(t))
         }
         TargetKind::File => {
             let ours = has_mark(path);
@@ -322,13 +415,23 @@ pub fn open_target(
                     needs.region_end
                 )));
             }
-            let file = open(path, needs.writes || grow, false, needs.direct).map_err(|e| match e.raw_os_error() {
-                Some(libc::EINVAL) if needs.direct => direct_hint(path, p.filesystem.as_deref(), &e),
-                Some(libc::EACCES) | Some(libc::EPERM) => {
-                    EngineError::Invalid(format!("cannot open {}: {e}; check its permissions", path.display()))
+            let file = open(path, needs.writes || grow, false, needs.direct)
+                .map_err(|e| open_error(path, e, needs.direct, p.filesystem.as_deref()))?;
+            match lock(&file, path, opts, stop, progress)? {
+                Locked::Now => {}
+                Locked::AfterWaiting => {
+                    // The run before may have removed or refilled it: look again.
+                    if !still_same(&file, path) {
+                        return Ok(None);
+                    }
+                    if probe::probe(path)?.size_bytes != p.size_bytes {
+                        return Ok(None);
+                    }
                 }
-                _ => EngineError::io(format!("cannot open {}", path.display()), e),
-            })?;
+                Locked::Stopped => return Ok(Some(OpenTarget::existing(path, p, file, needs.direct, warnings))),
+            }
+            let mut progress = |d, n| progress(TargetEvent::Fill { done: d, total: n });
+            let progress: FillProgress<'_> = &mut progress;
             let mut filled = 0;
             if grow {
                 filled = fill_region(&file, p.size_bytes, needs.region_end, align, stop, progress)?;
@@ -355,7 +458,7 @@ pub fn open_target(
             let p = if grow { probe::probe(path)? } else { p };
             let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
             t.filled_to = filled;
-            Ok(t)
+            Ok(Some(t))
         }
     }
 }
@@ -373,7 +476,8 @@ pub fn probe_info(path: &Path, p: &Probe) -> stats::TargetInfo {
         TargetKind::File => stats::TargetKind::File,
         TargetKind::Block => stats::TargetKind::Block,
     };
-    let mut i = stats::TargetInfo::new(path.display().to_string(), kind, p.size_bytes);
+    let mut i = stats::TargetInfo::new(path.to_string_lossy(), kind, p.size_bytes);
+    i.path_not_utf8 = path.to_str().is_none();
     i.device = p.device.clone();
     i.model = p.model.clone();
     i.rotational = p.rotational;

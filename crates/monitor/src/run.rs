@@ -5,23 +5,30 @@ use crate::monitor::{Monitor, Report};
 use crate::render;
 use crate::sample::{RecordHeader, Sample, SampleSource, RECORD_SCHEMA};
 use crate::MonitorError;
-use std::fs::File;
+use files::output::{AtomicFile, OutputFile};
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Writes a recording: a header line, then one raw sample per line, flushed as it goes so a
-/// killed run leaves a valid file up to its last complete line.
+/// Writes a recording: a header line, then one raw sample per line. It is written to a
+/// temporary file beside the destination and put in place by [`Recorder::finish`] when the run
+/// ends (also by Ctrl-C or another terminating signal); a run that fails leaves nothing.
 pub struct Recorder {
-    out: BufWriter<File>,
+    out: BufWriter<AtomicFile>,
     path: PathBuf,
 }
 
+fn file_error(e: files::FileError) -> MonitorError {
+    match e {
+        files::FileError::Usage(m) => MonitorError::Usage(m),
+        files::FileError::Runtime(m) => MonitorError::Runtime(m),
+    }
+}
+
 impl Recorder {
-    pub fn create(path: &Path, interval_s: f64, processes: bool) -> Result<Recorder, MonitorError> {
-        let f = File::create(path)
-            .map_err(|e| MonitorError::Runtime(format!("cannot create --record file {}: {e}", path.display())))?;
+    pub fn create(out: &OutputFile, interval_s: f64, processes: bool) -> Result<Recorder, MonitorError> {
+        let f = out.create().map_err(file_error)?;
         let (host, kernel) = crate::sample::host_and_kernel();
         let header = RecordHeader {
             schema: RECORD_SCHEMA.to_string(),
@@ -31,7 +38,7 @@ impl Recorder {
             interval_s,
             processes,
         };
-        let mut r = Recorder { out: BufWriter::new(f), path: path.to_path_buf() };
+        let mut r = Recorder { out: BufWriter::new(f), path: out.path().to_path_buf() };
         r.line(&serde_json::to_string(&header).map_err(|e| MonitorError::Runtime(e.to_string()))?)?;
         Ok(r)
     }
@@ -40,13 +47,21 @@ impl Recorder {
         self.out
             .write_all(s.as_bytes())
             .and_then(|_| self.out.write_all(b"\n"))
-            .and_then(|_| self.out.flush())
             .map_err(|e| MonitorError::Runtime(format!("cannot write --record file {}: {e}", self.path.display())))
     }
 
     pub fn sample(&mut self, s: &Sample) -> Result<(), MonitorError> {
         let text = serde_json::to_string(s).map_err(|e| MonitorError::Runtime(e.to_string()))?;
         self.line(&text)
+    }
+
+    /// Puts the recording in place.
+    pub fn finish(self) -> Result<(), MonitorError> {
+        let path = self.path;
+        let f = self.out.into_inner().map_err(|e| {
+            MonitorError::Runtime(format!("cannot write --record file {}: {}", path.display(), e.error()))
+        })?;
+        f.commit().map_err(file_error)
     }
 }
 
@@ -60,9 +75,9 @@ pub struct PlainConfig {
     /// Nothing on stdout (a recording or -o file still gets written).
     pub quiet: bool,
     /// Also write every report to this file; JSON Lines when `output_json`, else text.
-    pub output: Option<PathBuf>,
+    pub output: Option<OutputFile>,
     pub output_json: bool,
-    pub record: Option<PathBuf>,
+    pub record: Option<OutputFile>,
 }
 
 /// How the run ended.
@@ -90,14 +105,14 @@ fn emit(
     r: &Report,
     cfg: &PlainConfig,
     stdout: &mut dyn Write,
-    file: &mut Option<BufWriter<File>>,
+    file: &mut Option<BufWriter<AtomicFile>>,
 ) -> Result<bool, MonitorError> {
     if let Some(f) = file {
         let t = if cfg.output_json { render::json_line(r) } else { render::text(r) };
-        f.write_all(t.as_bytes()).and_then(|_| f.flush()).map_err(|e| {
+        f.write_all(t.as_bytes()).map_err(|e| {
             MonitorError::Runtime(format!(
                 "cannot write --output file {}: {e}",
-                cfg.output.as_deref().unwrap_or(Path::new("")).display()
+                cfg.output.as_ref().map(|o| o.path().display().to_string()).unwrap_or_default()
             ))
         })?;
     }
@@ -113,7 +128,8 @@ fn emit(
     }
 }
 
-/// Run plain/JSON mode to the end.
+/// Run plain/JSON mode to the end. The recording and the output file are put in place when the
+/// run ends (its count reached, the replay over, or a stop); a failed run leaves neither.
 pub fn run_plain(
     monitor: &mut Monitor,
     source: &mut dyn SampleSource,
@@ -126,12 +142,32 @@ pub fn run_plain(
         None => None,
     };
     let mut file = match &cfg.output {
-        Some(p) => Some(BufWriter::new(
-            File::create(p)
-                .map_err(|e| MonitorError::Runtime(format!("cannot create --output file {}: {e}", p.display())))?,
-        )),
+        Some(p) => Some(BufWriter::new(p.create().map_err(file_error)?)),
         None => None,
     };
+    let outcome = plain_loop(monitor, source, cfg, stdout, stop, &mut recorder, &mut file)?;
+    if let Some(r) = recorder {
+        r.finish()?;
+    }
+    if let Some(f) = file {
+        let shown = cfg.output.as_ref().map(|o| o.path().display().to_string()).unwrap_or_default();
+        f.into_inner()
+            .map_err(|e| MonitorError::Runtime(format!("cannot write --output file {shown}: {}", e.error())))?
+            .commit()
+            .map_err(file_error)?;
+    }
+    Ok(outcome)
+}
+
+fn plain_loop(
+    monitor: &mut Monitor,
+    source: &mut dyn SampleSource,
+    cfg: &PlainConfig,
+    stdout: &mut dyn Write,
+    stop: &AtomicBool,
+    recorder: &mut Option<Recorder>,
+    file: &mut Option<BufWriter<AtomicFile>>,
+) -> Result<Outcome, MonitorError> {
     let live = source.is_live();
     let start = Instant::now();
     let mut reports = 0u64;
@@ -144,12 +180,12 @@ pub fn run_plain(
             return Ok(Outcome::Interrupted);
         }
         let Some(sample) = source.next_sample()? else { return Ok(Outcome::Done) };
-        if let Some(r) = &mut recorder {
+        if let Some(r) = recorder {
             r.sample(&sample)?;
         }
         if let Some(report) = monitor.push(&sample) {
             reports += 1;
-            if !emit(&report, cfg, stdout, &mut file)? {
+            if !emit(&report, cfg, stdout, file)? {
                 return Ok(Outcome::Done);
             }
             if cfg.count.is_some_and(|c| reports >= c) {

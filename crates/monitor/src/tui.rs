@@ -18,7 +18,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Sparkline, Table};
 use ratatui::Frame;
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -346,7 +345,7 @@ impl Drop for Restore {
 /// TUI options.
 pub struct TuiConfig {
     pub interval: Duration,
-    pub record: Option<PathBuf>,
+    pub record: Option<files::output::OutputFile>,
     /// The user's device filter; the monitor itself collects every device so the keys can widen it.
     pub filter: Filter,
     pub show_procs: bool,
@@ -385,28 +384,28 @@ pub fn run(
                 Ok(Some(s)) => s,
                 Ok(None) => {
                     let _ = txc.send(Event::SourceEnded(None));
-                    return;
+                    return Ok(recorder);
                 }
                 Err(e) => {
                     let _ = txc.send(Event::SourceEnded(Some(e.to_string())));
-                    return;
+                    return Ok(recorder);
                 }
             };
             if let Some(r) = &mut recorder {
                 if let Err(e) = r.sample(&sample) {
                     let _ = txc.send(Event::SourceEnded(Some(e.to_string())));
-                    return;
+                    return Err(e);
                 }
             }
             if let Some(rep) = monitor.push(&sample) {
                 if txc.send(Event::Report(Box::new(rep))).is_err() {
-                    return;
+                    return Ok(recorder);
                 }
             }
             // A replay is paced at the recorded interval so it looks like the live run.
             tick += 1;
             if !sleep_until(start + interval * tick, &stop_c) {
-                return;
+                return Ok(recorder);
             }
         }
     });
@@ -458,7 +457,13 @@ pub fn run(
     }
     stop.store(true, Ordering::SeqCst);
     drop(guard);
-    let _ = collector.join();
+    // The recording is put in place when the TUI ends (q, Ctrl-C, a signal); a failed one
+    // leaves nothing.
+    let recorded = collector.join();
     let _ = input.join();
-    result
+    match recorded {
+        Ok(Ok(Some(r))) => r.finish().and(result),
+        Ok(Err(e)) => result.and(Err(e)),
+        _ => result,
+    }
 }

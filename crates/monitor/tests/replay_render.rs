@@ -104,7 +104,7 @@ fn replay_driver_counts_and_writes_output_file() {
         count: Some(2),
         json: true,
         quiet: false,
-        output: Some(out.clone()),
+        output: Some(files::output::plan(&out, "--output", false).unwrap()),
         output_json: true,
         record: None,
     };

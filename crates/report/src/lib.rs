@@ -57,6 +57,15 @@ impl Format {
     }
 }
 
+/// Render a result document in `format`, failing (instead of a stand-in error document) when it
+/// cannot be serialised: a caller writing results must never report success on it.
+pub fn try_render(doc: &ResultDoc, format: Format) -> Result<String, String> {
+    match format {
+        Format::Json => json::try_render(doc),
+        other => Ok(render(doc, other)),
+    }
+}
+
 /// Render a result document in `format`. Always returns text ending in a newline.
 pub fn render(doc: &ResultDoc, format: Format) -> String {
     if doc.cache.is_some() {

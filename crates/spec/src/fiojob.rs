@@ -334,11 +334,8 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
 /// a [`SpecError::JobFile`] with line 0.
 pub fn read_jobfile(path: &Path, defaults: &JobSpec) -> Result<RunPlan, SpecError> {
     let label = path.display().to_string();
-    let text = std::fs::read(path).map_err(|e| SpecError::JobFile {
-        file: label.clone(),
-        line: 0,
-        message: format!("cannot read the job file: {e}; check the path and that it is readable"),
-    })?;
+    let text = files::input::read_capped(path, "the job file", files::input::JOBFILE_CAP)
+        .map_err(|e| SpecError::JobFile { file: label.clone(), line: 0, message: e.to_string() })?;
     let text = String::from_utf8(text).map_err(|e| SpecError::JobFile {
         file: label.clone(),
         line: 0,

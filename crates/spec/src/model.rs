@@ -121,12 +121,21 @@ impl EngineKind {
     }
 }
 
+/// A path as JSON text: names that are not UTF-8 are written with U+FFFD in place of the invalid
+/// bytes (serde would otherwise refuse the whole document).
+fn lossy_path<S: serde::Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.serialize_str(&p.to_string_lossy()),
+        None => s.serialize_none(),
+    }
+}
+
 /// One job: a workload run by `threads` identical workers, each keeping `qd` I/Os in flight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
     pub name: String,
     /// Target path (file or block device); `None` = the command's default target.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "lossy_path")]
     pub target: Option<PathBuf>,
     pub rw: RwMode,
     /// Read share in percent for mixed modes (`--mix`, fio `rwmixread`).

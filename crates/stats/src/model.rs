@@ -167,6 +167,9 @@ pub struct TargetInfo {
     pub dio_mem_align: Option<u32>,
     pub dio_offset_align: Option<u32>,
     pub created_by_diskmeter: bool,
+    /// The path is not valid UTF-8: `path` shows it with U+FFFD in place of the invalid bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub path_not_utf8: bool,
     pub device_cache_bytes: Option<u64>,
 }
 
@@ -187,6 +190,7 @@ impl TargetInfo {
             dio_mem_align: None,
             dio_offset_align: None,
             created_by_diskmeter: false,
+            path_not_utf8: false,
             device_cache_bytes: None,
         }
     }

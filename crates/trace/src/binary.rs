@@ -112,11 +112,11 @@ pub struct BinaryWriter<W: Write + Seek> {
     path: PathBuf,
 }
 
-impl BinaryWriter<BufWriter<File>> {
-    /// Creates (or truncates) `path`.
-    pub fn create(path: &Path) -> Result<Self, TraceError> {
-        let file = File::create(path).map_err(|e| TraceError::io(path, e))?;
-        BinaryWriter::with_path(BufWriter::with_capacity(WRITE_BUF, file), path.to_path_buf())
+impl<W: Write + Seek> BinaryWriter<BufWriter<W>> {
+    /// Writes to `out` through a large buffer; errors name `label` (the output's path). The
+    /// caller owns `out`'s life (diskmeter writes to a temporary file and renames it into place).
+    pub fn buffered(out: W, label: &Path) -> Result<Self, TraceError> {
+        BinaryWriter::with_path(BufWriter::with_capacity(WRITE_BUF, out), label.to_path_buf())
     }
 }
 
@@ -429,6 +429,13 @@ impl<R: Read> Iterator for BinaryReader<R> {
 pub struct ConvertStats {
     /// Requests written.
     pub requests: u64,
+    /// Reads, writes and other requests (discards, flushes) among them.
+    pub reads: u64,
+    pub writes: u64,
+    pub other: u64,
+    /// Bytes read and written by them.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
     /// Malformed lines skipped (with [`ReadOptions::skip_bad`]).
     pub skipped: u64,
     /// Devices written.
@@ -437,48 +444,64 @@ pub struct ConvertStats {
     pub duration_ns: u64,
 }
 
-/// Converts a trace in any format to the binary format, applying `opts` (filters, rebasing,
-/// skipping). On error the partial output is removed.
-pub fn convert(
+/// How a [`convert`] ended.
+#[derive(Debug)]
+pub enum ConvertEnd {
+    /// Every request of the input was written.
+    Complete,
+    /// `stop` was set: the requests so far were written.
+    Stopped,
+    /// The input failed after `stats.requests` requests had been written (a trace cut short).
+    Cut(TraceError),
+}
+
+/// Converts the trace at `input` (any format, `opts` applied: filters, rebasing, skipping)
+/// into `writer`, checking `stop` every 64 Ki requests. An input that fails before its first
+/// request is an `Err`; one that fails later ends as [`ConvertEnd::Cut`] with what was written.
+/// The writer is left unfinished: call [`BinaryWriter::finish`] to keep the output.
+pub fn convert<W: Write + Seek>(
     input: &Path,
     format: &TraceFormat,
     opts: &ReadOptions,
-    output: &Path,
-) -> Result<ConvertStats, TraceError> {
-    if let (Ok(a), Ok(b)) = (input.canonicalize(), output.canonicalize()) {
-        if a == b {
-            return Err(TraceError::Invalid(format!(
-                "output {} is the input: choose another output file",
-                output.display()
-            )));
-        }
-    }
+    writer: &mut BinaryWriter<W>,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<(ConvertStats, ConvertEnd), TraceError> {
     let mut reader = open(input, format, opts)?;
-    let writer = BinaryWriter::create(output)?;
-    let result = copy(&mut reader, writer);
-    if result.is_err() {
-        let _ = std::fs::remove_file(output);
-    }
-    result
-}
-
-fn copy(
-    reader: &mut crate::TraceReader,
-    mut writer: BinaryWriter<BufWriter<File>>,
-) -> Result<ConvertStats, TraceError> {
     let mut stats = ConvertStats::default();
+    let mut end = ConvertEnd::Complete;
     while let Some(r) = reader.next() {
-        let r = r?;
+        if stats.requests % 65536 == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+            end = ConvertEnd::Stopped;
+            break;
+        }
+        let r = match r {
+            Ok(r) => r,
+            Err(e) if stats.requests == 0 => return Err(e),
+            Err(e) => {
+                end = ConvertEnd::Cut(e);
+                break;
+            }
+        };
         while writer.devices().len() <= r.dev as usize {
             let name = reader.devices().get(writer.devices().len()).cloned().unwrap_or_default();
             writer.define_device(&name)?;
         }
         writer.push(r)?;
+        stats.requests += 1;
+        match r.op {
+            Op::Read => {
+                stats.reads += 1;
+                stats.read_bytes += u64::from(r.len);
+            }
+            Op::Write => {
+                stats.writes += 1;
+                stats.write_bytes += u64::from(r.len);
+            }
+            Op::Discard | Op::Flush => stats.other += 1,
+        }
         stats.duration_ns = stats.duration_ns.max(r.t_ns);
     }
-    stats.requests = writer.requests();
     stats.devices = writer.devices().len();
     stats.skipped = reader.skipped();
-    writer.finish()?;
-    Ok(stats)
+    Ok((stats, end))
 }

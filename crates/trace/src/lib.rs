@@ -17,7 +17,7 @@ mod parse;
 mod reader;
 pub mod synth;
 
-pub use binary::{convert, BinaryReader, BinaryWriter, ConvertStats};
+pub use binary::{convert, BinaryReader, BinaryWriter, ConvertEnd, ConvertStats};
 pub use error::TraceError;
 pub use format::{CsvMapping, Delimiter, SizeUnit, TimeUnit, TraceFormat};
 pub use reader::{detect_file, open, ReadOptions, TraceReader};

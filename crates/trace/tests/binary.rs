@@ -2,9 +2,12 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::Cursor;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use diskmeter_trace::{convert, open, BinaryReader, BinaryWriter, Op, ReadOptions, Request, TraceFormat, TraceReader};
+use diskmeter_trace::{
+    convert, open, BinaryReader, BinaryWriter, ConvertEnd, ConvertStats, Op, ReadOptions, Request, TraceFormat,
+    TraceReader,
+};
 use proptest::prelude::*;
 
 fn data(name: &str) -> PathBuf {
@@ -147,7 +150,7 @@ fn convert_every_sample() {
     for (name, format) in samples {
         let format = TraceFormat::parse(format).unwrap();
         let out = dir.path().join(format!("{name}.dmtrace"));
-        let stats = convert(&data(name), &format, &ReadOptions::default(), &out).unwrap();
+        let stats = convert_file(&data(name), &format, &ReadOptions::default(), &out).unwrap();
         let mut text = open(&data(name), &format, &ReadOptions::default()).unwrap();
         let want: Vec<Request> = text.by_ref().collect::<Result<_, _>>().unwrap();
         let mut bin = open(&out, &TraceFormat::Binary, &ReadOptions::default()).unwrap();
@@ -165,7 +168,7 @@ fn convert_every_sample() {
 fn binary_traces_honour_read_options() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("msr.dmtrace");
-    convert(&data("msr.csv"), &TraceFormat::Msr, &ReadOptions::default(), &out).unwrap();
+    convert_file(&data("msr.csv"), &TraceFormat::Msr, &ReadOptions::default(), &out).unwrap();
     let opts = ReadOptions { device: Some("hm_1".into()), ..ReadOptions::default() };
     let mut r = open(&out, &TraceFormat::Binary, &opts).unwrap();
     let got: Vec<Request> = r.by_ref().collect::<Result<_, _>>().unwrap();
@@ -176,20 +179,41 @@ fn binary_traces_honour_read_options() {
     assert_eq!(got, [0, 1_000_007_500]);
 }
 
+/// Converts to a file the way a caller does: write, then finish only a complete conversion.
+fn convert_file(input: &Path, format: &TraceFormat, opts: &ReadOptions, out: &Path) -> Result<ConvertStats, String> {
+    let mut w = BinaryWriter::buffered(std::fs::File::create(out).unwrap(), out).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (stats, end) = convert(input, format, opts, &mut w, &stop).map_err(|e| e.to_string())?;
+    match end {
+        ConvertEnd::Complete => {
+            w.finish().unwrap();
+            Ok(stats)
+        }
+        ConvertEnd::Cut(e) => Err(format!("cut after {}: {e}", stats.requests)),
+        ConvertEnd::Stopped => Err("stopped".into()),
+    }
+}
+
 #[test]
-fn convert_errors_remove_the_output() {
+fn convert_reports_errors_from_the_start_and_cuts_partway() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("bad.csv");
     std::fs::write(&input, "1,h,0,Read,0,512,1\n2,h,0,Read,x,512,1\n").unwrap();
     let out = dir.path().join("bad.dmtrace");
-    let e = convert(&input, &TraceFormat::Msr, &ReadOptions::default(), &out).unwrap_err();
-    assert_eq!(e.to_string(), "line 2: offset \"x\" is not a number");
-    assert!(!out.exists());
-    let e = convert(&input, &TraceFormat::Msr, &ReadOptions::default(), &input).unwrap_err();
-    assert!(e.to_string().contains("is the input"));
+    let e = convert_file(&input, &TraceFormat::Msr, &ReadOptions::default(), &out).unwrap_err();
+    assert_eq!(e, "cut after 1: line 2: offset \"x\" is not a number");
+    let first = dir.path().join("first.csv");
+    std::fs::write(&first, "1,h,0,Read,x,512,1\n").unwrap();
+    let e = convert_file(&first, &TraceFormat::Msr, &ReadOptions::default(), &out).unwrap_err();
+    assert_eq!(e, "line 1: offset \"x\" is not a number");
     let stats =
-        convert(&input, &TraceFormat::Msr, &ReadOptions { skip_bad: true, ..Default::default() }, &out).unwrap();
-    assert_eq!((stats.requests, stats.skipped), (1, 1));
+        convert_file(&input, &TraceFormat::Msr, &ReadOptions { skip_bad: true, ..Default::default() }, &out).unwrap();
+    assert_eq!((stats.requests, stats.skipped, stats.reads, stats.read_bytes), (1, 1, 1, 512));
+    // A stop request ends the conversion at once.
+    let mut w = BinaryWriter::buffered(std::fs::File::create(&out).unwrap(), &out).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(true);
+    let (stats, end) = convert(&input, &TraceFormat::Msr, &ReadOptions::default(), &mut w, &stop).unwrap();
+    assert!(matches!(end, ConvertEnd::Stopped) && stats.requests == 0);
 }
 
 #[test]

@@ -399,7 +399,7 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
             topts.prefill = topts.destroy_data.is_some();
         }
         obs.phase(&format!("preparing {}", target.display()), None);
-        let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |d, tt| obs.fill(d, tt));
+        let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |e| crate::session::target_event(obs, e));
         obs.phase_done();
         Some(t?)
     };

@@ -256,8 +256,11 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
     };
     let map_err = |e: std::io::Error| match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => {
-            EngineError::Invalid(format!("cannot open {shown}: {e}; run as root or add yourself to the disk group"))
+            EngineError::Invalid(format!("cannot open {shown}: {e}; {}", probe::denied_advice()))
         }
+        Some(libc::ETXTBSY) => EngineError::Invalid(format!(
+            "cannot write to {shown}: it is a program that is running (ETXTBSY); choose another target"
+        )),
         Some(libc::EBUSY) => {
             EngineError::Unsafe(format!("refusing to write {shown}: it is busy (mounted or held by the system): {e}"))
         }
@@ -283,6 +286,12 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
             Err(e) => return Err(map_err(e)),
         }
     };
+    // Another diskmeter measuring the same target would skew both scans: refuse.
+    files::lock::lock_exclusive(&file, path, files::lock::WhenBusy::Refuse, &AtomicBool::new(false), &mut |_| {})
+        .map_err(|e| match e {
+            files::FileError::Usage(m) => EngineError::Invalid(m),
+            files::FileError::Runtime(m) => EngineError::io(m, std::io::Error::from_raw_os_error(libc::ENOLCK)),
+        })?;
     if cfg.buffered {
         warnings.push((
             codes::BUFFERED_IO.to_string(),
@@ -1002,7 +1011,7 @@ pub fn scan_with(
         None => {}
         Some(Stop::Interrupted) => {
             doc.partial = true;
-            doc.error = Some(ErrorInfo::new("interrupted", "interrupted (Ctrl-C): the results cover the part scanned"));
+            doc.error = Some(ErrorInfo::new("interrupted", "interrupted: the results cover the part scanned"));
         }
         Some(Stop::Fault(e)) => {
             doc.partial = true;

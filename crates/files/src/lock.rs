@@ -1,0 +1,137 @@
+//! An exclusive lock on a test file or device for the length of a run, so two diskmeter runs
+//! never measure each other silently. The lock is an advisory `flock`, released when the file
+//! closes (also when the process dies).
+
+use crate::path::shown;
+use crate::FileError;
+use rustix::fs::{flock, FlockOperation};
+use std::fs::File;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// What to do when another process holds the lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WhenBusy {
+    /// Wait for it (telling the user once), until it is released or the run is stopped.
+    #[default]
+    Wait,
+    /// Refuse at once (a usage error, exit 2).
+    Refuse,
+}
+
+/// How taking the lock ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Locked {
+    /// Held at once.
+    Now,
+    /// Held after waiting for another process to release it.
+    AfterWaiting,
+    /// The run was stopped while waiting: not held.
+    Stopped,
+}
+
+/// Takes an exclusive lock on `file` (opened from `path`). `on_wait` is called once, with a
+/// description of the holder, before waiting.
+pub fn lock_exclusive(
+    file: &File,
+    path: &Path,
+    when_busy: WhenBusy,
+    stop: &AtomicBool,
+    on_wait: &mut dyn FnMut(&str),
+) -> Result<Locked, FileError> {
+    let mut waited = false;
+    loop {
+        match flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(if waited { Locked::AfterWaiting } else { Locked::Now }),
+            Err(rustix::io::Errno::WOULDBLOCK) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => {
+                return Err(FileError::Runtime(format!("cannot lock {}: {e}", shown(path))));
+            }
+        }
+        let holder = holder(file).unwrap_or_else(|| "another process".into());
+        if when_busy == WhenBusy::Refuse {
+            return Err(FileError::Usage(format!(
+                "{} is in use by {holder}, and measuring alongside it would give wrong figures; wait for it to \
+                 finish (drop --no-wait to wait automatically) or choose another target",
+                shown(path)
+            )));
+        }
+        if !waited {
+            on_wait(&format!("{} is in use by {holder}; waiting for it to finish (Ctrl-C to stop)", shown(path)));
+            waited = true;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(Locked::Stopped);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// "diskmeter (pid 1234)" for the process holding a flock on `file`, from /proc/locks.
+fn holder(file: &File) -> Option<String> {
+    let meta = file.metadata().ok()?;
+    let (maj, min) = (libc::major(meta.dev()), libc::minor(meta.dev()));
+    let key = format!("{maj:02x}:{min:02x}:{}", meta.ino());
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    let pid = find_holder(&locks, &key)?;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|s| s.trim().to_string());
+    Some(match comm {
+        Ok(c) if !c.is_empty() => format!("{c} (pid {pid})"),
+        _ => format!("process {pid}"),
+    })
+}
+
+/// The pid of the first FLOCK on `key` (`MAJ:MIN:INODE`, major/minor in hex) in /proc/locks text.
+fn find_holder(locks: &str, key: &str) -> Option<u32> {
+    locks.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().filter(|w| *w != "->").collect();
+        // "1: FLOCK ADVISORY WRITE 1234 08:01:5678 0 EOF"
+        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&key)).then(|| f.get(4)?.parse().ok()).flatten()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_proc_locks() {
+        let text = "1: POSIX  ADVISORY  WRITE 99 00:19:42 0 EOF\n2: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF\n\
+                    2: -> FLOCK  ADVISORY  WRITE 77 fd:01:5678 0 EOF\n";
+        assert_eq!(find_holder(text, "fd:01:5678"), Some(1234));
+        assert_eq!(find_holder(text, "00:19:42"), None, "POSIX locks are not ours");
+    }
+
+    #[test]
+    fn a_second_lock_waits_or_is_refused() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("t");
+        std::fs::write(&p, b"x").expect("write");
+        let a = File::open(&p).expect("open");
+        let b = File::open(&p).expect("open");
+        let stop = AtomicBool::new(false);
+        assert_eq!(lock_exclusive(&a, &p, WhenBusy::Wait, &stop, &mut |_| {}).expect("a"), Locked::Now);
+        match lock_exclusive(&b, &p, WhenBusy::Refuse, &stop, &mut |_| {}) {
+            Err(FileError::Usage(m)) => assert!(m.contains("in use by") && m.contains("pid"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        stop.store(true, Ordering::Relaxed);
+        let mut told = String::new();
+        assert_eq!(
+            lock_exclusive(&b, &p, WhenBusy::Wait, &stop, &mut |m| told = m.into()).expect("b"),
+            Locked::Stopped
+        );
+        assert!(told.contains("waiting"), "{told}");
+        stop.store(false, Ordering::Relaxed);
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(a);
+        });
+        assert_eq!(lock_exclusive(&b, &p, WhenBusy::Wait, &stop, &mut |_| {}).expect("b"), Locked::AfterWaiting);
+        release.join().expect("join");
+    }
+}
