@@ -4,13 +4,14 @@ use clap::Args;
 use health::endurance::RatedSpec;
 use health::report::{self, HealthConfig, HealthDoc, SourceCache, WaitPlan};
 use health::selftest::WaitObserver;
-use health::smartctl::{SelfTestKind, SmartSource, Smartctl};
+use health::smartctl::{self, SelfTestKind, SmartSource, Smartctl};
 use health::topology::SysPaths;
 use health::{render, state, units, HealthError};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 const AFTER_HELP: &str = "\
@@ -25,7 +26,8 @@ the kernel's counters since boot, else from SMART's lifetime average.
 
 Exit status: 0 when the report was produced and no disk is failing (healthy, warnings, or SMART \
 unavailable); 1 when a disk is FAILING or its SMART could not be read (like smartctl's bit 3, so \
-scripts can alert); 2 bad input; 130 when --wait was interrupted (the self-test keeps running).";
+scripts can alert); 2 bad input; 130 when interrupted (Ctrl-C kills a running smartctl; a self-test \
+left by --wait keeps running).";
 
 /// Options of `diskmeter health`.
 #[derive(Debug, Args)]
@@ -71,6 +73,10 @@ pub struct HealthArgs {
     /// The smartctl to run [default: $DISKMETER_SMARTCTL, else smartctl in PATH, /usr/sbin, /sbin].
     #[arg(long, value_name = "PATH")]
     pub smartctl: Option<PathBuf>,
+    /// How long one smartctl call may take before it and what it started are killed
+    /// (a number alone is seconds) [default: 60s].
+    #[arg(long = "smartctl-timeout", value_name = "DURATION")]
+    pub smartctl_timeout: Option<String>,
     /// smartctl's device type (-d), for USB bridges and RAID controllers: sat, nvme, megaraid,N, …
     #[arg(short = 'd', long = "device-type", value_name = "TYPE")]
     pub device_type: Option<String>,
@@ -94,6 +100,7 @@ struct Plan {
     poll: Duration,
     output: Option<(PathBuf, OutFormat)>,
     smartctl: Option<PathBuf>,
+    smartctl_timeout: Duration,
 }
 
 fn usage(msg: impl Into<String>) -> HealthError {
@@ -148,6 +155,14 @@ fn plan(a: &HealthArgs) -> Result<Plan, HealthError> {
             .max(Duration::from_millis(10)),
         None => Duration::from_secs(10),
     };
+    let smartctl_timeout = match &a.smartctl_timeout {
+        Some(t) => smartctl::check_timeout(
+            "--smartctl-timeout",
+            spec::units::parse_duration("--smartctl-timeout", t, spec::units::TimeUnit::Seconds)
+                .map_err(|e| usage(e.to_string()))?,
+        )?,
+        None => smartctl::DEFAULT_TIMEOUT,
+    };
     let output = match &a.output {
         None => None,
         Some(p) => {
@@ -196,6 +211,7 @@ fn plan(a: &HealthArgs) -> Result<Plan, HealthError> {
         poll,
         output,
         smartctl,
+        smartctl_timeout,
     })
 }
 
@@ -283,14 +299,19 @@ pub fn run(a: &HealthArgs) -> ExitCode {
         }
     };
     let sys = SysPaths::default();
+    // Ctrl-C (or SIGTERM, SIGHUP) kills a running smartctl, which is in a process group of
+    // its own and does not get the terminal's signal; --wait stops waiting on it.
+    let stop = crate::install_ctrlc();
     let explicit = p.smartctl.clone();
-    let mut cache =
-        SourceCache::new(move || Smartctl::locate(explicit.as_deref()).map(|s| Box::new(s) as Box<dyn SmartSource>));
+    let (timeout, runner_stop) = (p.smartctl_timeout, stop.clone());
+    let mut cache = SourceCache::new(move || {
+        Smartctl::locate(explicit.as_deref())
+            .map(|s| Box::new(s.with_timeout(timeout).with_stop(runner_stop.clone())) as Box<dyn SmartSource>)
+    });
     let res = match p.self_test {
         None => report::run(&p.cfg, &mut cache, &sys),
         Some(kind) => {
             if a.wait {
-                let stop = crate::install_ctrlc();
                 let mut obs = WaitProgress::new(a.quiet);
                 let plan = WaitPlan { poll: p.poll, stop: &stop, observer: &mut obs };
                 report::run_self_test(&p.cfg, kind, Some(plan), &mut cache, &sys)
@@ -299,6 +320,16 @@ pub fn run(a: &HealthArgs) -> ExitCode {
             }
         }
     };
+    // Interrupted while smartctl ran (the runner killed it): no report. A Ctrl-C that only
+    // ended a --wait was cleared and gives the report with exit 130 below.
+    if stop.load(Ordering::SeqCst) && !matches!(&res, Ok(doc) if doc.interrupted) {
+        let msg = "interrupted: no report was produced (a running smartctl was killed)";
+        eprintln!("error: {msg}");
+        if a.json {
+            print_error_json("interrupted", msg);
+        }
+        return ExitCode::from(130);
+    }
     match res {
         Ok(doc) => {
             if let Err(e) = write_out(&doc, a, &p) {
@@ -318,16 +349,20 @@ pub fn run(a: &HealthArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
             if a.json {
-                // --json promises JSON on stdout, also when the run failed.
-                let doc = serde_json::json!({
-                    "schema": report::SCHEMA,
-                    "tool": {"name": "diskmeter", "version": env!("CARGO_PKG_VERSION")},
-                    "disks": [],
-                    "error": {"kind": "runtime", "message": e.to_string()},
-                });
-                println!("{doc}");
+                print_error_json("runtime", &e.to_string());
             }
             ExitCode::from(1)
         }
     }
+}
+
+/// --json promises JSON on stdout, also when the run failed.
+fn print_error_json(kind: &str, message: &str) {
+    let doc = serde_json::json!({
+        "schema": report::SCHEMA,
+        "tool": {"name": "diskmeter", "version": env!("CARGO_PKG_VERSION")},
+        "disks": [],
+        "error": {"kind": kind, "message": message},
+    });
+    println!("{doc}");
 }

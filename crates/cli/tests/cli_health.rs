@@ -221,6 +221,98 @@ fn usage_errors() {
     assert!(left.is_empty(), "usage errors must write nothing: {left:?}");
 }
 
+/// The fake smartctl answers --version but hangs on `-a`, with a child of its own; the
+/// child's pid goes to `sleep.pid`.
+fn hang_on_query(s: &Path, dir: &Path) {
+    let script = fs::read_to_string(s)
+        .unwrap()
+        .replace("n=$(cat", &format!("sleep 1000 & echo $! > '{}/sleep.pid'; wait\nn=$(cat", dir.display()));
+    fs::write(s, script).unwrap();
+}
+
+/// The process is gone: no /proc entry, or a zombie waiting for init to reap it.
+fn gone(pid_file: &Path) -> bool {
+    let pid = fs::read_to_string(pid_file).unwrap().trim().to_string();
+    for _ in 0..150 {
+        let state = fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().next().map(String::from)));
+        if matches!(state.as_deref(), None | Some("Z") | Some("X")) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn hanging_smartctl_times_out() {
+    let dev = need_disk!();
+    let t = tempdir();
+    let s = fake_smartctl(t.path(), V73, &[(&fixture("healthy-hdd.json"), 0)]);
+    hang_on_query(&s, t.path());
+    let start = std::time::Instant::now();
+    let o = expect_code(
+        health(t.path(), &s).args([&dev, "-d", "sat", "--no-state", "--json", "--smartctl-timeout", "1s"]),
+        1,
+    );
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(8), "took {took:?}");
+    let err = stderr_of(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    assert!(lines[0].starts_with("error: ") && lines[0].contains("smartctl did not answer within 1 s"), "{err}");
+    assert!(lines[0].contains(&dev), "{err}");
+    let v = json_of(&o);
+    assert_eq!(v["disks"][0]["verdict"], "error");
+    assert!(gone(&t.path().join("sleep.pid")), "smartctl's child still runs");
+}
+
+#[test]
+fn smartctl_timeout_usage_errors() {
+    let t = tempdir();
+    let s = fake_smartctl(t.path(), V73, &[(&fixture("healthy-hdd.json"), 0)]);
+    for bad in ["0", "0s", "-1", "-5s", "abc", "5 parsecs", ""] {
+        let o = output(health(t.path(), &s).args(["/dev/vda", "--smartctl-timeout", bad]));
+        assert_usage_error(&o, "--smartctl-timeout");
+    }
+    assert!(!t.path().join("calls").exists(), "smartctl ran despite a usage error");
+}
+
+#[test]
+fn ctrl_c_kills_a_hanging_smartctl() {
+    let dev = need_disk!();
+    let t = tempdir();
+    let s = fake_smartctl(t.path(), V73, &[(&fixture("healthy-hdd.json"), 0)]);
+    hang_on_query(&s, t.path());
+    let bin = assert_cmd::cargo::cargo_bin("diskmeter");
+    let child = std::process::Command::new(bin)
+        .args(["health", &dev, "-d", "sat", "--no-state"])
+        .env("DISKMETER_SMARTCTL", &s)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pid_file = t.path().join("sleep.pid");
+    for _ in 0..200 {
+        if fs::read_to_string(&pid_file).map(|p| !p.trim().is_empty()).unwrap_or(false) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let start = std::time::Instant::now();
+    // SAFETY: kill with a valid pid and signal has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().expect("wait");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "took {:?}", start.elapsed());
+    assert_eq!(o.status.code(), Some(130), "stderr: {}", stderr_of(&o));
+    let err = stderr_of(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: interrupted"), "{err}");
+    assert!(o.stdout.is_empty(), "{}", stdout_of(&o));
+    assert!(gone(&pid_file), "smartctl's child still runs");
+}
+
 fn selftest_state(value: u64, text: &str) -> String {
     let mut v: Value = serde_json::from_str(&fixture("sata-ssd.json")).unwrap();
     v["ata_smart_data"]["self_test"]["status"] = if value >> 4 == 0xf {

@@ -4,7 +4,7 @@
 //! smartctl (smartmontools ≥ 7.0) is the only SMART source: diskmeter never sends ATA or
 //! NVMe pass-through commands itself. The layers:
 //! - [`smartctl`]: runs `smartctl -j …` behind the [`smartctl::SmartSource`] trait (a
-//!   real runner and a fixture one for tests);
+//!   real runner and a fixture one for tests); [`process`] bounds each run in time;
 //! - [`model`]: smartctl's JSON → a typed report, tolerant of missing keys;
 //! - [`verdict`]: failing / warning / healthy / unavailable, with reasons;
 //! - [`topology`]: partitions, dm, md, files and mount points → physical whole disks;
@@ -20,6 +20,7 @@ pub mod error;
 pub mod exit;
 pub mod known;
 pub mod model;
+pub mod process;
 pub mod render;
 pub mod report;
 pub mod selftest;

@@ -12,7 +12,7 @@ use crate::HealthError;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub const SCHEMA: &str = "diskmeter.health.v1";
@@ -359,6 +359,9 @@ pub fn run(cfg: &HealthConfig, cache: &mut SourceCache<'_>, sys: &SysPaths) -> R
 /// How `--self-test … [--wait]` waits.
 pub struct WaitPlan<'w> {
     pub poll: Duration,
+    /// Raised by Ctrl-C: stops the wait (the test keeps running). Cleared again once it
+    /// has ended the wait, so the final reading of the disk runs; when it is the same flag
+    /// as the smartctl runner's, a second Ctrl-C stops that reading.
     pub stop: &'w AtomicBool,
     pub observer: &'w mut dyn WaitObserver,
 }
@@ -402,6 +405,9 @@ pub fn run_self_test(
         run.finished = Some(finished);
         interrupted = !finished;
         if !finished {
+            // That Ctrl-C is spent on the wait: clear it so the disk is still read for the
+            // report below (a second one stops that smartctl too).
+            w.stop.store(false, Ordering::SeqCst);
             run.message = format!(
                 "stopped waiting; the {} self-test keeps running on {} (see its progress with diskmeter health {}, \
                  abort it with --self-test abort)",

@@ -117,7 +117,15 @@ pub fn wait(
             obs.done();
             return Ok(false);
         }
-        let out = src.query(&disk.path, dev_type)?;
+        let out = match src.query(&disk.path, dev_type) {
+            Ok(o) => o,
+            // A Ctrl-C that stopped this smartctl stops the wait, like one between polls.
+            Err(_) if stop.load(Ordering::SeqCst) => {
+                obs.done();
+                return Ok(false);
+            }
+            Err(e) => return Err(e),
+        };
         let rep = SmartReport::from_json(&out.json, out.exit);
         match rep.self_test_now {
             Some(n) if n.in_progress => obs.progress(n.done_percent, &n.status),

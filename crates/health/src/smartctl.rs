@@ -4,14 +4,21 @@
 //! ([`FixtureSource`]) so the rest of the crate is tested on crafted JSON.
 
 use crate::exit::ExitStatus;
+use crate::process::{self, RunError};
 use crate::HealthError;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The oldest smartctl with JSON output (`-j`, smartmontools 7.0, 2018-12-30).
 pub const MIN_VERSION: (u32, u32) = (7, 0);
+
+/// How long one smartctl call may take before it is killed (`--smartctl-timeout`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub const INSTALL_HINT: &str = "install smartmontools ≥ 7.0 (apt-get install smartmontools; \
      dnf install smartmontools) or point --smartctl / DISKMETER_SMARTCTL at one";
@@ -79,10 +86,38 @@ pub trait SmartSource {
 /// stdout, stderr and exit code of one smartctl run.
 type RawRun = (Vec<u8>, Vec<u8>, Option<i32>);
 
+/// Check a smartctl timeout (`option` names it in the error): it must be above zero.
+pub fn check_timeout(option: &str, timeout: Duration) -> Result<Duration, HealthError> {
+    if timeout.is_zero() {
+        return Err(HealthError::usage(
+            option,
+            "a timeout of 0 gives smartctl no time to answer; use a duration such as 60s (the default) or 2m",
+        ));
+    }
+    Ok(timeout)
+}
+
+/// A timeout for messages: `60 s`, `1.5 s`, `500 ms`.
+pub fn format_timeout(t: Duration) -> String {
+    if t < Duration::from_secs(1) {
+        let ms = t.as_secs_f64() * 1000.0;
+        let text = format!("{ms:.3}");
+        format!("{} ms", text.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        let text = format!("{:.3}", t.as_secs_f64());
+        format!("{} s", text.trim_end_matches('0').trim_end_matches('.'))
+    }
+}
+
 /// The real smartctl.
 #[derive(Debug, Clone)]
 pub struct Smartctl {
     pub path: PathBuf,
+    /// How long one call may take; then smartctl and everything it started are killed.
+    pub timeout: Duration,
+    /// Raised by a Ctrl-C (or SIGTERM) handler: a running smartctl is killed and no new
+    /// one starts.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Smartctl {
@@ -93,16 +128,31 @@ impl Smartctl {
             if !p.is_file() {
                 return Err(HealthError::Smartctl(format!("smartctl not found at {}: {INSTALL_HINT}", p.display())));
             }
-            return Ok(Self { path: p.to_path_buf() });
+            return Ok(Self::new(p.to_path_buf()));
         }
         let mut dirs: Vec<PathBuf> =
             std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
         for d in ["/usr/sbin", "/sbin", "/usr/local/sbin"] {
             dirs.push(d.into());
         }
-        dirs.into_iter().map(|d| d.join("smartctl")).find(|p| p.is_file()).map(|path| Self { path }).ok_or_else(|| {
+        dirs.into_iter().map(|d| d.join("smartctl")).find(|p| p.is_file()).map(Self::new).ok_or_else(|| {
             HealthError::Smartctl(format!("smartctl not found in PATH, /usr/sbin or /sbin: {INSTALL_HINT}"))
         })
+    }
+
+    /// The smartctl at `path`, with the default timeout and no stop flag.
+    pub fn new(path: PathBuf) -> Self {
+        Self { path, timeout: DEFAULT_TIMEOUT, stop: None }
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn with_stop(mut self, stop: Arc<AtomicBool>) -> Self {
+        self.stop = Some(stop);
+        self
     }
 
     fn run(&self, args: &[&str], dev: Option<&Path>) -> Result<RawRun, HealthError> {
@@ -111,10 +161,32 @@ impl Smartctl {
         if let Some(d) = dev {
             cmd.arg(d);
         }
-        let out = cmd
-            .output()
-            .map_err(|e| HealthError::Smartctl(format!("cannot run {}: {e}; {INSTALL_HINT}", self.path.display())))?;
-        Ok((out.stdout, out.stderr, out.status.code()))
+        let what = match dev {
+            Some(d) => format!("for {}", d.display()),
+            None => format!("to {}", args.join(" ")),
+        };
+        let line = || {
+            let mut words = vec![self.path.display().to_string()];
+            words.extend(args.iter().map(|a| a.to_string()));
+            words.extend(dev.map(|d| d.display().to_string()));
+            words.join(" ")
+        };
+        match process::run(cmd, self.timeout, self.stop.as_deref()) {
+            Ok(out) => Ok((out.stdout, out.stderr, out.status.code())),
+            Err(RunError::Spawn(e)) => {
+                Err(HealthError::Smartctl(format!("cannot run {}: {e}; {INSTALL_HINT}", self.path.display())))
+            }
+            Err(RunError::Io(e)) => Err(HealthError::Smartctl(format!("running `{}` failed: {e}", line()))),
+            Err(RunError::TimedOut) => Err(HealthError::Smartctl(format!(
+                "smartctl did not answer within {} {what} and was killed (`{}`); raise --smartctl-timeout \
+                 if the disk is only slow",
+                format_timeout(self.timeout),
+                line()
+            ))),
+            Err(RunError::Interrupted) => {
+                Err(HealthError::Smartctl(format!("interrupted: smartctl {what} was stopped (`{}`)", line())))
+            }
+        }
     }
 
     fn json_run(&self, args: &[&str], dev: &Path) -> Result<SmartOutput, HealthError> {
@@ -300,6 +372,18 @@ mod tests {
         assert_eq!(SelfTestKind::Abort.args(), vec!["-X"]);
         assert_eq!(SelfTestKind::Short.args(), vec!["-t", "short"]);
         assert!(SelfTestKind::parse("--self-test", "quick").unwrap_err().to_string().contains("--self-test"));
+    }
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(format_timeout(DEFAULT_TIMEOUT), "60 s");
+        assert_eq!(format_timeout(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(format_timeout(Duration::from_millis(500)), "500 ms");
+        assert_eq!(format_timeout(Duration::from_micros(2500)), "2.5 ms");
+        let e = check_timeout("--smartctl-timeout", Duration::ZERO).unwrap_err();
+        assert!(e.is_usage() && e.to_string().starts_with("invalid value for --smartctl-timeout: "), "{e}");
+        assert_eq!(check_timeout("--smartctl-timeout", Duration::from_secs(1)).unwrap(), Duration::from_secs(1));
+        assert_eq!(Smartctl::new("smartctl".into()).timeout, DEFAULT_TIMEOUT);
     }
 
     proptest! {
