@@ -46,6 +46,9 @@ pub struct HealthArgs {
     /// Also write the report to FILE: .json (JSON) or .txt (text).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing -o file even when it is not a diskmeter report.
+    #[arg(long)]
+    pub force: bool,
     /// No progress display and no text report on stdout (--json and -o still work).
     #[arg(short, long)]
     pub quiet: bool,
@@ -98,7 +101,7 @@ struct Plan {
     cfg: HealthConfig,
     self_test: Option<SelfTestKind>,
     poll: Duration,
-    output: Option<(PathBuf, OutFormat)>,
+    output: Option<(files::output::OutputFile, OutFormat)>,
     smartctl: Option<PathBuf>,
     smartctl_timeout: Duration,
 }
@@ -177,14 +180,8 @@ fn plan(a: &HealthArgs) -> Result<Plan, HealthError> {
                     )))
                 }
             };
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-            if !dir.is_dir() {
-                return Err(usage(format!("invalid value for --output: directory {} does not exist", dir.display())));
-            }
-            if p.is_dir() {
-                return Err(usage(format!("invalid value for --output: {} is a directory", p.display())));
-            }
-            Some((p.clone(), fmt))
+            let out = files::output::plan(p, "--output", a.force).map_err(|e| usage(e.to_string()))?;
+            Some((out, fmt))
         }
     };
     let state_path = if a.no_state {
@@ -285,7 +282,7 @@ fn write_out(doc: &HealthDoc, a: &HealthArgs, p: &Plan) -> Result<(), String> {
             OutFormat::Json => render::json(doc) + "\n",
             OutFormat::Text => render::human(doc),
         };
-        std::fs::write(path, body).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        path.write(body.as_bytes()).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

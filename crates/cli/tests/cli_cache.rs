@@ -284,14 +284,27 @@ fn cache_bad_input_is_one_line_and_exit_2() {
         assert_eq!(err.lines().count(), 1, "{args:?}: one line expected:\n{err}");
         assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
     }
-    // A malformed line names its line number; --skip-bad counts it instead.
+    // A malformed line names its line number: partway through the trace it ends the reading
+    // (partial results of the requests before it, exit 1); as the first line it is bad input
+    // (exit 2). --skip-bad counts it instead.
     std::fs::write(dir.path().join("bad.csv"), "128166372003061629,hm,0,Read,7014609920,24576,41286\nnot,a,line\n")
+        .expect("write");
+    let o = expect_code(
+        dm_in(dir.path()).args(["cache", "simulate", "--trace", "bad.csv", "--format", "msr", "--cache-size", "1G"]),
+        1,
+    );
+    let err = stderr_of(&o);
+    assert!(err.contains("line 2") && err.contains("cut short after 1 requests"), "{err}");
+    assert!(stdout_of(&o).contains("1 requests"), "partial results are shown: {}", stdout_of(&o));
+    std::fs::write(dir.path().join("bad.csv"), "128166372003061629,hm,0,Read,7x,24576,41286\nnot,a,line\n")
         .expect("write");
     let err = stderr_of(&expect_code(
         dm_in(dir.path()).args(["cache", "simulate", "--trace", "bad.csv", "--format", "msr", "--cache-size", "1G"]),
         2,
     ));
-    assert!(err.contains("line 2"), "{err}");
+    assert!(err.contains("line 1"), "{err}");
+    std::fs::write(dir.path().join("bad.csv"), "128166372003061629,hm,0,Read,7014609920,24576,41286\nnot,a,line\n")
+        .expect("write");
     let doc = json_of(&expect_code(
         dm_in(dir.path()).args([
             "cache",

@@ -52,7 +52,15 @@ pub fn lock_exclusive(
                 return Err(FileError::Runtime(format!("cannot lock {}: {e}", shown(path))));
             }
         }
-        let holder = holder(file).unwrap_or_else(|| "another process".into());
+        let (pid, holder) = holder(file).unwrap_or((0, "another process".into()));
+        if pid == std::process::id() {
+            // Waiting for ourselves would never end: the same target under two names.
+            return Err(FileError::Usage(format!(
+                "{} is already in use by this same run (the same file or device named twice, perhaps through \
+                 a link); name each target once",
+                shown(path)
+            )));
+        }
         if when_busy == WhenBusy::Refuse {
             return Err(FileError::Usage(format!(
                 "{} is in use by {holder}, and measuring alongside it would give wrong figures; wait for it to \
@@ -71,18 +79,22 @@ pub fn lock_exclusive(
     }
 }
 
-/// "diskmeter (pid 1234)" for the process holding a flock on `file`, from /proc/locks.
-fn holder(file: &File) -> Option<String> {
+/// The pid of the process holding a flock on `file` and "diskmeter (pid 1234)" for messages,
+/// from /proc/locks.
+fn holder(file: &File) -> Option<(u32, String)> {
     let meta = file.metadata().ok()?;
     let (maj, min) = (libc::major(meta.dev()), libc::minor(meta.dev()));
     let key = format!("{maj:02x}:{min:02x}:{}", meta.ino());
     let locks = std::fs::read_to_string("/proc/locks").ok()?;
     let pid = find_holder(&locks, &key)?;
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|s| s.trim().to_string());
-    Some(match comm {
-        Ok(c) if !c.is_empty() => format!("{c} (pid {pid})"),
-        _ => format!("process {pid}"),
-    })
+    Some((
+        pid,
+        match comm {
+            Ok(c) if !c.is_empty() => format!("{c} (pid {pid})"),
+            _ => format!("process {pid}"),
+        },
+    ))
 }
 
 /// The pid of the first FLOCK on `key` (`MAJ:MIN:INODE`, major/minor in hex) in /proc/locks text.
@@ -115,6 +127,18 @@ mod tests {
         let b = File::open(&p).expect("open");
         let stop = AtomicBool::new(false);
         assert_eq!(lock_exclusive(&a, &p, WhenBusy::Wait, &stop, &mut |_| {}).expect("a"), Locked::Now);
+        // Held by this same process: waiting would never end.
+        match lock_exclusive(&b, &p, WhenBusy::Wait, &stop, &mut |_| {}) {
+            Err(FileError::Usage(m)) => assert!(m.contains("this same run"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        drop(a);
+        // Held by another process (flock(1) from util-linux, where present).
+        let Ok(mut holder) = std::process::Command::new("flock").arg(&p).args(["sleep", "0.8"]).spawn() else {
+            eprintln!("note: flock(1) missing; the cross-process part of this test is skipped");
+            return;
+        };
+        std::thread::sleep(Duration::from_millis(300));
         match lock_exclusive(&b, &p, WhenBusy::Refuse, &stop, &mut |_| {}) {
             Err(FileError::Usage(m)) => assert!(m.contains("in use by") && m.contains("pid"), "{m}"),
             other => panic!("{other:?}"),
@@ -127,11 +151,7 @@ mod tests {
         );
         assert!(told.contains("waiting"), "{told}");
         stop.store(false, Ordering::Relaxed);
-        let release = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(300));
-            drop(a);
-        });
         assert_eq!(lock_exclusive(&b, &p, WhenBusy::Wait, &stop, &mut |_| {}).expect("b"), Locked::AfterWaiting);
-        release.join().expect("join");
+        let _ = holder.wait();
     }
 }

@@ -6,10 +6,11 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub const STATE_SCHEMA: &str = "diskmeter.health-state.v1";
+/// Largest state file read (years of daily samples for many disks are well under 1 MiB).
+const STATE_CAP: u64 = 16 << 20;
 /// Samples kept per disk: the oldest (the baseline) and the most recent ones.
 pub const MAX_SAMPLES: usize = 64;
 /// Runs closer together than this replace the latest sample instead of adding one.
@@ -77,11 +78,12 @@ impl StateFile {
     /// Load; a missing file is an empty history. A file that is not ours (bad JSON,
     /// another schema) is an error: the caller warns and leaves it untouched.
     pub fn load(path: &Path) -> Result<Self, String> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(e) => return Err(format!("cannot read state file {}: {e}", path.display())),
-        };
+        if !path.exists() && std::fs::symlink_metadata(path).is_err() {
+            return Ok(Self::default());
+        }
+        // A regular file of sane size only: `--state /dev/zero` must not read forever.
+        let bytes = files::input::read_capped(path, "the state file", STATE_CAP).map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&bytes);
         let s: StateFile = serde_json::from_str(&text).map_err(|e| {
             format!("state file {} is not a diskmeter health state ({e}); it is left as it is", path.display())
         })?;
@@ -95,25 +97,15 @@ impl StateFile {
         Ok(s)
     }
 
-    /// Write atomically: a temporary file in the same directory, fsync, rename.
+    /// Write atomically (a temporary file in the same directory, renamed into place); a path
+    /// that is not a regular file, or a file that is not a diskmeter state, is left alone.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot encode the state: {e}"))?;
-        let file_name =
-            path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "health.json".into());
-        let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.write_all(b"\n")?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, path)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot write state file {}: {e}", path.display())
-        })
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| format!("cannot encode the state: {e}"))?;
+        text.push('\n');
+        let out = files::output::plan(path, "the state file", false).map_err(|e| e.to_string())?;
+        out.write(text.as_bytes()).map_err(|e| e.to_string())
     }
 
     /// Add a sample to a disk's history (replacing the latest one if it is very recent;

@@ -334,8 +334,16 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
 /// a [`SpecError::JobFile`] with line 0.
 pub fn read_jobfile(path: &Path, defaults: &JobSpec) -> Result<RunPlan, SpecError> {
     let label = path.display().to_string();
-    let text = files::input::read_capped(path, "the job file", files::input::JOBFILE_CAP)
-        .map_err(|e| SpecError::JobFile { file: label.clone(), line: 0, message: e.to_string() })?;
+    // Only a regular file of sane size: a FIFO or /dev/zero named as a job file must not block or
+    // read without end.
+    let text = files::input::read_capped(path, "the job file", files::input::JOBFILE_CAP).map_err(|e| {
+        let why = e.to_string().replacen(&format!("the job file {} ", files::path::shown(path)), "", 1);
+        SpecError::JobFile {
+            file: label.clone(),
+            line: 0,
+            message: format!("cannot read the job file: it {why}; check the path and that it is readable"),
+        }
+    })?;
     let text = String::from_utf8(text).map_err(|e| SpecError::JobFile {
         file: label.clone(),
         line: 0,
