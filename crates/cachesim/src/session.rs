@@ -100,7 +100,7 @@ pub fn load(input: &TraceInput, stop: &AtomicBool) -> Result<Loaded, SessionErro
     let mut reader = trace::open(&input.path, &format, &input.opts)?;
     let mut requests = Vec::new();
     let mut cut = None;
-    while let Some(r) = reader.next() {
+    for r in reader.by_ref() {
         if requests.len() % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
             cut = Some(Cut::Interrupted);
             break;
@@ -522,7 +522,7 @@ pub fn synth(spec: &trace::SynthSpec, output: &OutputFile, stop: &AtomicBool) ->
         let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut file);
         writeln!(w, "time_us,op,offset,size").map_err(io)?;
         for r in iter {
-            if s.requests % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
+            if s.requests.is_multiple_of(1 << 16) && stop.load(Ordering::Relaxed) {
                 stopped = true;
                 break;
             }
@@ -536,7 +536,7 @@ pub fn synth(spec: &trace::SynthSpec, output: &OutputFile, stop: &AtomicBool) ->
         let mut w = trace::BinaryWriter::buffered(&mut file, path)?;
         w.define_device("synth")?;
         for r in iter {
-            if s.requests % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
+            if s.requests.is_multiple_of(1 << 16) && stop.load(Ordering::Relaxed) {
                 stopped = true;
                 break;
             }

@@ -379,11 +379,12 @@ fn cache_doc(outcome: cachesim::session::Outcome) -> ResultDoc {
     doc
 }
 
-/// The `cache` commands; `None` output args mean the command prints a short summary only.
-fn cmd_cache<'a>(
-    a: &'a CacheArgs,
-    stop: &AtomicBool,
-) -> Result<(ResultDoc, Option<(&'a OutputArgs, Planned)>, bool), Failure> {
+/// A `cache` command's result: its document, its output options and checked output files
+/// (`None`: the command prints a short summary only), and whether that summary is JSON.
+type CacheOutcome<'a> = (ResultDoc, Option<(&'a OutputArgs, Planned)>, bool);
+
+/// The `cache` commands.
+fn cmd_cache<'a>(a: &'a CacheArgs, stop: &AtomicBool) -> Result<CacheOutcome<'a>, Failure> {
     match &a.action {
         CacheAction::Simulate(s) => {
             let planned = plan_outputs(&s.out)?;

@@ -82,7 +82,7 @@ fn refused_in(dir: &Path, args: &[&std::ffi::OsStr], needle: &str) {
 }
 
 fn os(v: &[&str]) -> Vec<std::ffi::OsString> {
-    v.iter().map(|s| std::ffi::OsString::from(s)).collect()
+    v.iter().map(std::ffi::OsString::from).collect()
 }
 
 fn refused(dir: &Path, args: &[&str], needle: &str) {
