@@ -336,3 +336,18 @@ fn a_second_run_on_the_same_test_file_waits_or_refuses() {
     assert!(json_of(&o)["error"].is_null());
     assert_eq!(entries(d), Vec::<String>::new());
 }
+
+#[test]
+fn root_is_not_told_to_run_as_root() {
+    let dev = Path::new("/dev/vda");
+    let denied =
+        matches!(std::fs::File::open(dev).map_err(|e| e.raw_os_error()), Err(Some(libc::EACCES | libc::EPERM)));
+    if !is_root() || !denied {
+        eprintln!("note: needs root and a device that even root cannot open (/dev/vda on the project's VMs); skipped");
+        return;
+    }
+    let o =
+        output(dm().args(["run", "--target", "/dev/vda", "--rw", "randread", "--size", "4M", "--runtime", "200ms"]));
+    assert_usage_error(&o, "even root");
+    assert!(!stderr_of(&o).contains("run as root"), "{}", stderr_of(&o));
+}

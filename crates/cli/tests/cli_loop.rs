@@ -539,3 +539,26 @@ fn reports_the_rate_of_a_throttled_device_and_little_s_law_holds() {
         assert!((qd_mean / QD - 1.0).abs() < 0.03, "{rw}: mean outstanding depth {qd_mean}, --qd was {QD}");
     }
 }
+
+#[test]
+fn a_second_run_on_a_held_device_is_refused_under_no_wait() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let l = blank_loop(dir.path(), "lock.img");
+    let first = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskmeter"))
+        .args(["run", "--target", l.dev_str(), "--rw", "randread", "--size", "8M", "--runtime", "3s", "-q"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let o = output(
+        dm().args(["run", "--target", l.dev_str(), "--rw", "randread", "--size", "8M", "--runtime", "200ms"])
+            .arg("--no-wait"),
+    );
+    let mut first = first;
+    let status = first.wait().expect("wait");
+    assert_usage_error(&o, "in use by");
+    assert!(status.success(), "the first run is undisturbed");
+}

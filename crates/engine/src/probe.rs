@@ -248,10 +248,7 @@ fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
 
 pub(crate) fn open_error(path: &Path, e: io::Error) -> EngineError {
     if e.kind() == io::ErrorKind::PermissionDenied {
-        EngineError::Invalid(format!(
-            "cannot open {}: permission denied; run as root or add yourself to the disk group",
-            path.display()
-        ))
+        EngineError::Invalid(format!("cannot open {}: permission denied; {}", path.display(), denied_advice()))
     } else {
         EngineError::io(format!("cannot open {}", path.display()), e)
     }
@@ -791,6 +788,16 @@ mod tests {
                 assert!(p.backing_is_ram, "{p:?}");
                 assert_eq!(p.device_cache_bytes, None);
             }
+        }
+    }
+
+    #[test]
+    fn permission_advice_never_tells_root_to_become_root() {
+        let a = denied_advice();
+        if rustix::process::geteuid().is_root() {
+            assert!(!a.contains("run as root") && a.contains("even root"), "{a}");
+        } else {
+            assert!(a.contains("run as root"), "{a}");
         }
     }
 }
