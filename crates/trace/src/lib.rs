@@ -21,7 +21,7 @@ pub use binary::{convert, BinaryReader, BinaryWriter, ConvertStats};
 pub use error::TraceError;
 pub use format::{CsvMapping, Delimiter, SizeUnit, TimeUnit, TraceFormat};
 pub use reader::{detect_file, open, ReadOptions, TraceReader};
-pub use synth::{parse_dist, Dist, Synth, SynthSpec};
+pub use synth::{parse_dist, Dist, Synth, SynthParam, SynthSpec};
 
 /// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
