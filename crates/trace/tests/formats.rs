@@ -161,6 +161,17 @@ fn generic_csv() {
         ]
     );
     assert_eq!(devs, ["sda", "sdb"]);
+    // `header=1` is `header`; without a header (or with `header=0`) the first line is data.
+    let (same, _, _) = read_file("generic.csv", &f.replace(",header,", ",header=1,"), &all());
+    assert_eq!(same, reqs);
+    let text = "100;R;0;4096;sda\n150.5;W;8;8192;sda\n";
+    for f in [f.replace(",header,", ",header=0,"), f.replace(",header,", ",")] {
+        let (got, skipped) = read_str(text, &f, &all());
+        assert_eq!(got.unwrap(), vec![req(0, 0, 4096, Op::Read, 0), req(50_500, 4096, 8192, Op::Write, 0)], "{f}");
+        assert_eq!(skipped, 0);
+    }
+    let (got, _) = read_str(text, &f.replace(",header,", ",header=1,"), &all());
+    assert_eq!(got.unwrap(), vec![req(0, 4096, 8192, Op::Write, 0)]);
 }
 
 #[test]
