@@ -1194,7 +1194,16 @@ impl SynthArgs {
             seed: self.seed,
             scatter: !self.contiguous,
         };
-        spec.validate().map_err(|e| SpecError::value("--blocks", e.to_string()))?;
+        spec.check().map_err(|(param, e)| {
+            let option = match param {
+                trace::SynthParam::Dist => "--dist",
+                trace::SynthParam::Blocks => "--blocks",
+                trace::SynthParam::BlockSize => "--block-size",
+                trace::SynthParam::ReadPct => "--read-pct",
+                trace::SynthParam::Iops => "--iops",
+            };
+            SpecError::value(option, e.to_string())
+        })?;
         Ok(spec)
     }
 }

@@ -323,3 +323,24 @@ fn cache_bad_input_is_one_line_and_exit_2() {
     assert_eq!(doc["cache"]["trace"]["skipped_lines"], 1);
     assert_eq!(entries(dir.path()), ["bad.csv", "u.dmt"], "bad input writes nothing");
 }
+
+/// Each synth parameter's check names its own option (`--block-size 0` used to name
+/// `--blocks`).
+#[test]
+fn synth_errors_name_the_option_at_fault() {
+    let dir = tempdir();
+    let base = ["cache", "synth", "--dist", "uniform", "--blocks", "100", "--requests", "10", "-o", "x.dmt"];
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&["--block-size", "0"], "--block-size", "block size must be ≥ 1 byte"),
+        (&["--iops", "0"], "--iops", "above 0"),
+    ];
+    for (extra, option, what) in cases {
+        let o = expect_code(dm_in(dir.path()).args(base).args(*extra), 2);
+        let err = stderr_of(&o);
+        assert_eq!(err.lines().count(), 1, "{extra:?}: one line expected:\n{err}");
+        assert!(err.starts_with(&format!("error: invalid value for {option}:")), "{extra:?}: {err}");
+        assert!(err.contains(what) && !err.contains("--blocks"), "{extra:?}: {err}");
+        assert!(o.stdout.is_empty(), "{extra:?}: stdout: {}", stdout_of(&o));
+        assert!(entries(dir.path()).is_empty(), "{extra:?}: wrote {:?}", entries(dir.path()));
+    }
+}

@@ -1,5 +1,6 @@
-//! Runs on the null engine (no device, deterministic op accounting). Nothing here
-//! asserts a speed: only the shape and internal consistency of the results.
+//! Runs on the null engine (no device, deterministic op accounting), but for one job file
+//! whose `ioengine` overrides it. Nothing here asserts a speed: only the shape and internal
+//! consistency of the results.
 
 mod common;
 
@@ -226,6 +227,31 @@ fn job_file_numjobs_and_cli_defaults() {
     assert_eq!(r["spec"]["threads"], 2);
     assert_eq!(r["spec"]["bs"], 8192);
     assert_eq!(r["spec"]["engine"], "null");
+}
+
+/// `ioengine=libaio` in a job file wins over `--engine null` and runs as io_uring (on a small
+/// test file, the one test here that does real I/O): the result says so.
+#[test]
+fn job_file_libaio_runs_as_io_uring_and_says_so() {
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("jobs.fio"),
+        "[global]\nioengine=libaio\nsize=4M\nruntime=200ms\ntime_based\n\n[j]\nrw=randwrite\n",
+    )
+    .expect("write job file");
+    let args = ["run", "jobs.fio", "--engine", "null", "--no-ceiling-check"];
+    let doc = run_json(dm_in(dir.path()).args(args));
+    assert_eq!(only_result(&doc)["spec"]["engine"], "io_uring");
+    let notes: Vec<&Value> =
+        doc["warnings"].as_array().expect("warnings").iter().filter(|w| w["code"] == "engine-substituted").collect();
+    assert_eq!(notes.len(), 1, "{}", doc["warnings"]);
+    assert_eq!(
+        notes[0]["message"],
+        "jobs.fio:2: ioengine=libaio runs as io_uring in job [j] (diskmeter has no libaio engine)"
+    );
+    let text = stdout_of(&expect_code(dm_in(dir.path()).args(args), 0));
+    assert!(text.contains("warning[engine-substituted]: jobs.fio:2: ioengine=libaio runs as io_uring"), "{text}");
+    assert_eq!(entries(dir.path()), vec!["jobs.fio".to_string()]);
 }
 
 #[test]

@@ -301,6 +301,9 @@ pub fn run_plan(
     obs: &mut dyn Observer,
 ) -> Result<ResultDoc> {
     let mut doc = new_doc("run");
+    for n in &plan.notes {
+        doc.warn(&n.code, n.message.clone());
+    }
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| j.engine == EngineKind::Null);
     // Checked before any target is created or filled: bad input writes nothing.
@@ -597,5 +600,5 @@ fn push_partial(doc: &mut ResultDoc, mut result: JobResult, passes: Vec<PassResu
 
 /// Build a one-group plan from a single job (the `run` command without a job file).
 pub fn single_job_plan(job: JobSpec) -> RunPlan {
-    RunPlan { groups: vec![JobGroup { jobs: vec![job], group_reporting: false }] }
+    RunPlan { groups: vec![JobGroup { jobs: vec![job], group_reporting: false }], ..RunPlan::default() }
 }

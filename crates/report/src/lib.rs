@@ -9,6 +9,8 @@ mod cache_text;
 mod compare_text;
 mod csv_out;
 pub mod fmt;
+#[doc(hidden)]
+pub mod fuzz_support;
 pub mod html;
 mod human;
 mod json;

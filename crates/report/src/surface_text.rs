@@ -41,7 +41,7 @@ fn mode_line(s: &SurfaceResult) -> String {
     let mut parts = vec![
         s.mode.clone(),
         format!("{} blocks", fmt::bytes(s.block_bytes)),
-        format!("span {}–{}", fmt::bytes(s.offset), fmt::bytes(s.offset + s.size)),
+        format!("span {}–{}", fmt::bytes(s.offset), fmt::bytes(s.offset.saturating_add(s.size))),
         if s.direct { "direct I/O".to_string() } else { "buffered (page cache)".to_string() },
     ];
     if s.qd > 1 {
@@ -103,7 +103,8 @@ pub(crate) fn human(doc: &ResultDoc) -> String {
             .chars()
             .zip(&s.zones)
             .map(|(c, z)| {
-                let bad = s.bad_sectors.iter().any(|b| b.offset >= z.offset && b.offset < z.offset + z.size);
+                let bad =
+                    s.bad_sectors.iter().any(|b| b.offset >= z.offset && b.offset < z.offset.saturating_add(z.size));
                 if bad {
                     '✗'
                 } else {

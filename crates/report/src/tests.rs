@@ -58,6 +58,8 @@ fn no_colour_and_narrow() {
             assert!(!text.contains('\x1b'), "{f:?} has escape codes");
             assert!(text.ends_with('\n'));
         }
+        // The HTML page too (askama drops the template's final newline: it used not to).
+        assert!(render(&doc, Format::Html).ends_with("</html>\n"));
         for l in render(&doc, Format::Human).lines() {
             assert!(l.chars().count() <= 100, "line too wide: {l}");
         }

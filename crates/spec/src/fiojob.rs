@@ -38,6 +38,10 @@
 //! from the `defaults` the caller passes (the CLI's own defaults, e.g. `direct`, `bs`,
 //! `ioengine`, target). Note that diskmeter's default is direct I/O, fio's is buffered.
 //!
+//! `ioengine=libaio` runs as io_uring, and `sync`, `pvsync` and `pvsync2` run as psync
+//! (pread/pwrite): the plan carries a [`PlanNote::ENGINE_SUBSTITUTED`] note for each such
+//! option (naming its line and jobs), which ends up in the result's warnings.
+//!
 //! `rate_iops` is per worker in fio; it is multiplied by `numjobs` to give the job's
 //! total rate ([`JobSpec::rate_iops`]).
 //!
@@ -51,7 +55,7 @@
 //! error of the form `FILE:LINE: message`.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, EngineKind, JobGroup, JobSpec, RunPlan, RwMode};
+use crate::model::{DataPattern, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode};
 use crate::units::{parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit};
 use crate::validate::{check_job, Field, Style};
 use std::collections::{HashMap, HashSet};
@@ -221,6 +225,8 @@ struct Settings {
     stonewall: bool,
     group_reporting: bool,
     name: Option<String>,
+    /// `ioengine` named an engine diskmeter runs with another one: (the name given, line).
+    engine_substituted: Option<(String, usize)>,
 }
 
 impl Settings {
@@ -237,6 +243,7 @@ impl Settings {
             stonewall: false,
             group_reporting: false,
             name: None,
+            engine_substituted: None,
         }
     }
 }
@@ -265,6 +272,7 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
     let mut current = Current::Nothing;
     let mut seen = HashSet::new();
     let mut plan = RunPlan::default();
+    let mut subs = Vec::new();
     let mut line_count = 0;
 
     for (idx, raw) in text.lines().enumerate() {
@@ -277,7 +285,7 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
         if line.starts_with('[') {
             let name = parse_header(line).map_err(|m| err(lineno, m))?;
             if let Current::Job(sec) = std::mem::replace(&mut current, Current::Nothing) {
-                finish_job(*sec, &mut plan).map_err(|(l, m)| err(l, m))?;
+                finish_job(*sec, &mut plan, &mut subs).map_err(|(l, m)| err(l, m))?;
             }
             if name == "global" {
                 current = Current::Global;
@@ -319,13 +327,16 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
         apply(settings, key, value, lineno).map_err(|m| err(lineno, m))?;
     }
     if let Current::Job(sec) = current {
-        finish_job(*sec, &mut plan).map_err(|(l, m)| err(l, m))?;
+        finish_job(*sec, &mut plan, &mut subs).map_err(|(l, m)| err(l, m))?;
     }
     if plan.groups.is_empty() {
         return Err(err(
             line_count.max(1),
             "the file defines no jobs; add a job section such as [job1] (options in [global] only set defaults)".into(),
         ));
+    }
+    for sub in subs {
+        plan.notes.push(sub.note(file_label));
     }
     Ok(plan)
 }
@@ -527,6 +538,7 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "ioengine" => {
             let v = need(key, value, "io_uring")?;
+            s.engine_substituted = matches!(v, "libaio" | "sync" | "pvsync" | "pvsync2").then(|| (v.to_string(), line));
             s.job.engine = match v {
                 "io_uring" | "libaio" => EngineKind::IoUring,
                 "psync" | "sync" | "pvsync" | "pvsync2" => EngineKind::Psync,
@@ -626,9 +638,37 @@ fn unknown_option(key: &str, value: Option<&str>) -> String {
     format!("unknown option {key}; supported options are {}", SUPPORTED.join(", "))
 }
 
+/// An `ioengine` option naming an engine that runs as another one, and the jobs it applies to.
+struct Substitution {
+    asked: String,
+    line: usize,
+    runs_as: EngineKind,
+    jobs: Vec<String>,
+}
+
+impl Substitution {
+    fn note(self, file_label: &str) -> PlanNote {
+        let why = match self.asked.as_str() {
+            "libaio" => "diskmeter has no libaio engine".to_string(),
+            asked => format!("diskmeter has no {asked} engine; psync does the same reads and writes with pread/pwrite"),
+        };
+        let jobs = self.jobs.iter().map(|j| format!("[{j}]")).collect::<Vec<_>>().join(", ");
+        let s = if self.jobs.len() == 1 { "" } else { "s" };
+        PlanNote {
+            code: PlanNote::ENGINE_SUBSTITUTED.to_string(),
+            message: format!(
+                "{file_label}:{}: ioengine={} runs as {} in job{s} {jobs} ({why})",
+                self.line,
+                self.asked,
+                self.runs_as.name()
+            ),
+        }
+    }
+}
+
 /// Finish a job section: derive name, seed and total rate, validate, and add the job to
-/// the plan. Errors carry the line to report.
-fn finish_job(sec: Section, plan: &mut RunPlan) -> Result<(), (usize, String)> {
+/// the plan; record an engine substitution in `subs`. Errors carry the line to report.
+fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) -> Result<(), (usize, String)> {
     let Section { name: section_name, line: header, settings: s } = sec;
     let mut job = s.job;
     job.name = s.name.unwrap_or(section_name);
@@ -659,6 +699,12 @@ fn finish_job(sec: Section, plan: &mut RunPlan) -> Result<(), (usize, String)> {
     };
     if new_group {
         plan.groups.push(JobGroup::default());
+    }
+    if let Some((asked, line)) = s.engine_substituted {
+        match subs.iter_mut().find(|x| x.line == line) {
+            Some(x) => x.jobs.push(job.name.clone()),
+            None => subs.push(Substitution { asked, line, runs_as: job.engine, jobs: vec![job.name.clone()] }),
+        }
     }
     if let Some(g) = plan.groups.last_mut() {
         g.group_reporting |= s.group_reporting;
@@ -706,6 +752,36 @@ mod tests {
         assert_eq!(p.groups[0].jobs.len(), 1);
         p.groups[0].jobs[0].clone()
     }
+    #[test]
+    fn substituted_engines_leave_a_note() {
+        let notes = |text: &str| -> Vec<String> {
+            let p = parse(text);
+            assert!(p.notes.iter().all(|n| n.code == PlanNote::ENGINE_SUBSTITUTED));
+            p.notes.into_iter().map(|n| n.message).collect()
+        };
+        assert_eq!(
+            notes("[j]\nioengine=libaio\n"),
+            ["t.fio:2: ioengine=libaio runs as io_uring in job [j] (diskmeter has no libaio engine)"]
+        );
+        // One note per option line, naming every job it reaches; a job's own ioengine wins.
+        assert_eq!(
+            notes("[global]\nioengine=libaio\n[a]\n[b]\nioengine=null\n[c]\n[d]\nioengine=pvsync2\n"),
+            [
+                "t.fio:2: ioengine=libaio runs as io_uring in jobs [a], [c] (diskmeter has no libaio engine)",
+                "t.fio:8: ioengine=pvsync2 runs as psync in job [d] (diskmeter has no pvsync2 engine; psync does \
+                 the same reads and writes with pread/pwrite)",
+            ]
+        );
+        for e in ["sync", "pvsync"] {
+            let n = notes(&format!("[j]\nioengine={e}\n"));
+            assert!(n.len() == 1 && n[0].contains(&format!("ioengine={e} runs as psync")), "{n:?}");
+        }
+        for e in ["io_uring", "psync", "null"] {
+            assert!(notes(&format!("[j]\nioengine={e}\n")).is_empty(), "{e}");
+        }
+        assert!(notes("[global]\nioengine=libaio\nioengine=io_uring\n[j]\n").is_empty());
+    }
+
     /// The error as text, and its line.
     fn fail(text: &str) -> (usize, String) {
         match parse_jobfile("t.fio", text, &JobSpec::default()) {

@@ -206,6 +206,24 @@ impl Default for JobSpec {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunPlan {
     pub groups: Vec<JobGroup>,
+    /// What the run must report about how its input was read, e.g. an engine substituted
+    /// for the one a job file asked for. The session copies each into the result's warnings.
+    pub notes: Vec<PlanNote>,
+}
+
+/// A note carried by a [`RunPlan`] into the result document (as a warning with this code).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanNote {
+    /// A stable identifier, such as [`PlanNote::ENGINE_SUBSTITUTED`].
+    pub code: String,
+    /// Free text for the user.
+    pub message: String,
+}
+
+impl PlanNote {
+    /// A job file asked for an I/O engine diskmeter does not have, and another one runs it
+    /// (`ioengine=libaio` runs as io_uring; `sync`, `pvsync`, `pvsync2` as psync).
+    pub const ENGINE_SUBSTITUTED: &'static str = "engine-substituted";
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -368,19 +368,26 @@ mod tests {
     fn plan_prefixes_job_name_when_several() {
         let good = JobSpec::default();
         let bad = JobSpec { name: "seqread".into(), qd: 0, ..JobSpec::default() };
-        let one = RunPlan { groups: vec![JobGroup { jobs: vec![bad.clone()], group_reporting: false }] };
+        let one = RunPlan {
+            groups: vec![JobGroup { jobs: vec![bad.clone()], group_reporting: false }],
+            ..RunPlan::default()
+        };
         assert!(validate_plan(&one).unwrap_err().to_string().starts_with("invalid value for --qd:"));
         let two = RunPlan {
             groups: vec![
                 JobGroup { jobs: vec![good.clone()], group_reporting: false },
                 JobGroup { jobs: vec![bad], group_reporting: false },
             ],
+            ..RunPlan::default()
         };
         assert!(validate_plan(&two)
             .unwrap_err()
             .to_string()
             .starts_with("invalid value for --qd (job \"seqread\"): the queue depth 0"));
-        let fine = RunPlan { groups: vec![JobGroup { jobs: vec![good.clone(), good], group_reporting: true }] };
+        let fine = RunPlan {
+            groups: vec![JobGroup { jobs: vec![good.clone(), good], group_reporting: true }],
+            ..RunPlan::default()
+        };
         validate_plan(&fine).unwrap();
         assert!(validate_plan(&RunPlan::default()).unwrap_err().to_string().contains("no jobs"));
     }

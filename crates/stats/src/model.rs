@@ -32,6 +32,9 @@ pub mod codes {
     pub const DRIFT: &str = "drift";
     /// Compared results differ in a way that weakens the comparison (`compare`).
     pub const COMPARE_CAVEAT: &str = "compare-caveat";
+    /// A job file's `ioengine` runs as another engine (`libaio` as io_uring, `sync` as psync);
+    /// the value of [`spec::PlanNote::ENGINE_SUBSTITUTED`].
+    pub const ENGINE_SUBSTITUTED: &str = spec::PlanNote::ENGINE_SUBSTITUTED;
 }
 
 /// The whole result document.

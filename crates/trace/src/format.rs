@@ -350,7 +350,7 @@ impl fmt::Display for Delimiter {
 /// | `offset=COL[:bytes\|sectors\|N]` | offset column; `N` = blocks of N bytes | `bytes` |
 /// | `size=COL[:bytes\|sectors\|N]` | length column | `bytes` |
 /// | `dev=COL` | device column (optional; without it every request is device `0`, named `0`) | |
-/// | `header` | the first line is a header and is skipped | no header |
+/// | `header` or `header=1` | the first line is a header and is skipped (`header=0`: it is data) | `header=0` |
 /// | `delim=comma\|semicolon\|tab\|pipe\|space` | field separator | `comma` |
 /// | `read=V1\|V2…` | op values meaning read (case-insensitive) | `r\|read` |
 /// | `write=V1\|V2…` | op values meaning write | `w\|write` |
@@ -412,6 +412,8 @@ fn default_flush() -> Vec<String> {
 }
 
 const MAPPING_KEYS: &str = "time, op, offset, size, dev, header, delim, read, write, discard or flush";
+const HEADER_VALUES: &str =
+    "write header (same as header=1) if the first line is a header to skip, or header=0 if it is data";
 
 impl CsvMapping {
     /// Parses a mapping spec such as `time=0:us,op=1,offset=2:bytes,size=3:sectors,dev=4,header`
@@ -423,7 +425,7 @@ impl CsvMapping {
         let mut offset = None;
         let mut size = None;
         let mut dev = None;
-        let mut has_header = false;
+        let mut has_header = None;
         let mut delimiter = None;
         let mut lists: [Option<Vec<String>>; 4] = [None, None, None, None];
         for item in spec.split(',') {
@@ -434,12 +436,15 @@ impl CsvMapping {
             let Some((key, value)) = item.split_once('=') else {
                 match item.to_ascii_lowercase().as_str() {
                     "header" => {
-                        has_header = true;
+                        if has_header.is_some() {
+                            return Err(err("header is given twice".to_string()));
+                        }
+                        has_header = Some(true);
                         continue;
                     }
                     _ => {
                         return Err(err(format!(
-                            "unknown item {item:?}: expected KEY=VALUE with KEY one of {MAPPING_KEYS}"
+                            "unknown item {item:?}: expected KEY=VALUE with KEY one of {MAPPING_KEYS} (or just header)"
                         )))
                     }
                 }
@@ -500,6 +505,15 @@ impl CsvMapping {
                         err(format!("delimiter {value:?}: expected comma, semicolon, tab, pipe or space"))
                     })?);
                 }
+                "header" => {
+                    dup(has_header.is_some())?;
+                    no_unit()?;
+                    has_header = Some(match col {
+                        "1" => true,
+                        "0" => false,
+                        v => return Err(err(format!("header={v}: {HEADER_VALUES}"))),
+                    });
+                }
                 "read" | "write" | "discard" | "flush" => {
                     let i = ["read", "write", "discard", "flush"].iter().position(|k| *k == key).unwrap_or(0);
                     let Some(slot) = lists.get_mut(i) else { continue };
@@ -529,7 +543,7 @@ impl CsvMapping {
             size_col,
             size_unit,
             dev_col: dev,
-            has_header,
+            has_header: has_header.unwrap_or(false),
             delimiter: delimiter.unwrap_or(Delimiter::Comma),
             read_values: r.unwrap_or_else(default_read),
             write_values: w.unwrap_or_else(default_write),
@@ -636,6 +650,13 @@ mod tests {
         assert_eq!(m.map(|m| (m.size_col, m.size_unit)), Some((3, SizeUnit::Sectors)));
         assert_eq!(m.and_then(|m| m.dev_col), Some(4));
         assert_eq!(m.map(|m| m.has_header), Some(true));
+        // `header` is `header=1`, as fio's flags are; `header=0` is the default, spelled out.
+        for (item, want) in
+            [("header", true), ("HEADER", true), ("header=1", true), ("header = 1", true), ("header=0", false)]
+        {
+            let m = CsvMapping::parse(&format!("time=0,op=1,offset=2,size=3,{item}"));
+            assert_eq!(m.as_ref().map(|m| m.has_header).ok(), Some(want), "{item}: {m:?}");
+        }
         let m = CsvMapping::parse("time=1,op=0,offset=2:4096,size=3:512,read=0,write=1,delim=tab").ok();
         assert_eq!(m.as_ref().map(|m| m.offset_unit), Some(SizeUnit::Blocks(4096)));
         assert_eq!(m.as_ref().map(|m| m.size_unit), Some(SizeUnit::Sectors));
@@ -654,6 +675,12 @@ mod tests {
             ("time=0,op=1,offset=2,size=3,time=4", "time is given twice"),
             ("time=0,op=1,offset=2,size=3,read=r|x,write=x", "\"x\" is both a read and a write value"),
             ("time=0,op=1:us,offset=2,size=3", "op takes no unit"),
+            ("time=0,op=1,offset=2,size=3,header=2", "header=2: write header (same as header=1)"),
+            ("time=0,op=1,offset=2,size=3,header=yes", "header=yes: write header"),
+            ("time=0,op=1,offset=2,size=3,header=", "header=: write header"),
+            ("time=0,op=1,offset=2,size=3,header,header=0", "header is given twice"),
+            ("time=0,op=1,offset=2,size=3,header=1,header", "header is given twice"),
+            ("time=0,op=1,offset=2,size=3,header=1:x", "header takes no unit"),
         ];
         for (spec, want) in errors {
             let e = CsvMapping::parse(spec).err().map(|e| e.to_string()).unwrap_or_default();

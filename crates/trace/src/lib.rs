@@ -12,6 +12,8 @@
 pub mod binary;
 mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzz_support;
 mod lines;
 mod parse;
 mod reader;
@@ -20,8 +22,8 @@ pub mod synth;
 pub use binary::{convert, BinaryReader, BinaryWriter, ConvertEnd, ConvertStats};
 pub use error::TraceError;
 pub use format::{CsvMapping, Delimiter, SizeUnit, TimeUnit, TraceFormat};
-pub use reader::{detect_file, open, ReadOptions, TraceReader};
-pub use synth::{parse_dist, Dist, Synth, SynthSpec};
+pub use reader::{detect_file, detect_reader, open, ReadOptions, TraceReader};
+pub use synth::{parse_dist, Dist, Synth, SynthParam, SynthSpec};
 
 /// What a request does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -360,7 +360,13 @@ impl State {
 /// [`TraceFormat::detect`].
 pub fn detect_file(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
     let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
-    let mut input: Box<dyn BufRead> = Box::new(BufReader::new(file));
+    detect_reader(path, BufReader::new(file))
+}
+
+/// [`detect_file`] for a trace already open: `input` is read from its start (at most 4 KiB
+/// of it, decompressed if gzip'd); `path` is only a name, used as a hint and in errors.
+pub fn detect_reader(path: &Path, input: impl BufRead) -> Result<Option<TraceFormat>, TraceError> {
+    let mut input: Box<dyn BufRead + '_> = Box::new(input);
     if input.fill_buf().map_err(|e| TraceError::io(path, e))?.starts_with(&GZIP_MAGIC) {
         input = Box::new(BufReader::new(MultiGzDecoder::new(input)));
     }

@@ -149,29 +149,57 @@ impl Default for SynthSpec {
     }
 }
 
+/// A [`SynthSpec`] field, as named by [`SynthSpec::check`]'s errors (so a caller can point at
+/// its own name for it, e.g. a command-line option).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SynthParam {
+    /// [`SynthSpec::dist`].
+    Dist,
+    /// [`SynthSpec::blocks`].
+    Blocks,
+    /// [`SynthSpec::block_size`].
+    BlockSize,
+    /// [`SynthSpec::read_pct`].
+    ReadPct,
+    /// [`SynthSpec::iops`].
+    Iops,
+}
+
 impl SynthSpec {
     /// Checks every parameter, naming the one that is wrong.
     pub fn validate(&self) -> Result<(), TraceError> {
-        let bad = |m: String| Err(TraceError::Invalid(m));
+        self.check().map_err(|(_, e)| e)
+    }
+
+    /// [`validate`](SynthSpec::validate), also telling which field is wrong. When the working
+    /// area (`blocks × block_size`) overflows, the field is [`SynthParam::Blocks`].
+    pub fn check(&self) -> Result<(), (SynthParam, TraceError)> {
+        let bad = |p: SynthParam, m: String| Err((p, TraceError::Invalid(m)));
         if self.blocks == 0 {
-            return bad("synthetic trace: blocks must be ≥ 1".to_string());
+            return bad(SynthParam::Blocks, "synthetic trace: blocks must be ≥ 1".to_string());
         }
         if self.block_size == 0 {
-            return bad("synthetic trace: block size must be ≥ 1 byte".to_string());
+            return bad(SynthParam::BlockSize, "synthetic trace: block size must be ≥ 1 byte".to_string());
         }
         if self.blocks.checked_mul(u64::from(self.block_size)).is_none() {
-            return bad(format!(
-                "synthetic trace: {} blocks of {} bytes exceed 2^64 bytes",
-                self.blocks, self.block_size
-            ));
+            return bad(
+                SynthParam::Blocks,
+                format!("synthetic trace: {} blocks of {} bytes exceed 2^64 bytes", self.blocks, self.block_size),
+            );
         }
         if self.read_pct > 100 {
-            return bad(format!("synthetic trace: read percentage must be within 0–100, got {}", self.read_pct));
+            return bad(
+                SynthParam::ReadPct,
+                format!("synthetic trace: read percentage must be within 0–100, got {}", self.read_pct),
+            );
         }
         if !(self.iops.is_finite() && self.iops > 0.0) {
-            return bad(format!("synthetic trace: iops must be a positive number, got {}", self.iops));
+            return bad(
+                SynthParam::Iops,
+                format!("synthetic trace: iops must be a positive number, got {}", self.iops),
+            );
         }
-        self.dist.validate().map_err(|m| TraceError::Invalid(format!("synthetic trace: {m}")))
+        self.dist.validate().map_err(|m| (SynthParam::Dist, TraceError::Invalid(format!("synthetic trace: {m}"))))
     }
 
     /// The requests, as an iterator (validates the spec first).

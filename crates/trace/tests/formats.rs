@@ -161,6 +161,17 @@ fn generic_csv() {
         ]
     );
     assert_eq!(devs, ["sda", "sdb"]);
+    // `header=1` is `header`; without a header (or with `header=0`) the first line is data.
+    let (same, _, _) = read_file("generic.csv", &f.replace(",header,", ",header=1,"), &all());
+    assert_eq!(same, reqs);
+    let text = "100;R;0;4096;sda\n150.5;W;8;8192;sda\n";
+    for f in [f.replace(",header,", ",header=0,"), f.replace(",header,", ",")] {
+        let (got, skipped) = read_str(text, &f, &all());
+        assert_eq!(got.unwrap(), vec![req(0, 0, 4096, Op::Read, 0), req(50_500, 4096, 8192, Op::Write, 0)], "{f}");
+        assert_eq!(skipped, 0);
+    }
+    let (got, _) = read_str(text, &f.replace(",header,", ",header=1,"), &all());
+    assert_eq!(got.unwrap(), vec![req(0, 4096, 8192, Op::Write, 0)]);
 }
 
 #[test]
@@ -177,7 +188,19 @@ fn detection_of_samples() {
     ];
     for (name, want) in cases {
         assert_eq!(diskmeter_trace::detect_file(&data(name)).unwrap(), want, "{name}");
+        // The same from bytes: the name only matters when the content does not decide.
+        let bytes = std::fs::read(data(name)).unwrap();
+        let got = diskmeter_trace::detect_reader(std::path::Path::new("x"), Cursor::new(bytes)).unwrap();
+        assert_eq!(got, want, "{name} from bytes");
     }
+    let named = |name: &str, bytes: &[u8]| diskmeter_trace::detect_reader(std::path::Path::new(name), bytes).unwrap();
+    assert_eq!(named("t.dmt", b""), Some(TraceFormat::Binary));
+    assert_eq!(named("t.iolog.gz", b"?\n"), Some(TraceFormat::FioLog));
+    assert_eq!(named("t.txt", b"?\n"), None);
+    // A truncated gzip stream is an error naming the input, not a guess.
+    let gz = std::fs::read(data("msr.csv.gz")).unwrap();
+    let e = diskmeter_trace::detect_reader(std::path::Path::new("cut.gz"), &gz[..gz.len() / 2]);
+    assert!(e.as_ref().is_err_and(|e| e.to_string().contains("cut.gz")), "{e:?}");
 }
 
 /// Each format with its 3rd line broken: the error names line 3 and the fault; with

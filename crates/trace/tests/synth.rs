@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use diskmeter_trace::{parse_dist, Dist, Op, Request, SynthSpec};
+use diskmeter_trace::{parse_dist, Dist, Op, Request, SynthParam, SynthSpec};
 
 fn spec(dist: &str, blocks: u64, requests: u64) -> SynthSpec {
     SynthSpec { dist: parse_dist(dist).unwrap(), blocks, requests, ..SynthSpec::default() }
@@ -112,16 +112,18 @@ fn zipf_scatter_spreads_hot_blocks() {
 
 #[test]
 fn invalid_specs_name_the_parameter() {
-    let bad = |s: SynthSpec, want: &str| {
+    let bad = |s: SynthSpec, want: &str, param: SynthParam| {
         let e = s.iter().err().unwrap().to_string();
         assert!(e.contains(want), "{e}");
+        let (p, e2) = s.check().unwrap_err();
+        assert_eq!((p, e2.to_string()), (param, e));
     };
-    bad(SynthSpec { blocks: 0, ..SynthSpec::default() }, "blocks");
-    bad(SynthSpec { block_size: 0, ..SynthSpec::default() }, "block size");
-    bad(SynthSpec { read_pct: 101, ..SynthSpec::default() }, "read percentage");
-    bad(SynthSpec { iops: 0.0, ..SynthSpec::default() }, "iops");
-    bad(SynthSpec { dist: Dist::Zipf(f64::NAN), ..SynthSpec::default() }, "theta");
-    bad(SynthSpec { blocks: u64::MAX, ..SynthSpec::default() }, "exceed 2^64");
+    bad(SynthSpec { blocks: 0, ..SynthSpec::default() }, "blocks", SynthParam::Blocks);
+    bad(SynthSpec { block_size: 0, ..SynthSpec::default() }, "block size", SynthParam::BlockSize);
+    bad(SynthSpec { read_pct: 101, ..SynthSpec::default() }, "read percentage", SynthParam::ReadPct);
+    bad(SynthSpec { iops: 0.0, ..SynthSpec::default() }, "iops", SynthParam::Iops);
+    bad(SynthSpec { dist: Dist::Zipf(f64::NAN), ..SynthSpec::default() }, "theta", SynthParam::Dist);
+    bad(SynthSpec { blocks: u64::MAX, ..SynthSpec::default() }, "exceed 2^64", SynthParam::Blocks);
 }
 
 #[test]

@@ -28,7 +28,13 @@ const MAX_COMPARE_CHARTS: usize = 60;
 /// with nothing to chart still gives a page with its environment and warnings.
 pub fn render_html(doc: &ResultDoc) -> String {
     match Page::new(doc).render() {
-        Ok(s) => s,
+        Ok(mut s) => {
+            // askama drops the template file's final newline; every export ends in one.
+            if !s.ends_with('\n') {
+                s.push('\n');
+            }
+            s
+        }
         Err(e) => fallback(doc, &e.to_string()),
     }
 }

@@ -158,7 +158,7 @@ fn rate_figure(s: &SurfaceResult) -> Option<Figure> {
     if zones.is_empty() {
         return None;
     }
-    let end = (s.offset + s.size) as f64;
+    let end = s.offset.saturating_add(s.size) as f64;
     let (xdiv, unit) = byte_unit(end);
     // Per zone: the rate of its fastest and slowest block (bytes per block / latency).
     let band: Vec<(f64, f64, f64, f64)> = zones
@@ -236,7 +236,7 @@ fn access_figure(s: &SurfaceResult) -> Option<Figure> {
     if a.samples.is_empty() {
         return None;
     }
-    let end = (s.offset + s.size) as f64;
+    let end = s.offset.saturating_add(s.size) as f64;
     let (xdiv, unit) = byte_unit(end);
     let ymax = a.samples.iter().map(|p| p[1] as f64).fold(0.0, f64::max).max(1.0);
     let f = Frame { x: axis::linear(s.offset as f64 / xdiv, end / xdiv, 10), y: axis::linear(0.0, ymax, 6), xdiv };
@@ -290,7 +290,9 @@ fn heat(t: f64) -> String {
 
 fn map_figure(s: &SurfaceResult) -> Option<Figure> {
     let m = s.latency_map.as_ref()?;
-    let n = m.max_ns.len();
+    // The three columns are as long as each other in a document diskmeter wrote; a cell
+    // needs all three.
+    let n = m.offsets.len().min(m.max_ns.len()).min(m.median_ns.len());
     if n == 0 {
         return None;
     }
@@ -301,14 +303,16 @@ fn map_figure(s: &SurfaceResult) -> Option<Figure> {
     let lo = m.median_ns.iter().copied().filter(|&x| x > 0).min().unwrap_or(1).max(1) as f64;
     let hi = m.max_ns.iter().copied().max().unwrap_or(1).max(1) as f64;
     let span = (hi / lo).ln();
-    let end = s.offset + s.size;
+    let end = s.offset.saturating_add(s.size);
     let mut out = String::new();
     open_svg(&mut out, h);
     for i in 0..n {
         let (r, c) = (i / cols, i % cols);
-        let v = m.max_ns[i].max(1) as f64;
+        let (Some(&max), Some(&median), Some(&from)) = (m.max_ns.get(i), m.median_ns.get(i), m.offsets.get(i)) else {
+            break;
+        };
+        let v = max.max(1) as f64;
         let t = if span > 0.0 { (v / lo).ln().max(0.0) / span } else { 0.0 };
-        let from = m.offsets[i];
         let to = m.offsets.get(i + 1).copied().unwrap_or(end);
         let bad = s.bad_sectors.iter().any(|b| b.offset >= from && b.offset < to);
         let slow = s.slow_blocks.iter().any(|b| b.offset >= from && b.offset < to);
@@ -330,7 +334,7 @@ fn map_figure(s: &SurfaceResult) -> Option<Figure> {
             from,
             to,
             escape(&fmt::lat(v)),
-            escape(&fmt::lat(m.median_ns[i] as f64))
+            escape(&fmt::lat(median as f64))
         );
     }
     let y = T + rows as f64 * cell + 24.0;
@@ -369,7 +373,12 @@ pub(super) fn surface_view(s: &SurfaceResult) -> SurfaceView {
         ("block".to_string(), fmt::bytes(s.block_bytes)),
         (
             "span".to_string(),
-            format!("{} – {} ({})", fmt::bytes(s.offset), fmt::bytes(s.offset + s.size), fmt::bytes(s.size)),
+            format!(
+                "{} – {} ({})",
+                fmt::bytes(s.offset),
+                fmt::bytes(s.offset.saturating_add(s.size)),
+                fmt::bytes(s.size)
+            ),
         ),
         (
             "I/O".to_string(),
@@ -494,6 +503,28 @@ mod tests {
         s.access = None;
         let html = crate::render_html(&d);
         assert!(html.contains("Nothing was scanned"));
+    }
+
+    /// Found by the `result_json` fuzz target: a hand-edited document whose latency map
+    /// columns differ in length, or whose span ends past 2^64, used to panic.
+    #[test]
+    fn inconsistent_documents_render() {
+        let mut d = doc();
+        let s = d.surface.as_mut().unwrap();
+        let m = s.latency_map.as_mut().unwrap();
+        m.offsets.pop();
+        m.median_ns.truncate(m.median_ns.len() / 2);
+        let html = crate::render_html(&d);
+        assert!(html.contains("data-chart=\"surface-map\""));
+        let s = d.surface.as_mut().unwrap();
+        s.offset = u64::MAX - 1;
+        s.size = u64::MAX;
+        s.zones[0].offset = u64::MAX;
+        s.zones[0].size = u64::MAX;
+        use crate::Format::{Csv, Html, Human, Json, Markdown};
+        for f in [Human, Json, Markdown, Csv, Html] {
+            assert!(crate::render(&d, f).ends_with('\n'), "{f:?}");
+        }
     }
 
     #[test]
