@@ -264,6 +264,21 @@ fn kept_test_file_is_ours_on_the_next_run() {
 }
 
 #[test]
+fn a_new_file_allocates_only_the_measured_region() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempdir();
+    let args = ["run", "--offset", "100G", "--size", "16M", "--runtime", "200ms", "--rw", "randwrite"];
+    expect_code(dm_in(dir.path()).args(args).args(["--no-ceiling-check", "--quiet", "--keep"]), 0);
+    let m = std::fs::metadata(dir.path().join("diskmeter.test")).expect("the kept test file");
+    assert_eq!(m.len(), (100 << 30) + (16 << 20), "the file reaches the region's end");
+    let allocated = m.blocks() * 512;
+    assert!(
+        (16 << 20..=20 << 20).contains(&allocated),
+        "only the 16 MiB region is allocated (and filled), the 100 GiB before it stays a hole: {allocated} bytes"
+    );
+}
+
+#[test]
 fn created_test_file_is_removed_after_a_normal_run() {
     let dir = tempdir();
     expect_code(

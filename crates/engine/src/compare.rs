@@ -136,6 +136,7 @@ pub fn compare_targets(
         let needs = Needs {
             reads: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) > 0),
             writes: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) < 100),
+            region_start: steps.iter().map(|(_, _, j)| j.offset).min().unwrap_or(0),
             region_end,
             direct: cfg.direct,
             bs_gcd: steps.iter().map(|(_, _, j)| j.bs).fold(0, gcd),

@@ -32,6 +32,9 @@ pub struct TargetOptions {
 pub struct Needs {
     pub reads: bool,
     pub writes: bool,
+    /// Start of the lowest region any job uses (the smallest offset): a file diskmeter
+    /// creates is allocated and filled from here to `region_end` only, the rest a hole.
+    pub region_start: u64,
     /// End of the furthest region any job uses (offset + size).
     pub region_end: u64,
     pub direct: bool,
@@ -241,7 +244,7 @@ pub fn open_target(
             })?;
             let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
             if opts.prefill && needs.region_end > 0 {
-                t.filled_to = fill_region(&t.file, 0, needs.region_end, align, stop, progress)?;
+                t.filled_to = fill_region(&t.file, needs.region_start, needs.region_end, align, stop, progress)?;
             } else if needs.reads {
                 t.warnings.push((
                     codes::UNWRITTEN_READ.into(),
@@ -258,6 +261,7 @@ pub fn open_target(
         }
         TargetKind::File if !p.exists => {
             let size = needs.region_end;
+            let start = needs.region_start.min(size);
             let file = match open(path, true, true, needs.direct) {
                 Ok(f) => f,
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) && needs.direct => {
@@ -280,20 +284,22 @@ pub fn open_target(
             };
             let mut guard = CreatedGuard { path, armed: true };
             set_mark(&file);
-            // Reserve the space up front so ENOSPC shows now, not mid-measurement.
+            // Reserve the measured region up front so ENOSPC shows now, not mid-measurement;
+            // below `start` the file stays a hole (it also sets the file's length to `size`).
             // SAFETY: valid fd.
-            let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
+            let r =
+                unsafe { libc::fallocate(file.as_raw_fd(), 0, start as libc::off_t, (size - start) as libc::off_t) };
             if r != 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::ENOSPC) {
                     return Err(EngineError::io(
-                        format!("not enough free space for a {size}-byte test file at {}", path.display()),
+                        format!("not enough free space for a {}-byte test region at {}", size - start, path.display()),
                         e,
                     ));
                 }
                 file.set_len(size).map_err(|e| EngineError::io("cannot size the test file", e))?;
             }
-            let filled = fill_region(&file, 0, size, align, stop, progress)?;
+            let filled = fill_region(&file, start, size, align, stop, progress)?;
             let p = probe::probe(path)?;
             guard.armed = false;
             let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
@@ -331,14 +337,16 @@ pub fn open_target(
             })?;
             let mut filled = 0;
             if grow {
-                filled = fill_region(&file, p.size_bytes, needs.region_end, align, stop, progress)?;
+                let from = p.size_bytes.max(needs.region_start);
+                filled = fill_region(&file, from, needs.region_end, align, stop, progress)?;
             }
             if needs.reads {
-                let holes = sparse::unwritten_bytes(&file, 0, needs.region_end).unwrap_or(0);
+                let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
+                let holes = sparse::unwritten_bytes(&file, from, to - from).unwrap_or(0);
                 if holes > 0 {
                     if may_write {
                         // Fill holes by rewriting the whole region: simple and leaves no gaps.
-                        filled = fill_region(&file, 0, needs.region_end, align, stop, progress)?;
+                        filled = fill_region(&file, from, to, align, stop, progress)?;
                     } else {
                         warnings.push((
                             codes::UNWRITTEN_READ.into(),
