@@ -50,6 +50,40 @@ fn qd_zero() {
 }
 
 #[test]
+fn qd_above_the_io_uring_limit() {
+    run_case(&["--qd", "65536", "--size", "4M", "--runtime", "200ms"], "--qd");
+    run_case(&["--qd", "65536", "--size", "4M", "--runtime", "200ms"], "io_uring's limit of 32768 per worker");
+    run_case(&["--qd", "32769", "--engine", "null", "--runtime", "200ms"], "use --threads to add workers");
+    run_case(&["--qd", "128", "--threads", "64", "--engine", "psync", "--size", "4M"], "psync runs one thread");
+    usage_case(&["compare", "a", "b", "--rw", "randread", "--qd", "65536"], "--qd");
+}
+
+/// The deepest accepted queue really sets up a ring (before: EINVAL from io_uring_setup, exit 1).
+#[test]
+fn qd_at_the_io_uring_limit_sets_up_a_ring() {
+    let dir = tempdir();
+    let o = output(dm_in(dir.path()).args([
+        "run",
+        "--qd",
+        "32768",
+        "--size",
+        "16M",
+        "--runtime",
+        "300ms",
+        "--no-ceiling-check",
+        "--quiet",
+    ]));
+    let err = stderr_of(&o);
+    match o.status.code() {
+        Some(0) => {}
+        // A small machine may be refused up front by the memory check: a usage error, not a fault.
+        Some(2) => assert!(err.contains("is available") && err.lines().count() == 1, "{err}"),
+        other => panic!("expected the ring to be set up, got exit {other:?}: {err}"),
+    }
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+}
+
+#[test]
 fn threads_zero() {
     run_case(&["--threads", "0", "--size", "4M", "--runtime", "200ms"], "--threads");
 }
