@@ -58,6 +58,33 @@ fn qd_above_the_io_uring_limit() {
     usage_case(&["compare", "a", "b", "--rw", "randread", "--qd", "65536"], "--qd");
 }
 
+/// A plan that cannot fit in memory is refused before anything starts (it used to grow
+/// until the OOM killer ended it). 1 MiB blocks make the need 32 TiB, beyond any machine.
+#[test]
+fn a_plan_larger_than_memory_is_refused_up_front() {
+    let huge = ["--qd", "32768", "--threads", "1024", "--bs", "1M"];
+    let needle = "this run needs 32.0 TiB of memory (1024 workers x QD 32768 x 1 MiB buffers = 32.0 TiB) but";
+    run_case(&[&["--engine", "null", "--rw", "write"][..], &huge[..]].concat(), needle);
+    // A target file is not even created.
+    run_case(&[&["--target", "t.test", "--size", "16M"][..], &huge[..]].concat(), "lower --qd, --threads or --bs");
+    usage_case(&[&["compare", "a.test", "b.test", "--rw", "randread"][..], &huge[..]].concat(), needle);
+    usage_case(
+        &["sla", "--latency", "1ms", "--max-qd", "32768", "--max-threads", "1024", "--bs", "1M"],
+        "lower --max-qd, --max-threads or --bs",
+    );
+    // Thousands of small jobs: the message counts workers and names the job count.
+    let dir = tempdir();
+    let mut body = String::from("[global]\nioengine=null\nnumjobs=1024\nruntime=1s\ntime_based\n");
+    for i in 0..1000 {
+        body.push_str(&format!("[j{i}]\n"));
+    }
+    std::fs::write(dir.path().join("many.fio"), body).expect("write job file");
+    let o = output(dm_in(dir.path()).args(["run", "many.fio"]));
+    assert_usage_error(&o, "(1024000 worker threads:");
+    assert_usage_error(&o, "run fewer jobs at once");
+    assert_eq!(entries(dir.path()), vec!["many.fio".to_string()]);
+}
+
 /// The deepest accepted queue really sets up a ring (before: EINVAL from io_uring_setup, exit 1).
 #[test]
 fn qd_at_the_io_uring_limit_sets_up_a_ring() {

@@ -405,6 +405,7 @@ fn mark_passes_default_profile() {
 
 /// Run the diskmeter binary with `args` in `dir` and return its exit code and peak resident
 /// memory (ru_maxrss of exactly this child, from wait4), in KiB.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
 fn peak_rss_kib(dir: &std::path::Path, args: &[&str]) -> (i32, i64) {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskmeter"))
         .args(args)

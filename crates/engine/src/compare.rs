@@ -122,6 +122,8 @@ pub fn compare_targets(
     let null = cfg.engine == EngineKind::Null;
     let biggest = steps.iter().map(|(_, _, j)| crate::runner::pinned_bytes([j])).max().unwrap_or(0);
     crate::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
+    let (need, _) = crate::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
+    crate::memory::check(&need, 1, &crate::memory::Knobs::CLI)?;
     let labels: Vec<String> =
         (0..targets.len()).map(|i| cfg.labels.get(i).cloned().unwrap_or_else(|| default_label(i))).collect();
 

@@ -294,6 +294,8 @@ pub fn run_plan(
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| j.engine == EngineKind::Null);
     // Checked before any target is created or filled: bad input writes nothing.
+    let (need, njobs) = crate::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
+    crate::memory::check(&need, njobs, &crate::memory::Knobs::CLI)?;
     let pinned = plan.groups.iter().map(|g| crate::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
     crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
 
@@ -456,6 +458,24 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
     let biggest = cfg.profile.tests().iter().map(|&(_, bs, qd, t)| bs * qd as u64 * t as u64).max().unwrap_or(0);
     let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
     crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    // Tests run one at a time; the mixed variant (--mix) keeps two buffers per slot.
+    let tests: Vec<JobSpec> = cfg
+        .profile
+        .tests()
+        .iter()
+        .map(|&(_, bs, qd, threads)| JobSpec {
+            bs,
+            qd,
+            threads,
+            engine: cfg.engine,
+            runtime: cfg.time,
+            rw: if cfg.mix { RwMode::RandRw } else { RwMode::RandRead },
+            mix: cfg.mix_read_pct,
+            ..JobSpec::default()
+        })
+        .collect();
+    let (need, _) = crate::memory::plan_footprint(tests.iter().map(|t| (std::slice::from_ref(t), false)));
+    crate::memory::check(&need, 1, &crate::memory::Knobs::CLI)?;
     let mut topts = opts.target.clone();
     let t = if null {
         None
