@@ -207,7 +207,7 @@ pub struct RunArgs {
     /// Block size per I/O [default: 4k].
     #[arg(long, value_name = "SIZE")]
     pub bs: Option<String>,
-    /// I/Os kept in flight per worker (queue depth) [default: 1].
+    /// I/Os kept in flight per worker (queue depth), 1 to 32768 [default: 1].
     #[arg(long, value_name = "N")]
     pub qd: Option<String>,
     /// Workers (threads), each with its own queue [default: 1].
@@ -426,7 +426,7 @@ pub struct SlaArgs {
     /// Read share (randrw), or the first stream's share of the depth (two streams), percent.
     #[arg(long, value_name = "PCT")]
     pub mix: Option<String>,
-    /// Deepest queue per worker to try.
+    /// Deepest queue per worker to try (at most 32768).
     #[arg(long, default_value = "256", value_name = "N")]
     pub max_qd: String,
     /// Most workers to try [default: the CPUs this process may use].
@@ -627,9 +627,6 @@ impl SlaArgs {
         if max_qd == 0 {
             return Err(SpecError::value("--max-qd", "must be at least 1"));
         }
-        if max_qd > 65_536 {
-            return Err(SpecError::value("--max-qd", format!("{max_qd} is too deep; use at most 65536")));
-        }
         let max_threads = match &self.max_threads {
             Some(s) => u32_count("--max-threads", s)?,
             None => cpus.max(1),
@@ -637,8 +634,15 @@ impl SlaArgs {
         if max_threads == 0 {
             return Err(SpecError::value("--max-threads", "must be at least 1"));
         }
-        if max_threads > 1024 {
-            return Err(SpecError::value("--max-threads", format!("{max_threads} is too many; use at most 1024")));
+        if max_threads > spec::validate::MAX_THREADS {
+            return Err(SpecError::value(
+                "--max-threads",
+                format!("{max_threads} is too many; use at most {}", spec::validate::MAX_THREADS),
+            ));
+        }
+        // The deepest point of the grid runs max_qd per worker on max_threads workers.
+        if let Some(m) = spec::validate::depth_problem(engine, max_qd, max_threads, "--max-qd", "--max-threads") {
+            return Err(SpecError::value("--max-qd", m));
         }
         let min_windows = u32_count("--min-windows", &self.min_windows)?;
         let max_windows = u32_count("--max-windows", &self.max_windows)?;

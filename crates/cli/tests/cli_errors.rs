@@ -50,6 +50,67 @@ fn qd_zero() {
 }
 
 #[test]
+fn qd_above_the_io_uring_limit() {
+    run_case(&["--qd", "65536", "--size", "4M", "--runtime", "200ms"], "--qd");
+    run_case(&["--qd", "65536", "--size", "4M", "--runtime", "200ms"], "io_uring's limit of 32768 per worker");
+    run_case(&["--qd", "32769", "--engine", "null", "--runtime", "200ms"], "use --threads to add workers");
+    run_case(&["--qd", "128", "--threads", "64", "--engine", "psync", "--size", "4M"], "psync runs one thread");
+    usage_case(&["compare", "a", "b", "--rw", "randread", "--qd", "65536"], "--qd");
+}
+
+/// A plan that cannot fit in memory is refused before anything starts (it used to grow
+/// until the OOM killer ended it). 1 MiB blocks make the need 32 TiB, beyond any machine.
+#[test]
+fn a_plan_larger_than_memory_is_refused_up_front() {
+    let huge = ["--qd", "32768", "--threads", "1024", "--bs", "1M"];
+    let needle = "this run needs 32.0 TiB of memory (1024 workers x QD 32768 x 1 MiB buffers = 32.0 TiB) but";
+    run_case(&[&["--engine", "null", "--rw", "write"][..], &huge[..]].concat(), needle);
+    // A target file is not even created.
+    run_case(&[&["--target", "t.test", "--size", "16M"][..], &huge[..]].concat(), "lower --qd, --threads or --bs");
+    usage_case(&[&["compare", "a.test", "b.test", "--rw", "randread"][..], &huge[..]].concat(), needle);
+    usage_case(
+        &["sla", "--latency", "1ms", "--max-qd", "32768", "--max-threads", "1024", "--bs", "1M"],
+        "lower --max-qd, --max-threads or --bs",
+    );
+    // Thousands of small jobs: the message counts workers and names the job count.
+    let dir = tempdir();
+    let mut body = String::from("[global]\nioengine=null\nnumjobs=1024\nruntime=1s\ntime_based\n");
+    for i in 0..1000 {
+        body.push_str(&format!("[j{i}]\n"));
+    }
+    std::fs::write(dir.path().join("many.fio"), body).expect("write job file");
+    let o = output(dm_in(dir.path()).args(["run", "many.fio"]));
+    assert_usage_error(&o, "(1024000 worker threads:");
+    assert_usage_error(&o, "run fewer jobs at once");
+    assert_eq!(entries(dir.path()), vec!["many.fio".to_string()]);
+}
+
+/// The deepest accepted queue really sets up a ring (before: EINVAL from io_uring_setup, exit 1).
+#[test]
+fn qd_at_the_io_uring_limit_sets_up_a_ring() {
+    let dir = tempdir();
+    let o = output(dm_in(dir.path()).args([
+        "run",
+        "--qd",
+        "32768",
+        "--size",
+        "16M",
+        "--runtime",
+        "300ms",
+        "--no-ceiling-check",
+        "--quiet",
+    ]));
+    let err = stderr_of(&o);
+    match o.status.code() {
+        Some(0) => {}
+        // A small machine may be refused up front by the memory check: a usage error, not a fault.
+        Some(2) => assert!(err.contains("is available") && err.lines().count() == 1, "{err}"),
+        other => panic!("expected the ring to be set up, got exit {other:?}: {err}"),
+    }
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+}
+
+#[test]
 fn threads_zero() {
     run_case(&["--threads", "0", "--size", "4M", "--runtime", "200ms"], "--threads");
 }
@@ -261,6 +322,21 @@ fn kept_test_file_is_ours_on_the_next_run() {
         Some(2) if stderr_of(&o).contains("--overwrite") => println!("note: no user xattrs here; kept file is foreign"),
         other => panic!("unexpected exit {other:?}: {}", stderr_of(&o)),
     }
+}
+
+#[test]
+fn a_new_file_allocates_only_the_measured_region() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempdir();
+    let args = ["run", "--offset", "100G", "--size", "16M", "--runtime", "200ms", "--rw", "randwrite"];
+    expect_code(dm_in(dir.path()).args(args).args(["--no-ceiling-check", "--quiet", "--keep"]), 0);
+    let m = std::fs::metadata(dir.path().join("diskmeter.test")).expect("the kept test file");
+    assert_eq!(m.len(), (100 << 30) + (16 << 20), "the file reaches the region's end");
+    let allocated = m.blocks() * 512;
+    assert!(
+        (16 << 20..=20 << 20).contains(&allocated),
+        "only the 16 MiB region is allocated (and filled), the 100 GiB before it stays a hole: {allocated} bytes"
+    );
 }
 
 #[test]

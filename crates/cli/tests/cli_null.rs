@@ -428,3 +428,41 @@ fn mark_passes_default_profile() {
         assert_eq!(r["passes"].as_array().expect("passes").len(), 2);
     }
 }
+
+/// Run the diskmeter binary with `args` in `dir` and return its exit code and peak resident
+/// memory (ru_maxrss of exactly this child, from wait4), in KiB.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, which std cannot see
+fn peak_rss_kib(dir: &std::path::Path, args: &[&str]) -> (i32, i64) {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskmeter"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DISKMETER_NULL_FAULT")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn diskmeter");
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; valid out-pointers. The Child is not waited on again.
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(r, child.id() as libc::pid_t, "wait4: {}", std::io::Error::last_os_error());
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    (code, ru.ru_maxrss)
+}
+
+/// A job file of many sections used to cost about 2 MiB per job (every latency histogram
+/// fully written: 1.3 GB for 2000 sections); histograms now keep only the pages they use.
+/// The bound is generous (memory, not time, is asserted): 300 jobs needed ~650 MB before.
+#[test]
+fn many_job_sections_stay_small_in_memory() {
+    let dir = tempdir();
+    let mut body = String::from("[global]\nioengine=null\nrw=randread\nbs=4k\nsize=1m\nruntime=1500ms\ntime_based\n");
+    for i in 0..300 {
+        body.push_str(&format!("[job{i}]\n"));
+    }
+    std::fs::write(dir.path().join("many.fio"), body).expect("write job file");
+    let (code, kib) = peak_rss_kib(dir.path(), &["run", "many.fio", "--json", "--quiet"]);
+    assert_eq!(code, 0);
+    assert!(kib < 160 * 1024, "peak RSS {} MiB for 300 null jobs (about 0.6 MiB allowed per job)", kib / 1024);
+}

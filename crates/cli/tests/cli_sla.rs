@@ -102,6 +102,8 @@ fn sla_bad_input_is_one_line_and_exit_2() {
         (&["--latency", "-5ms"], "--latency"),
         (&["--latency", "fast"], "--latency"),
         (&["--latency", "1ms", "--max-qd", "0"], "--max-qd"),
+        (&["--latency", "1ms", "--max-qd", "65536"], "io_uring's limit of 32768"),
+        (&["--latency", "1ms", "--engine", "psync", "--max-qd", "4096", "--max-threads", "2"], "psync runs one thread"),
         (&["--latency", "1ms", "--max-threads", "0"], "--max-threads"),
         (&["--latency", "1ms", "--percentile", "95"], "--percentile"),
         (&["--latency", "1ms", "--rw", "randread+"], "--rw"),

@@ -47,6 +47,29 @@ pub struct BackendConfig {
 // ---------------------------------------------------------------------------------------
 // io_uring
 
+/// The kernel's limit on a ring's submission-queue entries (IORING_MAX_ENTRIES); the
+/// completion queue may be twice as large. `spec::validate::MAX_QD` is this number.
+pub const URING_MAX_ENTRIES: u32 = 32_768;
+
+/// Submission- and completion-queue entries of the ring for `depth` I/Os in flight (plus
+/// one fsync slot): the SQ is a power of two capped at the kernel's limit (a full SQ is
+/// submitted and refilled), the CQ twice the SQ, so every in-flight I/O always has room for
+/// its completion.
+pub fn uring_entries(depth: u32) -> (u32, u32) {
+    let sq = depth.saturating_add(1).checked_next_power_of_two().unwrap_or(URING_MAX_ENTRIES);
+    let sq = sq.clamp(4, URING_MAX_ENTRIES);
+    (sq, sq * 2)
+}
+
+/// Why an io_uring backend could not be set up.
+#[derive(Debug)]
+pub enum UringSetupError {
+    /// `io_uring_setup` failed: the ring itself.
+    Ring { entries: u32, error: io::Error },
+    /// Registering the I/O buffers failed.
+    Buffers(io::Error),
+}
+
 pub struct Uring {
     ring: IoUring,
     fixed_file: bool,
@@ -55,17 +78,18 @@ pub struct Uring {
 }
 
 impl Uring {
-    pub fn new(cfg: &BackendConfig) -> io::Result<Self> {
-        let entries = (cfg.depth + 1).next_power_of_two().max(4);
+    pub fn new(cfg: &BackendConfig) -> Result<Self, UringSetupError> {
+        let (entries, cq) = uring_entries(cfg.depth);
         // Single issuer + deferred task running cut kernel overhead per completion (6.1+);
         // fall back to a plain ring on older kernels.
         let ring = IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
-            .setup_cqsize(entries * 2)
+            .setup_cqsize(cq)
             .build(entries)
-            .or_else(|_| IoUring::builder().setup_cqsize(entries * 2).build(entries))
-            .or_else(|_| IoUring::new(entries))?;
+            .or_else(|_| IoUring::builder().setup_cqsize(cq).build(entries))
+            .or_else(|_| IoUring::new(entries))
+            .map_err(|error| UringSetupError::Ring { entries, error })?;
         let mut fixed_file = false;
         if cfg.register_file {
             fixed_file = ring.submitter().register_files(&[cfg.fd]).is_ok();
@@ -76,7 +100,7 @@ impl Uring {
             // (the worker drops the ring first) and is not freed while registered.
             match unsafe { ring.submitter().register_buffers(iovecs) } {
                 Ok(()) => fixed_bufs = true,
-                Err(e) => return Err(e),
+                Err(e) => return Err(UringSetupError::Buffers(e)),
             }
         }
         Ok(Self { ring, fixed_file, fixed_bufs, fd: cfg.fd })
@@ -117,7 +141,7 @@ impl Backend for Uring {
         }
         .user_data(slot as u64);
         // SAFETY: the buffer stays valid and untouched until the completion for `slot` is
-        // reaped; the ring has room for every slot (entries > depth).
+        // reaped; a full SQ is submitted first, and the CQ has room for every slot.
         unsafe {
             if self.ring.submission().push(&sqe).is_err() {
                 self.ring.submit()?;
@@ -293,5 +317,34 @@ impl Backend for Null {
     #[inline]
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
         self.done.reap(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ring_sizes_stay_within_the_kernel_limit() {
+        assert_eq!(uring_entries(1), (4, 8));
+        assert_eq!(uring_entries(32), (64, 128));
+        assert_eq!(uring_entries(16_383), (16_384, 32_768));
+        assert_eq!(uring_entries(16_384), (32_768, 65_536));
+        // The deepest accepted queue: the SQ at the limit, the CQ still holds every I/O + fsync.
+        assert_eq!(uring_entries(32_768), (32_768, 65_536));
+        assert_eq!(uring_entries(spec::validate::MAX_QD).0, URING_MAX_ENTRIES);
+        assert_eq!(uring_entries(u32::MAX), (32_768, 65_536));
+    }
+
+    #[test]
+    fn deepest_ring_sets_up_where_io_uring_works() {
+        let cfg = BackendConfig { fd: -1, depth: spec::validate::MAX_QD, buffers: None, register_file: false };
+        match Uring::new(&cfg) {
+            Ok(_) => {}
+            // Sandboxes without io_uring: only the availability errors are acceptable.
+            Err(UringSetupError::Ring { error, .. })
+                if matches!(error.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) => {}
+            Err(e) => panic!("a ring for the deepest accepted queue must set up: {e:?}"),
+        }
     }
 }

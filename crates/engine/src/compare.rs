@@ -122,6 +122,8 @@ pub fn compare_targets(
     let null = cfg.engine == EngineKind::Null;
     let biggest = steps.iter().map(|(_, _, j)| crate::runner::pinned_bytes([j])).max().unwrap_or(0);
     crate::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
+    let (need, _) = crate::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
+    crate::memory::check(&need, 1, &crate::memory::Knobs::CLI)?;
     let labels: Vec<String> =
         (0..targets.len()).map(|i| cfg.labels.get(i).cloned().unwrap_or_else(|| default_label(i))).collect();
 
@@ -136,6 +138,7 @@ pub fn compare_targets(
         let needs = Needs {
             reads: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) > 0),
             writes: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) < 100),
+            region_start: steps.iter().map(|(_, _, j)| j.offset).min().unwrap_or(0),
             region_end,
             direct: cfg.direct,
             bs_gcd: steps.iter().map(|(_, _, j)| j.bs).fold(0, gcd),

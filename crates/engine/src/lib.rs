@@ -8,6 +8,7 @@ pub mod buffers;
 pub mod compare;
 pub mod error;
 pub mod fault;
+pub mod memory;
 pub mod offsets;
 pub mod probe;
 pub mod runner;

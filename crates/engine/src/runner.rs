@@ -1,6 +1,6 @@
 //! Runs a group of jobs concurrently and turns worker output into results.
 
-use crate::backend::{BackendConfig, Null, NullFault, Psync, Uring};
+use crate::backend::{BackendConfig, Null, NullFault, Psync, Uring, UringSetupError};
 use crate::buffers::BufferPool;
 use crate::error::{EngineError, Result};
 use crate::offsets::{worker_rng, OffsetGen};
@@ -322,23 +322,45 @@ fn worker_thread(
                 ctl.stop.store(true, Ordering::Relaxed);
                 barrier.wait();
                 barrier.wait();
-                let (msg, usage) = match e.raw_os_error() {
-                    Some(libc::ENOMEM) if cfg.buffers.is_some() => (
-                        "io_uring could not pin the registered buffers (ENOMEM): raise RLIMIT_MEMLOCK \
-                         (`ulimit -l`), lower --qd/--bs, or add --no-register-buffers"
-                            .to_string(),
-                        true,
-                    ),
-                    Some(libc::ENOSYS) | Some(libc::EPERM) => {
-                        (format!("io_uring is not available here ({e}); use --engine psync"), true)
-                    }
-                    _ => (format!("io_uring setup failed: {e}; try --engine psync"), false),
-                };
+                let (msg, usage) = uring_setup_message(&e, setup.plan.depth);
                 fail(msg, usage, &tx)
             }
         },
         EngineKind::Psync => go!(Psync::new(&cfg)),
         EngineKind::Null => go!(Null::new(&cfg, ctl.null_fault)),
+    }
+}
+
+/// The one-line message for a ring that could not be set up, and whether the user can fix
+/// it by changing the command (exit 2) rather than it being a fault (exit 1).
+pub fn uring_setup_message(e: &UringSetupError, depth: u32) -> (String, bool) {
+    match e {
+        UringSetupError::Buffers(e) if e.raw_os_error() == Some(libc::ENOMEM) => (
+            "io_uring could not pin the registered buffers (ENOMEM): raise RLIMIT_MEMLOCK \
+             (`ulimit -l`), lower --qd/--bs, or add --no-register-buffers"
+                .to_string(),
+            true,
+        ),
+        UringSetupError::Buffers(e) => {
+            (format!("io_uring could not register the I/O buffers ({e}); add --no-register-buffers"), false)
+        }
+        UringSetupError::Ring { error, .. }
+            if matches!(error.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) =>
+        {
+            (format!("io_uring is not available here ({error}); use --engine psync"), true)
+        }
+        UringSetupError::Ring { entries, error } if error.raw_os_error() == Some(libc::ENOMEM) => (
+            format!(
+                "io_uring could not allocate a ring of {entries} entries for --qd {depth} (ENOMEM): the kernel is \
+                 short of memory, or (before Linux 5.12) RLIMIT_MEMLOCK is too small for the ring; lower --qd, \
+                 or raise `ulimit -l`"
+            ),
+            true,
+        ),
+        UringSetupError::Ring { entries, error } => (
+            format!("io_uring setup of a {entries}-entry ring for --qd {depth} failed: {error}; try --engine psync"),
+            false,
+        ),
     }
 }
 

@@ -88,7 +88,7 @@ fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Nee
             gcd(b, a % b)
         }
     }
-    let mut n = Needs::default();
+    let mut n = Needs { region_start: jobs.iter().map(|j| j.offset).min().unwrap_or(0), ..Needs::default() };
     for j in jobs {
         let rp = j.rw.read_pct(j.mix);
         n.reads |= rp > 0;
@@ -307,6 +307,8 @@ pub fn run_plan(
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| j.engine == EngineKind::Null);
     // Checked before any target is created or filled: bad input writes nothing.
+    let (need, njobs) = crate::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
+    crate::memory::check(&need, njobs, &crate::memory::Knobs::CLI)?;
     let pinned = plan.groups.iter().map(|g| crate::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
     crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
 
@@ -464,10 +466,29 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
     let cfg = &cfg;
     let stop = opts.ctl.stop.clone();
     let null = cfg.engine == EngineKind::Null;
-    let needs = Needs { reads: true, writes: true, region_end: cfg.size, direct: cfg.direct, bs_gcd: 4096 };
+    let needs =
+        Needs { reads: true, writes: true, region_start: 0, region_end: cfg.size, direct: cfg.direct, bs_gcd: 4096 };
     let biggest = cfg.profile.tests().iter().map(|&(_, bs, qd, t)| bs * qd as u64 * t as u64).max().unwrap_or(0);
     let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
     crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    // Tests run one at a time; the mixed variant (--mix) keeps two buffers per slot.
+    let tests: Vec<JobSpec> = cfg
+        .profile
+        .tests()
+        .iter()
+        .map(|&(_, bs, qd, threads)| JobSpec {
+            bs,
+            qd,
+            threads,
+            engine: cfg.engine,
+            runtime: cfg.time,
+            rw: if cfg.mix { RwMode::RandRw } else { RwMode::RandRead },
+            mix: cfg.mix_read_pct,
+            ..JobSpec::default()
+        })
+        .collect();
+    let (need, _) = crate::memory::plan_footprint(tests.iter().map(|t| (std::slice::from_ref(t), false)));
+    crate::memory::check(&need, 1, &crate::memory::Knobs::CLI)?;
     let mut topts = opts.target.clone();
     let t = if null {
         None
@@ -601,4 +622,22 @@ fn push_partial(doc: &mut ResultDoc, mut result: JobResult, passes: Vec<PassResu
 /// Build a one-group plan from a single job (the `run` command without a job file).
 pub fn single_job_plan(job: JobSpec) -> RunPlan {
     RunPlan { groups: vec![JobGroup { jobs: vec![job], group_reporting: false }], ..RunPlan::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn needs_span_the_lowest_offset_to_the_furthest_end() {
+        let a = JobSpec { offset: 100 << 30, size: Some(16 << 20), ..JobSpec::default() };
+        let b = JobSpec { offset: 101 << 30, size: Some(1 << 20), ..JobSpec::default() };
+        let n = needs_for(&[&a, &b], None, 1 << 30);
+        assert_eq!(n.region_start, 100 << 30);
+        assert_eq!(n.region_end, (101 << 30) + (1 << 20));
+        // Without --size a new file gets the default size from the offset on.
+        let c = JobSpec { offset: 1 << 20, size: None, ..JobSpec::default() };
+        let n = needs_for(&[&c], None, 1 << 30);
+        assert_eq!((n.region_start, n.region_end), (1 << 20, (1 << 20) + (1 << 30)));
+    }
 }

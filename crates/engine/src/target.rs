@@ -49,6 +49,9 @@ pub type TargetProgress<'a> = &'a mut dyn FnMut(TargetEvent<'_>);
 pub struct Needs {
     pub reads: bool,
     pub writes: bool,
+    /// Start of the lowest region any job uses (the smallest offset): a file diskmeter
+    /// creates is allocated and filled from here to `region_end` only, the rest a hole.
+    pub region_start: u64,
     /// End of the furthest region any job uses (offset + size).
     pub region_end: u64,
     pub direct: bool,
@@ -322,7 +325,7 @@ fn open_target_once(
                 return Ok(Some(t));
             }
             if opts.prefill && needs.region_end > 0 {
-                t.filled_to = fill_region(&t.file, 0, needs.region_end, align, stop, &mut |d, n| {
+                t.filled_to = fill_region(&t.file, needs.region_start, needs.region_end, align, stop, &mut |d, n| {
                     progress(TargetEvent::Fill { done: d, total: n })
                 })?;
             } else if needs.reads {
@@ -341,6 +344,7 @@ fn open_target_once(
         }
         TargetKind::File if !p.exists => {
             let size = needs.region_end;
+            let start = needs.region_start.min(size);
             let file = match open(path, true, true, needs.direct) {
                 Ok(f) => f,
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) && needs.direct => {
@@ -371,20 +375,22 @@ fn open_target_once(
             // opens it next wait until this one has filled, measured and removed it.
             lock(&file, path, opts, stop, progress)?;
             set_mark(&file);
-            // Reserve the space up front so ENOSPC shows now, not mid-measurement.
+            // Reserve the measured region up front so ENOSPC shows now, not mid-measurement;
+            // below `start` the file stays a hole (it also sets the file's length to `size`).
             // SAFETY: valid fd.
-            let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
+            let r =
+                unsafe { libc::fallocate(file.as_raw_fd(), 0, start as libc::off_t, (size - start) as libc::off_t) };
             if r != 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::ENOSPC) {
                     return Err(EngineError::io(
-                        format!("not enough free space for a {size}-byte test file at {}", path.display()),
+                        format!("not enough free space for a {}-byte test region at {}", size - start, path.display()),
                         e,
                     ));
                 }
                 file.set_len(size).map_err(|e| EngineError::io("cannot size the test file", e))?;
             }
-            let filled = fill_region(&file, 0, size, align, stop, &mut |d, n| {
+            let filled = fill_region(&file, start, size, align, stop, &mut |d, n| {
                 progress(TargetEvent::Fill { done: d, total: n })
             })?;
             let p = probe::probe(path)?;
@@ -434,14 +440,16 @@ fn open_target_once(
             let progress: FillProgress<'_> = &mut progress;
             let mut filled = 0;
             if grow {
-                filled = fill_region(&file, p.size_bytes, needs.region_end, align, stop, progress)?;
+                let from = p.size_bytes.max(needs.region_start);
+                filled = fill_region(&file, from, needs.region_end, align, stop, progress)?;
             }
             if needs.reads {
-                let holes = sparse::unwritten_bytes(&file, 0, needs.region_end).unwrap_or(0);
+                let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
+                let holes = sparse::unwritten_bytes(&file, from, to - from).unwrap_or(0);
                 if holes > 0 {
                     if may_write {
                         // Fill holes by rewriting the whole region: simple and leaves no gaps.
-                        filled = fill_region(&file, 0, needs.region_end, align, stop, progress)?;
+                        filled = fill_region(&file, from, to, align, stop, progress)?;
                     } else {
                         warnings.push((
                             codes::UNWRITTEN_READ.into(),

@@ -178,7 +178,18 @@ pub fn run(mut cmd: Command, timeout: Duration, stop: Option<&AtomicBool>) -> Re
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    // ETXTBSY: another thread of this process forked while the program file was open for
+    // writing (a wrapper script just installed); the fd closes at that child's exec, so retry.
+    let mut tries = 0;
+    let mut child = loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 20 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(25));
+            }
+            r => break r.map_err(RunError::Spawn)?,
+        }
+    };
     let mut out = Pipe::new(child.stdout.take());
     let mut err = Pipe::new(child.stderr.take());
     let pid = libc::pid_t::try_from(child.id()).unwrap_or(libc::pid_t::MAX);

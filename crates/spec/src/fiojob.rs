@@ -1021,7 +1021,7 @@ mod tests {
     fn validation_errors_point_at_the_setting_line() {
         let cases: &[(&str, usize, &str)] = &[
             ("[j]\nbs=0\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size must not be 0; use e.g. bs=4k"),
-            ("[global]\niodepth=0\n[j]\n", 2, "t.fio:2: invalid value for iodepth in job [j]: the queue depth 0 is out of range; use 1 to 65536, e.g. iodepth=32"),
+            ("[global]\niodepth=0\n[j]\n", 2, "t.fio:2: invalid value for iodepth in job [j]: the queue depth 0 is out of range; use 1 to 32768, e.g. iodepth=32"),
             ("[j]\nnumjobs=2000\n", 2, "t.fio:2: invalid value for numjobs in job [j]:"),
             ("[j]\nsize=0\n", 2, "t.fio:2: invalid value for size in job [j]: the region size must not be 0"),
             ("[j]\nbs=8k\nsize=4k\n", 3, "t.fio:3: invalid value for size in job [j]: the region size 4 KiB is smaller than the block size 8 KiB (bs); use a larger size or a smaller bs"),
@@ -1030,6 +1030,8 @@ mod tests {
             ("[j]\nruntime=0\ntime_based\n", 2, "t.fio:2: invalid value for runtime in job [j]:"),
             ("[j]\ndirect=1\noffset=100\n", 3, "t.fio:3: invalid value for offset in job [j]: the offset 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. offset=1M, or direct=0"),
             ("[j]\nbs=512M\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 512 MiB is larger than the 256 MiB maximum"),
+            ("[j]\niodepth=65536\n", 2, "t.fio:2: invalid value for iodepth in job [j]: 65536 is above io_uring's limit of 32768 per worker; use numjobs to add workers"),
+            ("[j]\nioengine=psync\nnumjobs=64\niodepth=128\n", 4, "t.fio:4: invalid value for iodepth in job [j]: psync runs one thread per I/O in flight, and 128 x 64 workers is 8192 threads"),
         ];
         for (text, line, prefix) in cases {
             let (l, e) = fail(text);

@@ -6,13 +6,18 @@
 //! the same checks but names the job-file option (`bs`, `iodepth`, …) and its line.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, Distribution, JobSpec, RunPlan};
+use crate::model::{DataPattern, Distribution, EngineKind, JobSpec, RunPlan};
 use crate::units::format_size;
 
 /// Largest accepted block size: 256 MiB.
 pub const MAX_BS: u64 = 256 << 20;
-/// Largest accepted queue depth per worker.
-pub const MAX_QD: u32 = 65_536;
+/// Largest accepted queue depth per worker: io_uring's limit on a ring's submission queue
+/// (the kernel's IORING_MAX_ENTRIES; its completion queue holds twice that). psync and null
+/// keep the same range, so a job means the same on every engine.
+pub const MAX_QD: u32 = 32_768;
+/// psync serves depth with threads (one synchronous I/O each): at most this many threads
+/// (`threads` × `qd`) per job.
+pub const MAX_PSYNC_THREADS: u32 = 4096;
 /// Largest accepted number of workers per job.
 pub const MAX_THREADS: u32 = 1024;
 /// Alignment that direct I/O offsets must have regardless of the device (a power of two).
@@ -96,15 +101,14 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
             ),
         );
     }
-    if job.qd == 0 || job.qd > MAX_QD {
+    if job.qd == 0 {
         return fail(
             Field::Qd,
-            format!(
-                "the queue depth {} is out of range; use 1 to {MAX_QD}, e.g. {}",
-                job.qd,
-                st.example(Field::Qd, "32")
-            ),
+            format!("the queue depth 0 is out of range; use 1 to {MAX_QD}, e.g. {}", st.example(Field::Qd, "32")),
         );
+    }
+    if let Some(m) = depth_problem(job.engine, job.qd, job.threads, st.name(Field::Qd), st.name(Field::Threads)) {
+        return fail(Field::Qd, m);
     }
     if job.threads == 0 || job.threads > MAX_THREADS {
         return fail(
@@ -189,6 +193,32 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
     Ok(())
 }
 
+/// What is wrong with `qd` I/Os in flight per worker and `threads` workers on `engine`, if
+/// anything: the depth above [`MAX_QD`], or psync's thread count above
+/// [`MAX_PSYNC_THREADS`]. `qd_name`/`threads_name` are the options as the user spells them
+/// (`--qd`, `iodepth`, `--max-qd`, …). A zero depth is the caller's to report.
+pub fn depth_problem(engine: EngineKind, qd: u32, threads: u32, qd_name: &str, threads_name: &str) -> Option<String> {
+    if qd > MAX_QD {
+        let whose = match engine {
+            EngineKind::IoUring => "io_uring's limit",
+            EngineKind::Psync | EngineKind::Null => "the limit (io_uring's, kept on every engine)",
+        };
+        return Some(format!(
+            "{qd} is above {whose} of {MAX_QD} per worker; use {threads_name} to add workers (each with its \
+             own queue) and at most {MAX_QD} for {qd_name}"
+        ));
+    }
+    let psync_threads = u64::from(qd) * u64::from(threads.max(1));
+    if engine == EngineKind::Psync && psync_threads > u64::from(MAX_PSYNC_THREADS) {
+        return Some(format!(
+            "psync runs one thread per I/O in flight, and {qd} x {} workers is {psync_threads} threads, above \
+             the limit of {MAX_PSYNC_THREADS}; lower {qd_name} or {threads_name}, or use the io_uring engine",
+            threads.max(1)
+        ));
+    }
+    None
+}
+
 fn check_dist(dist: &Distribution, st: Style) -> Result<(), Problem> {
     let fail = |message: String| Err(Problem { field: Field::Dist, message });
     match dist {
@@ -244,7 +274,7 @@ fn check_dist(dist: &Distribution, st: Style) -> Result<(), Problem> {
 
 /// Check one job for problems that do not depend on the target. The error names the
 /// command-line flag to fix, e.g. `invalid value for --qd: the queue depth 0 is out of
-/// range; use 1 to 65536, e.g. --qd 32`.
+/// range; use 1 to 32768, e.g. --qd 32`.
 ///
 /// A zero `runtime` is accepted when the job is not time-based (it then runs until
 /// `size` bytes are done, as fio does without `runtime`).
@@ -337,6 +367,38 @@ mod tests {
             "invalid value for --size: the region size 1 KiB is smaller than the block size 4 \
              KiB (--bs); use a larger --size or a smaller --bs"
         );
+    }
+
+    #[test]
+    fn depth_limits_follow_the_engine() {
+        // io_uring's ring limit holds on every engine; the message names the engine's reason.
+        let e = err(|j| j.qd = 65_536);
+        assert_eq!(
+            e,
+            "invalid value for --qd: 65536 is above io_uring's limit of 32768 per worker; use --threads to add \
+             workers (each with its own queue) and at most 32768 for --qd"
+        );
+        let e = err(|j| {
+            j.engine = EngineKind::Null;
+            j.qd = MAX_QD + 1;
+        });
+        assert!(e.starts_with("invalid value for --qd: 32769 is above the limit (io_uring's"), "{e}");
+        // psync: one thread per I/O in flight.
+        let e = err(|j| {
+            j.engine = EngineKind::Psync;
+            j.qd = 128;
+            j.threads = 64;
+        });
+        assert!(e.contains("128 x 64 workers is 8192 threads, above the limit of 4096"), "{e}");
+        let mut ok = JobSpec { engine: EngineKind::Psync, qd: 64, threads: 64, ..JobSpec::default() };
+        validate_job(&ok).unwrap();
+        ok.engine = EngineKind::IoUring;
+        ok.qd = MAX_QD;
+        ok.threads = MAX_THREADS;
+        validate_job(&ok).unwrap();
+        assert_eq!(depth_problem(EngineKind::Psync, 4096, 1, "--max-qd", "--max-threads"), None);
+        assert!(depth_problem(EngineKind::Psync, 4097, 1, "--max-qd", "--max-threads")
+            .is_some_and(|m| m.contains("lower --max-qd or --max-threads")));
     }
 
     #[test]

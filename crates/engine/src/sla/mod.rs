@@ -382,6 +382,11 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
         .map(|(s, qd)| JobSpec { qd, threads: cfg.max_threads, ..s.clone() })
         .collect();
     crate::runner::check_memlock(crate::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
+    let deepest: Vec<JobSpec> = deepest
+        .into_iter()
+        .map(|j| JobSpec { runtime: Duration::from_secs(u64::from(cfg.max_windows) + 1), ramp: cfg.ramp, ..j })
+        .collect();
+    crate::memory::check(&crate::memory::group_footprint(&deepest, false), deepest.len(), &crate::memory::Knobs::SLA)?;
 
     let t = if null {
         None

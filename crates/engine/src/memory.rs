@@ -1,0 +1,517 @@
+//! Memory a plan needs, what the machine can give, and the refusal when it cannot.
+//!
+//! [`group_footprint`] is a pure function of the jobs that run at the same time, built from
+//! what the runner and the kernel allocate for them (see each constant); the session entry
+//! points compare the largest group with [`available`] before any target is created, so an
+//! impossible plan is a usage error (exit 2) instead of an OOM kill half-way through.
+
+use crate::backend::uring_entries;
+use crate::error::{EngineError, Result};
+use spec::units::format_size;
+use spec::{EngineKind, JobSpec, RwMode};
+
+const PAGE: u64 = 4096;
+/// The process itself: binary, libraries, main thread, result document, output text.
+pub const BASE_BYTES: u64 = 16 << 20;
+/// One worker thread: the touched part of its stack and its TLS (about 16 KiB resident,
+/// measured), plus the kernel's 16 KiB stack, which is memory though not the process's RSS.
+pub const THREAD_BYTES: u64 = 32 << 10;
+/// Resident part of one latency histogram (its address space is
+/// [`stats::hist::LAT_HIST_BYTES`], 264 KiB, but only pages that hold values are written):
+/// latencies spread over two decades (e.g. 50 µs to 5 ms) touch eight 8 KiB buckets.
+pub const HIST_BYTES: u64 = 64 << 10;
+/// The same for the null engine, whose latencies (tens of ns to a few µs) fill one or two
+/// pages.
+pub const HIST_BYTES_NULL: u64 = 8 << 10;
+/// Kernel memory per io_uring request in flight (struct io_kiocb, with slack).
+pub const URING_REQ_BYTES: u64 = 256;
+/// Worker bookkeeping per I/O slot: the slot (24 bytes), the free list (4), a synchronous
+/// engine's completion list (8) and the registered-buffer iovec (16).
+pub const SLOT_BYTES: u64 = 52;
+/// Per job: its spec, result, per-second series and share of the result document, besides
+/// `SERIES_POINT_BYTES` per second of ramp + runtime.
+pub const JOB_BYTES: u64 = 8 << 10;
+const SERIES_POINT_BYTES: u64 = 128;
+/// Histograms per worker and direction: the one being filled and the one travelling to the
+/// collector and back. Per report slot and direction: the run's total and the second being
+/// merged.
+const HISTS_PER_WORKER_DIR: u64 = 2;
+const HISTS_PER_SLOT_DIR: u64 = 2;
+
+/// Bytes for a message: one decimal in the largest binary unit (`64.1 GiB`, `512.0 MiB`).
+pub fn human(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if bytes >= unit {
+            return format!("{:.1} {name}", bytes as f64 / unit as f64);
+        }
+    }
+    format!("{bytes} B")
+}
+
+fn page_round(n: u64) -> u64 {
+    n.div_ceil(PAGE).saturating_mul(PAGE)
+}
+
+/// Memory of the jobs that run at the same time, by what it is for (bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Footprint {
+    /// I/O buffers: depth (× 2 for mixed jobs, which keep separate write buffers) × block
+    /// size per worker, page-rounded.
+    pub buffers: u64,
+    /// io_uring rings (SQ index array, SQEs, CQEs) and the kernel's request structs.
+    pub rings: u64,
+    /// Latency histograms of workers and report slots.
+    pub histograms: u64,
+    /// Worker threads and per-slot bookkeeping.
+    pub workers_mem: u64,
+    /// Per-job state, results and series.
+    pub jobs_mem: u64,
+    /// Worker threads in all.
+    pub workers: u64,
+    /// The job with the largest buffers: (workers, per-worker depth, buffer bytes per I/O
+    /// slot, buffers in all), for the message.
+    pub largest: Option<(u64, u64, u64, u64)>,
+}
+
+impl Footprint {
+    /// Everything, plus the process's own [`BASE_BYTES`].
+    pub fn total(&self) -> u64 {
+        BASE_BYTES
+            .saturating_add(self.buffers)
+            .saturating_add(self.rings)
+            .saturating_add(self.histograms)
+            .saturating_add(self.workers_mem)
+            .saturating_add(self.jobs_mem)
+    }
+
+    /// What dominates, and the options that shrink it.
+    fn knobs(&self, jobs: usize, k: &Knobs) -> String {
+        let per_thread = self.histograms.saturating_add(self.workers_mem).saturating_add(self.jobs_mem);
+        if self.buffers >= self.rings && self.buffers >= per_thread {
+            format!("lower {}, {} or {}", k.qd, k.threads, k.bs)
+        } else if self.rings >= per_thread {
+            format!("lower {} or {}", k.qd, k.threads)
+        } else if jobs > 1 {
+            format!("lower {}, or run fewer jobs at once (stonewall in a job file)", k.threads)
+        } else {
+            format!("lower {} (or {} with psync)", k.threads, k.qd)
+        }
+    }
+}
+
+/// How the command spells the options that size a run, for the refusal's advice.
+#[derive(Debug, Clone, Copy)]
+pub struct Knobs {
+    pub qd: &'static str,
+    pub threads: &'static str,
+    pub bs: &'static str,
+}
+
+impl Knobs {
+    /// `run`, `mark`, `compare`.
+    pub const CLI: Knobs = Knobs { qd: "--qd", threads: "--threads", bs: "--bs" };
+    /// `sla`: the deepest point of its grid.
+    pub const SLA: Knobs = Knobs { qd: "--max-qd", threads: "--max-threads", bs: "--bs" };
+}
+
+fn is_mixed(s: &JobSpec) -> bool {
+    matches!(s.rw, RwMode::RandRw | RwMode::ReadWrite) && s.mix > 0 && s.mix < 100
+}
+
+/// Memory of `jobs` running concurrently (one group; `group_reporting` merges their report
+/// slots into one). Pure: the same jobs always give the same figure.
+pub fn group_footprint(jobs: &[JobSpec], group_reporting: bool) -> Footprint {
+    let mut f = Footprint::default();
+    let mut largest = 0u64;
+    let mut slot_dirs = (false, false);
+    let mut longest = 0u64;
+    for s in jobs {
+        // The runner's layout: psync serves depth with threads of depth 1.
+        let (workers, depth) = match s.engine {
+            EngineKind::Psync => (u64::from(s.threads) * u64::from(s.qd), 1u64),
+            _ => (u64::from(s.threads), u64::from(s.qd)),
+        };
+        let slots = depth * if is_mixed(s) { 2 } else { 1 };
+        let buffers = workers.saturating_mul(page_round(slots.saturating_mul(s.bs)));
+        f.buffers = f.buffers.saturating_add(buffers);
+        if buffers > largest || f.largest.is_none() {
+            largest = buffers;
+            f.largest = Some((workers, depth, s.bs * if is_mixed(s) { 2 } else { 1 }, buffers));
+        }
+        if s.engine == EngineKind::IoUring {
+            let (sq, cq) = uring_entries(depth as u32);
+            let (sq, cq) = (u64::from(sq), u64::from(cq));
+            let ring = page_round(256 + sq * 4) + page_round(256 + cq * 16) + page_round(sq * 64);
+            f.rings = f.rings.saturating_add(workers.saturating_mul(ring + depth * URING_REQ_BYTES));
+        }
+        let rp = s.rw.read_pct(s.mix);
+        let dirs = u64::from(rp > 0) + u64::from(rp < 100);
+        let hist = if s.engine == EngineKind::Null { HIST_BYTES_NULL } else { HIST_BYTES };
+        f.histograms = f.histograms.saturating_add(workers.saturating_mul(HISTS_PER_WORKER_DIR * dirs * hist));
+        if !group_reporting {
+            f.histograms = f.histograms.saturating_add(HISTS_PER_SLOT_DIR * dirs * hist);
+        }
+        slot_dirs.0 |= rp > 0;
+        slot_dirs.1 |= rp < 100;
+        f.workers_mem = f.workers_mem.saturating_add(workers.saturating_mul(THREAD_BYTES + (depth + 1) * SLOT_BYTES));
+        let secs = (s.ramp + s.runtime).as_secs().max(1);
+        longest = longest.max(secs);
+        f.jobs_mem = f.jobs_mem.saturating_add(JOB_BYTES + secs * SERIES_POINT_BYTES);
+        f.workers = f.workers.saturating_add(workers);
+    }
+    if group_reporting && !jobs.is_empty() {
+        let dirs = u64::from(slot_dirs.0) + u64::from(slot_dirs.1);
+        let hist = if jobs.iter().all(|s| s.engine == EngineKind::Null) { HIST_BYTES_NULL } else { HIST_BYTES };
+        f.histograms = f.histograms.saturating_add(HISTS_PER_SLOT_DIR * dirs * hist);
+    }
+    f
+}
+
+/// The largest footprint of groups that run one after another.
+pub fn plan_footprint<'a>(groups: impl IntoIterator<Item = (&'a [JobSpec], bool)>) -> (Footprint, usize) {
+    groups
+        .into_iter()
+        .map(|(jobs, gr)| (group_footprint(jobs, gr), jobs.len()))
+        .max_by_key(|(f, _)| f.total())
+        .unwrap_or_default()
+}
+
+/// Memory the machine can give this process, in bytes: MemAvailable, lowered to what the
+/// process's memory cgroup (v2 `memory.max`, v1 `memory.limit_in_bytes`, and those of its
+/// ancestors) still allows. `None` when /proc/meminfo cannot be read.
+pub fn available() -> Option<Available> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let mem = parse_meminfo_available(&meminfo)?;
+    let cgroup = cgroup_room();
+    Some(Available { meminfo: mem, cgroup })
+}
+
+/// What [`available`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Available {
+    /// MemAvailable.
+    pub meminfo: u64,
+    /// Room left under the tightest memory cgroup limit, if one applies.
+    pub cgroup: Option<u64>,
+}
+
+impl Available {
+    pub fn bytes(&self) -> u64 {
+        self.cgroup.map_or(self.meminfo, |c| c.min(self.meminfo))
+    }
+    /// What a run may plan to use: the rest is headroom for the page cache, the kernel and
+    /// everything else running (a tenth, at least 128 MiB).
+    pub fn usable(&self) -> u64 {
+        let b = self.bytes();
+        b.saturating_sub((b / 10).max(128 << 20))
+    }
+    fn describe(&self) -> String {
+        let b = human(self.bytes());
+        match self.cgroup {
+            Some(c) if c < self.meminfo => format!("{b} is available (the memory cgroup's limit)"),
+            _ => format!("{b} is available"),
+        }
+    }
+}
+
+/// MemAvailable from /proc/meminfo text, in bytes.
+pub fn parse_meminfo_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// A cgroup memory limit file's value: `max` (v2) or a huge v1 value means no limit.
+pub fn parse_limit(s: &str) -> Option<u64> {
+    let v: u64 = s.trim().parse().ok()?;
+    (v < 1 << 62).then_some(v)
+}
+
+/// `inactive_file` (v2) or `total_inactive_file` (v1) of a memory.stat: page cache the kernel
+/// reclaims first, so it is not counted as used.
+pub fn parse_inactive_file(stat: &str) -> u64 {
+    let get = |key: &str| {
+        stat.lines().find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == key).then(|| v.trim().parse::<u64>().ok()).flatten()
+        })
+    };
+    get("total_inactive_file").or_else(|| get("inactive_file")).unwrap_or(0)
+}
+
+/// Room under a limit: limit − (usage − reclaimable page cache).
+pub fn room(limit: u64, usage: u64, inactive_file: u64) -> u64 {
+    limit.saturating_sub(usage.saturating_sub(inactive_file))
+}
+
+/// This process's memory cgroup, from the text of /proc/self/cgroup and
+/// /proc/self/mountinfo.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgroupDir {
+    /// Where the hierarchy is mounted (limits above it are not visible).
+    pub mount: std::path::PathBuf,
+    /// The process's cgroup directory under `mount`.
+    pub dir: std::path::PathBuf,
+    /// cgroup v2 (`memory.max`) rather than v1 (`memory.limit_in_bytes`).
+    pub v2: bool,
+}
+
+/// Find this process's memory cgroup (the v1 memory controller when mounted, else v2).
+pub fn cgroup_dir(proc_cgroup: &str, mountinfo: &str) -> Option<CgroupDir> {
+    // mountinfo: id parent major:minor root mountpoint options - fstype source superoptions
+    let mounts: Vec<(&str, &str, &str, &str)> = mountinfo
+        .lines()
+        .filter_map(|l| {
+            let (pre, post) = l.split_once(" - ")?;
+            let pre: Vec<&str> = pre.split(' ').collect();
+            let post: Vec<&str> = post.split(' ').collect();
+            Some((*pre.get(3)?, *pre.get(4)?, *post.first()?, *post.get(2)?))
+        })
+        .collect();
+    let join = |root: &str, mount: &str, path: &str, v2: bool| {
+        let rel = path.strip_prefix(root).unwrap_or(path).trim_start_matches('/');
+        CgroupDir { mount: mount.into(), dir: std::path::Path::new(mount).join(rel), v2 }
+    };
+    // v1 memory controller first (its limits are the ones enforced when it is mounted).
+    for l in proc_cgroup.lines() {
+        let mut parts = l.splitn(3, ':');
+        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if ctrls.split(',').any(|c| c == "memory") {
+            if let Some((root, mp, _, _)) =
+                mounts.iter().find(|(_, _, fs, opts)| *fs == "cgroup" && opts.split(',').any(|o| o == "memory"))
+            {
+                return Some(join(root, mp, path, false));
+            }
+        }
+    }
+    for l in proc_cgroup.lines() {
+        if let Some(path) = l.strip_prefix("0::") {
+            if let Some((root, mp, _, _)) = mounts.iter().find(|(_, _, fs, _)| *fs == "cgroup2") {
+                return Some(join(root, mp, path, true));
+            }
+        }
+    }
+    None
+}
+
+/// Room under the tightest memory limit of this process's cgroup and its ancestors.
+fn cgroup_room() -> Option<u64> {
+    let pc = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let cg = cgroup_dir(&pc, &mi)?;
+    let (limit_f, usage_f) =
+        if cg.v2 { ("memory.max", "memory.current") } else { ("memory.limit_in_bytes", "memory.usage_in_bytes") };
+    let mut best: Option<u64> = None;
+    // The process's cgroup and every ancestor up to the mount: the tightest limit wins.
+    let mut d = Some(cg.dir.as_path());
+    while let Some(p) = d.filter(|p| p.starts_with(&cg.mount)) {
+        let read = |f: &str| std::fs::read_to_string(p.join(f)).ok();
+        if let (Some(limit), Some(usage)) = (read(limit_f).and_then(|s| parse_limit(&s)), read(usage_f)) {
+            if let Ok(usage) = usage.trim().parse::<u64>() {
+                let inactive = read("memory.stat").map(|s| parse_inactive_file(&s)).unwrap_or(0);
+                let r = room(limit, usage, inactive);
+                best = Some(best.map_or(r, |b| b.min(r)));
+            }
+        }
+        d = p.parent();
+    }
+    best
+}
+
+/// The refusal, if `need` does not fit in what is usable of `avail`. Pure (see [`check`]).
+pub fn verdict(need: &Footprint, jobs: usize, knobs: &Knobs, avail: &Available) -> Result<()> {
+    let total = need.total();
+    if total <= avail.usable() {
+        return Ok(());
+    }
+    let why = match need.largest {
+        Some((w, d, per, bytes)) if bytes >= total / 2 => format!(
+            " ({w} worker{} x QD {d} x {} buffers = {})",
+            if w == 1 { "" } else { "s" },
+            format_size(per),
+            human(bytes)
+        ),
+        _ => format!(
+            " ({} worker threads: {} buffers, {} rings, {} latency histograms, {} threads and state)",
+            need.workers,
+            human(need.buffers),
+            human(need.rings),
+            human(need.histograms),
+            human(need.workers_mem.saturating_add(need.jobs_mem).saturating_add(BASE_BYTES))
+        ),
+    };
+    Err(EngineError::Invalid(format!(
+        "this run needs {} of memory{why} but {}, of which a run may plan on {}; {}",
+        human(total),
+        avail.describe(),
+        human(avail.usable()),
+        need.knobs(jobs, knobs)
+    )))
+}
+
+/// Refuse (a usage error, before anything is created) a plan whose largest concurrent
+/// group does not fit in memory. Skipped when availability cannot be read.
+pub fn check(need: &Footprint, jobs: usize, knobs: &Knobs) -> Result<()> {
+    match available() {
+        Some(a) => verdict(need, jobs, knobs, &a),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::time::Duration;
+
+    const KIB: u64 = 1 << 10;
+    const MIB: u64 = 1 << 20;
+    const GIB: u64 = 1 << 30;
+
+    fn job(engine: EngineKind, rw: RwMode, bs: u64, qd: u32, threads: u32) -> JobSpec {
+        JobSpec { engine, rw, bs, qd, threads, runtime: Duration::from_secs(5), ..JobSpec::default() }
+    }
+
+    #[test]
+    fn io_uring_qd32_exact() {
+        let f = group_footprint(&[job(EngineKind::IoUring, RwMode::RandRead, 4096, 32, 1)], false);
+        assert_eq!(f.buffers, 32 * 4096);
+        // SQ 64: index array 256+256 B -> 1 page; CQ 128 x 16 + 256 -> 1 page; SQEs 64 x 64 -> 1 page;
+        // 32 requests x 256 B.
+        assert_eq!(f.rings, 3 * 4096 + 32 * 256);
+        // One direction: 2 worker histograms + 2 slot histograms of 64 KiB.
+        assert_eq!(f.histograms, 4 * 64 * KIB);
+        // Thread + 33 slots x 52 B.
+        assert_eq!(f.workers_mem, 32 * KIB + 33 * 52);
+        assert_eq!(f.jobs_mem, 8 * KIB + 5 * 128);
+        assert_eq!(f.workers, 1);
+        assert_eq!(f.total(), BASE_BYTES + 131_072 + 20_480 + 262_144 + 34_484 + 8_832);
+    }
+
+    #[test]
+    fn the_oom_killed_command_is_counted() {
+        // diskmeter run --engine null --rw write --threads 1024 --qd 65536 (4 KiB blocks): the
+        // buffers alone are 256 GiB.
+        let f = group_footprint(&[job(EngineKind::Null, RwMode::Write, 4096, 65_536, 1024)], false);
+        assert_eq!(f.buffers, 256 * GIB);
+        assert_eq!(f.rings, 0);
+        assert_eq!(f.histograms, 1024 * 2 * 8 * KIB + 2 * 8 * KIB);
+        assert_eq!(f.workers_mem, 1024 * (32 * KIB + 65_537 * 52));
+        assert_eq!(f.largest, Some((1024, 65_536, 4096, 256 * GIB)));
+    }
+
+    #[test]
+    fn deepest_io_uring_ring() {
+        let f = group_footprint(&[job(EngineKind::IoUring, RwMode::RandRead, 4096, 32_768, 1)], false);
+        // SQ 32768 entries, CQ 65536: 128 KiB + 256 B index array, 1 MiB + 256 B CQEs, 2 MiB SQEs,
+        // and 8 MiB of requests.
+        let ring = page_round(256 + 32_768 * 4) + page_round(256 + 65_536 * 16) + 2 * MIB;
+        assert_eq!(f.rings, ring + 32_768 * 256);
+        assert_eq!(f.rings, 11_673_600);
+        assert_eq!(f.buffers, 128 * MIB);
+    }
+
+    #[test]
+    fn psync_and_mixed_layouts() {
+        // psync: threads x qd workers of depth 1.
+        let f = group_footprint(&[job(EngineKind::Psync, RwMode::RandRead, 8192, 16, 4)], false);
+        assert_eq!(f.workers, 64);
+        assert_eq!(f.buffers, 64 * 8192);
+        assert_eq!(f.rings, 0);
+        // Mixed jobs keep separate write buffers and histograms per direction.
+        let f = group_footprint(&[job(EngineKind::IoUring, RwMode::RandRw, 4096, 8, 2)], false);
+        assert_eq!(f.buffers, 2 * 16 * 4096);
+        assert_eq!(f.histograms, (2 * 2 * 2 + 2 * 2) * 64 * KIB);
+    }
+
+    #[test]
+    fn many_job_sections_are_linear() {
+        let one = job(EngineKind::Null, RwMode::RandRead, 4096, 1, 1);
+        let f1 = group_footprint(std::slice::from_ref(&one), false);
+        let f2000 = group_footprint(&vec![one; 2000], false);
+        assert_eq!(f2000.total() - BASE_BYTES, 2000 * (f1.total() - BASE_BYTES));
+        // About 77 KiB a job (measured: about 27 KiB of RSS, plus the kernel's thread stack).
+        assert_eq!(f1.total() - BASE_BYTES, 4 * KIB + 4 * 8 * KIB + 32 * KIB + 2 * 52 + 8 * KIB + 5 * 128);
+        assert!(f2000.total() < 200 * MIB, "{}", f2000.total());
+    }
+
+    #[test]
+    fn groups_in_sequence_take_the_largest() {
+        let small = [job(EngineKind::Null, RwMode::RandRead, 4096, 1, 1)];
+        let big = vec![job(EngineKind::Null, RwMode::RandRead, MIB, 64, 4)];
+        let (f, n) = plan_footprint([(&small[..], false), (&big[..], false)]);
+        assert_eq!((f, n), (group_footprint(&big, false), 1));
+    }
+
+    #[test]
+    fn refusal_names_need_availability_and_knobs() {
+        let need = group_footprint(&[job(EngineKind::Null, RwMode::Write, MIB, 65_536, 1024)], false);
+        let avail = Available { meminfo: 23 * GIB, cgroup: None };
+        let e = verdict(&need, 1, &Knobs::CLI, &avail).unwrap_err();
+        assert!(e.is_usage());
+        let m = e.to_string();
+        assert!(
+            m.starts_with("this run needs 64.0 TiB of memory (1024 workers x QD 65536 x 1 MiB buffers = 64.0 TiB)"),
+            "{m}"
+        );
+        assert!(m.contains("but 23.0 GiB is available, of which a run may plan on 20.7 GiB;"), "{m}");
+        assert!(m.ends_with("lower --qd, --threads or --bs"), "{m}");
+        assert_eq!(m.lines().count(), 1);
+        // A cgroup limit tighter than the machine is named.
+        let tight = Available { meminfo: 23 * GIB, cgroup: Some(GIB) };
+        let small = group_footprint(&[job(EngineKind::IoUring, RwMode::RandRead, MIB, 1024, 1)], false);
+        let m = verdict(&small, 1, &Knobs::CLI, &tight).unwrap_err().to_string();
+        assert!(m.contains("1.0 GiB is available (the memory cgroup's limit)"), "{m}");
+        assert_eq!(human(64 * GIB + 100 * MIB), "64.1 GiB");
+        assert_eq!(human(512 * KIB), "512.0 KiB");
+        assert_eq!(human(12), "12 B");
+        // sla names its own options; many small jobs point at the job count.
+        let m = verdict(&need, 1, &Knobs::SLA, &avail).unwrap_err().to_string();
+        assert!(m.ends_with("lower --max-qd, --max-threads or --bs"), "{m}");
+        let many = group_footprint(&vec![job(EngineKind::Null, RwMode::RandRead, 4096, 1, 1000); 1000], false);
+        let m = verdict(&many, 1000, &Knobs::CLI, &avail).unwrap_err().to_string();
+        assert!(m.contains("(1000000 worker threads:"), "{m}");
+        assert!(m.ends_with("lower --threads, or run fewer jobs at once (stonewall in a job file)"), "{m}");
+        verdict(&small, 1, &Knobs::CLI, &avail).unwrap();
+        // Headroom: a tenth (at least 128 MiB) stays free.
+        assert_eq!(Available { meminfo: 10 * GIB, cgroup: None }.usable(), 9 * GIB);
+        assert_eq!(Available { meminfo: 512 * MIB, cgroup: None }.usable(), 384 * MIB);
+    }
+
+    #[test]
+    fn meminfo_and_cgroup_files() {
+        assert_eq!(parse_meminfo_available("MemTotal: 100 kB\nMemAvailable:   2048 kB\n"), Some(2 * MIB));
+        assert_eq!(parse_meminfo_available("MemTotal: 100 kB\n"), None);
+        assert_eq!(parse_limit("max\n"), None);
+        assert_eq!(parse_limit("9223372036854771712\n"), None);
+        assert_eq!(parse_limit("1073741824\n"), Some(GIB));
+        assert_eq!(parse_inactive_file("anon 5\ninactive_file 4096\nactive_file 1\n"), 4096);
+        assert_eq!(parse_inactive_file("cache 5\ninactive_file 1\ntotal_inactive_file 8192\n"), 8192);
+        assert_eq!(room(GIB, 600 * MIB, 100 * MIB), 524 * MIB);
+        assert_eq!(room(GIB, 2 * GIB, 0), 0);
+
+        let mi = "24 1 0:22 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        let c = cgroup_dir("0::/user.slice/session-1.scope\n", mi).unwrap();
+        assert_eq!(c.dir, std::path::Path::new("/sys/fs/cgroup/user.slice/session-1.scope"));
+        assert_eq!(c.mount, std::path::Path::new("/sys/fs/cgroup"));
+        assert!(c.v2);
+        let mi = "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                  41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        let pc = "4:memory:/process_api/97c8\n0::/\n";
+        let c = cgroup_dir(pc, mi).unwrap();
+        assert_eq!(c.dir, std::path::Path::new("/sys/fs/cgroup/memory/process_api/97c8"));
+        assert!(!c.v2);
+        // A container that sees its own cgroup as the mount's root.
+        let mi = "35 31 0:32 /docker/abc /sys/fs/cgroup/memory ro - cgroup cgroup rw,memory\n";
+        let c = cgroup_dir("4:memory:/docker/abc\n", mi).unwrap();
+        assert_eq!(c.dir, std::path::Path::new("/sys/fs/cgroup/memory"));
+        assert_eq!(cgroup_dir("1:cpu:/\n", "").map(|c| c.v2), None);
+    }
+
+    #[test]
+    fn this_machine_reports_something() {
+        let a = available().unwrap();
+        assert!(a.meminfo > 0 && a.bytes() <= a.meminfo);
+    }
+}
