@@ -15,12 +15,30 @@ pub const CHUNK: usize = 4096;
 const STAMP: usize = 16;
 
 /// One contiguous, aligned allocation split into equal slots.
+///
+/// The device sees an I/O as one request only when the buffer's pages fit in the queue's
+/// `max_segments` (a loop device: 128 segments of up to 64 KiB). A 1 MiB buffer on scattered
+/// 4 KiB pages needs 256 segments and is split in two; on one physically contiguous huge page
+/// it needs 16. Pools of 2 MiB and more are therefore mapped 2 MiB-aligned and asked for
+/// transparent huge pages (`MADV_HUGEPAGE`); [`BufferPool::huge_pages`] says whether the kernel
+/// gave them, so a result can state the fallback.
 pub struct BufferPool {
     ptr: NonNull<u8>,
-    layout: Layout,
+    backing: Backing,
+    len: usize,
     slot_len: usize,
     slots: usize,
+    huge: bool,
 }
+
+enum Backing {
+    Heap(Layout),
+    /// An anonymous mapping of this many bytes at `ptr`.
+    Mapped(usize),
+}
+
+/// Size of a transparent huge page on x86-64 and arm64 with 4 KiB pages.
+pub const HUGE_PAGE: usize = 2 << 20;
 
 // SAFETY: the pool owns its allocation; slots are handed out by index to a single worker
 // thread and never aliased across threads.
@@ -29,10 +47,83 @@ unsafe impl Send for BufferPool {}
 impl BufferPool {
     pub fn new(slots: usize, slot_len: usize, align: usize) -> Option<Self> {
         let total = slots.checked_mul(slot_len)?.max(1);
+        if Self::wants_huge(slots, slot_len) && align <= HUGE_PAGE {
+            if let Some(p) = Self::mapped(total, slots, slot_len) {
+                return Some(p);
+            }
+        }
         let layout = Layout::from_size_align(total, align.max(CHUNK)).ok()?;
         // SAFETY: layout has non-zero size.
         let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        Some(Self { ptr, layout, slot_len, slots })
+        Some(Self { ptr, backing: Backing::Heap(layout), len: total, slot_len, slots, huge: false })
+    }
+
+    /// Pools that hold I/Os above 64 KiB (where scattered pages can exceed a queue's segment
+    /// limit), or that are 2 MiB or more, go on huge pages.
+    pub fn wants_huge(slots: usize, slot_len: usize) -> bool {
+        slot_len > 16 * CHUNK || slots.saturating_mul(slot_len) >= HUGE_PAGE
+    }
+
+    /// Bytes a pool of this shape occupies (a huge-page pool is a whole number of 2 MiB pages).
+    pub fn footprint(slots: usize, slot_len: usize) -> usize {
+        let total = slots.saturating_mul(slot_len).max(1);
+        if Self::wants_huge(slots, slot_len) {
+            total.next_multiple_of(HUGE_PAGE)
+        } else {
+            total.next_multiple_of(CHUNK)
+        }
+    }
+
+    /// A 2 MiB-aligned anonymous mapping advised for huge pages, touched so the pages exist.
+    fn mapped(total: usize, slots: usize, slot_len: usize) -> Option<Self> {
+        let len = total.checked_next_multiple_of(HUGE_PAGE)?;
+        let span = len.checked_add(HUGE_PAGE)?;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let raw = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if raw == libc::MAP_FAILED {
+            return None;
+        }
+        let start = raw as usize;
+        let aligned = start.next_multiple_of(HUGE_PAGE);
+        let head = aligned - start;
+        let tail = span - head - len;
+        // SAFETY: both ranges lie inside the mapping made above and are not used afterwards.
+        unsafe {
+            if head > 0 {
+                libc::munmap(raw, head);
+            }
+            if tail > 0 {
+                libc::munmap((aligned + len) as *mut libc::c_void, tail);
+            }
+            // Advice only: without THP the pool still works, on ordinary pages.
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+        let ptr = NonNull::new(aligned as *mut u8)?;
+        let mut pool = Self { ptr, backing: Backing::Mapped(len), len, slot_len, slots, huge: false };
+        // Touch every page now (the fill writes them again): huge pages are allocated at the
+        // first fault, and the check below needs them present.
+        // SAFETY: the mapping is `len` bytes, readable and writable, and owned by `pool`.
+        let all = unsafe { std::slice::from_raw_parts_mut(pool.ptr.as_ptr(), len) };
+        for page in all.chunks_mut(CHUNK) {
+            page[0] = 0;
+        }
+        pool.huge = anon_huge_bytes(aligned).is_some_and(|b| b >= len);
+        Some(pool)
+    }
+
+    /// True when the whole pool sits on transparent huge pages (physically contiguous in 2 MiB
+    /// pieces), so an I/O of up to 2 MiB is one segment run.
+    pub fn huge_pages(&self) -> bool {
+        self.huge
     }
 
     pub fn slot_len(&self) -> usize {
@@ -45,7 +136,7 @@ impl BufferPool {
         self.ptr.as_ptr()
     }
     pub fn total_len(&self) -> usize {
-        self.layout.size()
+        self.len
     }
 
     /// Pointer to the start of slot `i`.
@@ -65,16 +156,44 @@ impl BufferPool {
     /// Fill every slot according to the data pattern.
     pub fn fill(&mut self, pattern: DataPattern, rng: &mut impl RngCore) {
         // SAFETY: the whole allocation is ours and initialised (zeroed).
-        let all = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.layout.size()) };
+        let all = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) };
         fill_pattern(all, pattern, rng);
     }
 }
 
 impl Drop for BufferPool {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+        match self.backing {
+            // SAFETY: allocated in `new` with this layout.
+            Backing::Heap(layout) => unsafe { dealloc(self.ptr.as_ptr(), layout) },
+            // SAFETY: mapped in `mapped` with this length; nothing refers to it any more.
+            Backing::Mapped(len) => unsafe {
+                libc::munmap(self.ptr.as_ptr().cast(), len);
+            },
+        }
     }
+}
+
+/// Bytes of transparent huge pages in the mapping that starts at `addr`, from
+/// /proc/self/smaps (`AnonHugePages`).
+fn anon_huge_bytes(addr: usize) -> Option<usize> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut inside = false;
+    for line in smaps.lines() {
+        let head = line.split_whitespace().next().unwrap_or("");
+        if let Some((a, b)) = head.split_once('-') {
+            if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                inside = a <= addr && addr < b;
+                continue;
+            }
+        }
+        if inside {
+            if let Some(v) = line.strip_prefix("AnonHugePages:") {
+                return v.trim().trim_end_matches("kB").trim().parse::<usize>().ok().map(|k| k * 1024);
+            }
+        }
+    }
+    None
 }
 
 /// Fill `buf` with the pattern (random bytes, zeros, or chunks that are PCT % zeros).
@@ -114,6 +233,27 @@ pub fn stamp(buf: &mut [u8], pattern: DataPattern, tag: u64, offset: u64) {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn large_pools_are_huge_page_aligned_and_say_whether_they_got_huge_pages() {
+        let mut p = BufferPool::new(8, 1 << 20, 4096).expect("alloc");
+        assert_eq!(p.base() as usize % HUGE_PAGE, 0);
+        assert_eq!(p.total_len(), 8 << 20);
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
+        p.fill(DataPattern::Random, &mut rng);
+        assert!(p.slot_mut(7).iter().any(|&b| b != 0));
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        if thp.contains("[always]") || thp.contains("[madvise]") {
+            // The kernel may still refuse (fragmented memory); say so rather than fail.
+            if !p.huge_pages() {
+                eprintln!("note: THP is enabled but the kernel gave no huge pages to this pool");
+            }
+        } else {
+            assert!(!p.huge_pages());
+        }
+        let small = BufferPool::new(1, 4096, 4096).expect("alloc");
+        assert!(!small.huge_pages());
+    }
 
     #[test]
     fn pool_slots_are_aligned_and_disjoint() {

@@ -133,7 +133,8 @@ pub fn group_footprint(jobs: &[JobSpec], group_reporting: bool) -> Footprint {
             _ => (u64::from(s.threads), u64::from(s.qd)),
         };
         let slots = depth * if is_mixed(s) { 2 } else { 1 };
-        let buffers = workers.saturating_mul(page_round(slots.saturating_mul(s.bs)));
+        let pool = crate::buffers::BufferPool::footprint(slots as usize, s.bs as usize) as u64;
+        let buffers = workers.saturating_mul(pool);
         f.buffers = f.buffers.saturating_add(buffers);
         if buffers > largest || f.largest.is_none() {
             largest = buffers;
