@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod buffers;
 pub mod compare;
+pub mod devview;
 pub mod error;
 pub mod fault;
 pub mod memory;

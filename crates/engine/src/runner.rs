@@ -2,12 +2,13 @@
 
 use crate::backend::{BackendConfig, Null, NullFault, Psync, Uring, UringSetupError};
 use crate::buffers::BufferPool;
+use crate::devview;
 use crate::error::{EngineError, Result};
 use crate::offsets::{worker_rng, OffsetGen};
 use crate::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan, SEC};
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::{CpuUsage, DirStats, ErrorInfo, JobResult, LatHist, SeriesPoint};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -24,6 +25,9 @@ pub struct BoundJob {
     pub region_len: u64,
     /// Buffer alignment (≥ the target's DIO memory alignment).
     pub mem_align: usize,
+    /// Where the device's own counters for this job can be read (`None`: not a device target,
+    /// e.g. the null engine).
+    pub watch: Option<crate::devview::Watch>,
 }
 
 /// Run-wide switches.
@@ -500,6 +504,18 @@ pub fn run_group_windows(
     let mut error: Option<ErrorInfo> = None;
     let mut usage_error: Option<String> = None;
     let mut wall = Duration::ZERO;
+    // Devices to watch, and their counters at the start and the end of the measured window.
+    let mut watched: Vec<String> = jobs
+        .iter()
+        .filter_map(|j| match &j.watch {
+            Some(devview::Watch::Device { name, .. }) => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    watched.sort();
+    watched.dedup();
+    let mut edge0: Option<(Instant, BTreeMap<String, stats::DiskCounters>)> = None;
+    let mut edge1: Option<(Instant, BTreeMap<String, stats::DiskCounters>)> = None;
 
     std::thread::scope(|scope| {
         for (setup, (rrx, live)) in setups.into_iter().zip(recycle_rx.into_iter().zip(lives.iter().cloned())) {
@@ -516,13 +532,24 @@ pub fn run_group_windows(
         barrier.wait();
         let t_start = Instant::now();
         let _ = start.set(t_start);
+        if ramp.is_zero() {
+            edge0 = Some((Instant::now(), devview::snapshot(&watched)));
+        }
         barrier.wait();
 
         let mut done = 0usize;
         let mut last_tick = Instant::now();
         let mut last_counts = (0u64, 0u64, 0u64, 0u64);
         while done < total_workers {
-            match rx.recv_timeout(Duration::from_millis(50)) {
+            // The device's counters are read right at the end of the ramp.
+            let wait = match edge0 {
+                None => (t_start + ramp).saturating_duration_since(Instant::now()).min(Duration::from_millis(50)),
+                Some(_) => Duration::from_millis(50),
+            };
+            if edge0.is_none() && t_start.elapsed() >= ramp {
+                edge0 = Some((Instant::now(), devview::snapshot(&watched)));
+            }
+            match rx.recv_timeout(wait) {
                 Ok(Msg::Interval { job, worker, iv }) => {
                     let sl = slot_of(job);
                     let s = &mut slots[sl];
@@ -593,6 +620,7 @@ pub fn run_group_windows(
             }
         }
         wall = t_start.elapsed();
+        edge1 = Some((Instant::now(), devview::snapshot(&watched)));
         Ok::<(), EngineError>(())
     })?;
 
@@ -660,8 +688,55 @@ pub fn run_group_windows(
         }
         results.push(r);
     }
+    attach_device_views(&mut results, jobs, group_reporting, edge0.as_ref(), edge1.as_ref());
     let interrupted = user_stop.load(Ordering::Relaxed) && error.is_none();
     Ok(GroupOutcome { results, error, interrupted })
+}
+
+/// Sets each result's `device_view` from the counter snapshots at the window's edges, held
+/// against everything this group did on the same device.
+fn attach_device_views(
+    results: &mut [JobResult],
+    jobs: &[BoundJob],
+    group_reporting: bool,
+    edge0: Option<&(Instant, BTreeMap<String, stats::DiskCounters>)>,
+    edge1: Option<&(Instant, BTreeMap<String, stats::DiskCounters>)>,
+) {
+    let watch_of = |i: usize| jobs.get(if group_reporting { 0 } else { i }).and_then(|j| j.watch.as_ref());
+    let mut ours: BTreeMap<&str, [u64; 4]> = BTreeMap::new();
+    for (i, r) in results.iter().enumerate() {
+        if let Some(devview::Watch::Device { name, .. }) = watch_of(i) {
+            let o = ours.entry(name.as_str()).or_default();
+            if let Some(d) = &r.read {
+                o[0] += d.ops;
+                o[2] += d.bytes;
+            }
+            if let Some(d) = &r.write {
+                o[1] += d.ops;
+                o[3] += d.bytes;
+            }
+        }
+    }
+    for (i, r) in results.iter_mut().enumerate() {
+        r.device_view = match watch_of(i) {
+            None => None,
+            Some(devview::Watch::None(why)) => Some(stats::DeviceView::unavailable(why.clone())),
+            Some(devview::Watch::Device { name, backing }) => {
+                let a = edge0.and_then(|(t, m)| Some((*t, *m.get(name)?)));
+                let b = edge1.and_then(|(t, m)| Some((*t, *m.get(name)?)));
+                match (a, b) {
+                    (Some((ta, ca)), Some((tb, cb))) => Some(stats::DeviceView::new(
+                        name,
+                        backing.clone(),
+                        tb.duration_since(ta).as_secs_f64(),
+                        ca.delta(&cb),
+                        ours.get(name.as_str()).copied().unwrap_or_default(),
+                    )),
+                    _ => Some(stats::DeviceView::unavailable(format!("{name} vanished from /proc/diskstats"))),
+                }
+            }
+        };
+    }
 }
 
 fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {

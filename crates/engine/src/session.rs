@@ -144,7 +144,51 @@ pub(crate) fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     }
     let mut spec = job.clone();
     spec.size = Some(len);
-    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align })
+    let watch = t.map(|t| crate::devview::watch_for(&t.probe));
+    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch })
+}
+
+/// What the device's own counters say against diskmeter's (split, merged, less, more,
+/// foreign I/O), one warning per code, naming the first result it was seen in.
+fn device_warnings(doc: &mut ResultDoc, target: Option<&OpenTarget>) {
+    let raw = target.is_some_and(|t| t.probe.kind == probe::TargetKind::Block);
+    let mut found: Vec<(&'static str, String)> = Vec::new();
+    for r in &doc.results {
+        if let Some(v) = &r.device_view {
+            for (code, msg) in v.findings(raw) {
+                if !found.iter().any(|(c, _)| *c == code) && !doc.warnings.iter().any(|w| w.code == code) {
+                    found.push((code, format!("{}: {msg}", r.name)));
+                }
+            }
+        }
+    }
+    for (code, msg) in found {
+        doc.warn(code, msg);
+    }
+}
+
+/// A `bs` above the device's request-size limit (`max_sectors_kb`) is split before it reaches
+/// the device: said before the run starts, naming the limit.
+pub(crate) fn split_limit_warning(doc: &mut ResultDoc, jobs: &[&JobSpec], t: &OpenTarget, obs: &mut dyn Observer) {
+    let Some(disk) = t.probe.disk.as_deref().or(t.probe.device.as_deref()) else { return };
+    let Some(kb) = std::fs::read_to_string(format!("/sys/block/{disk}/queue/max_sectors_kb"))
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+    else {
+        return;
+    };
+    let limit = kb * 1024;
+    if let Some(j) = jobs.iter().filter(|j| j.bs > limit).max_by_key(|j| j.bs) {
+        let msg = format!(
+            "--bs {} is above {disk}'s request-size limit (max_sectors_kb {kb} KiB): each I/O reaches the device as \
+             {} requests; use --bs {} KiB or less to measure whole requests",
+            spec::units::format_size(j.bs),
+            j.bs.div_ceil(limit),
+            kb
+        );
+        obs.notice(&format!("warning[{}]: {msg}", codes::SPLIT_IO));
+        doc.warn(codes::SPLIT_IO, msg);
+    }
 }
 
 pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: Option<&OpenTarget>, region: u64) {
@@ -203,6 +247,7 @@ pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: O
             doc.warn(code, msg.clone());
         }
     }
+    device_warnings(doc, target);
     if jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100 && !matches!(j.data, DataPattern::Random)) {
         doc.warn(
             codes::ZERO_DATA,
@@ -332,6 +377,11 @@ pub fn run_plan(
     if opts.ctl.stop.load(Ordering::Relaxed) {
         finish_error(&mut doc, None, true);
         return Ok(doc);
+    }
+    for (p, t) in &targets {
+        if let Some(js) = paths.get(p) {
+            split_limit_warning(&mut doc, js, t, obs);
+        }
     }
     if let Some((_, t)) = targets.iter().next() {
         doc.target = Some(target_info(t));
@@ -507,6 +557,9 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, cfg.size),
     });
 
+    if let Some(t) = &t {
+        split_limit_warning(&mut doc, &tests.iter().collect::<Vec<_>>(), t, obs);
+    }
     let mut plan_tests: Vec<(String, JobSpec, JobSpec)> = Vec::new(); // label, read-ish, write-ish
     for &(seq, bs, qd, threads) in cfg.profile.tests() {
         let base = JobSpec {
@@ -580,6 +633,12 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
                 }
                 if warm {
                     continue;
+                }
+                if let Some(v) = &r.device_view {
+                    match &mut result.device_view {
+                        Some(acc) => acc.merge(v),
+                        None => result.device_view = Some(v.clone()),
+                    }
                 }
                 let p = &mut passes[(pass_no - 1) as usize];
                 if mixed {

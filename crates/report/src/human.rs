@@ -160,6 +160,9 @@ fn run_result(r: &JobResult, out: &mut String) {
         let _ = write!(extra, " · {} fsyncs", fmt::group(r.fsyncs));
     }
     line(out, extra);
+    if let Some(v) = &r.device_view {
+        text(out, "  ", &v.line());
+    }
 }
 
 /// Title, target facts and the partial-result line.
@@ -287,5 +290,15 @@ fn mark(doc: &ResultDoc, out: &mut String) {
     }
     hrule(out, label_w, '└', '┴', '┘');
     line(out, "MB/s = 10^6 B/s · avg / p99 = mean / 99th-percentile completion latency");
+    // What the device itself saw, per test (its own counters over the measured passes).
+    let views: Vec<(&str, &stats::DeviceView)> =
+        doc.results.iter().filter_map(|r| r.device_view.as_ref().map(|v| (r.name.as_str(), v))).collect();
+    if let Some((_, v)) = views.first().filter(|(_, v)| v.unavailable.is_some()) {
+        line(out, v.line());
+    } else {
+        for (name, v) in views {
+            text(out, &format!("{name}: "), &v.line());
+        }
+    }
     line(out, "");
 }

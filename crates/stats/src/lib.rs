@@ -4,12 +4,14 @@
 pub mod cache;
 pub mod compare;
 pub mod compare_docs;
+pub mod device;
 pub mod hist;
 pub mod infer;
 pub mod model;
 pub mod sla;
 pub mod surface;
 
+pub use device::{DeviceView, DiskCounters};
 pub use hist::{CdfPoint, LatHist, CDF_FRACTIONS, LAT_MAX_NS};
 pub use model::*;
 

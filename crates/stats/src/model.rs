@@ -35,6 +35,16 @@ pub mod codes {
     /// A job file's `ioengine` runs as another engine (`libaio` as io_uring, `sync` as psync);
     /// the value of [`spec::PlanNote::ENGINE_SUBSTITUTED`].
     pub const ENGINE_SUBSTITUTED: &str = spec::PlanNote::ENGINE_SUBSTITUTED;
+    /// The device saw more than one request per diskmeter I/O (or `bs` is above its limit).
+    pub const SPLIT_IO: &str = "split-io";
+    /// The device merged diskmeter's I/Os into fewer, larger requests.
+    pub const MERGED_IO: &str = "merged-io";
+    /// The device read less than diskmeter did: a cache above it answered.
+    pub const DEVICE_SAW_LESS: &str = "device-saw-less";
+    /// The device wrote more than diskmeter did: file system, journal or RAID amplification.
+    pub const DEVICE_SAW_MORE: &str = "device-saw-more";
+    /// Other I/O reached the device during the run.
+    pub const FOREIGN_IO: &str = "foreign-io";
 }
 
 /// The whole result document.
@@ -242,6 +252,9 @@ pub struct JobResult {
     pub spread: Option<Spread>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorInfo>,
+    /// What the device under the target saw in the measured window (/proc/diskstats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_view: Option<crate::device::DeviceView>,
 }
 
 impl JobResult {
@@ -259,6 +272,7 @@ impl JobResult {
             aggregate: None,
             spread: None,
             error: None,
+            device_view: None,
         }
     }
 

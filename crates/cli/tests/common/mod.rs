@@ -183,3 +183,79 @@ macro_rules! require_loop {
         }
     };
 }
+
+/// A loop device over an image file; detached (and the image's mount, if any, unmounted) on
+/// drop, also when a test panics.
+pub struct LoopDev {
+    pub dev: std::path::PathBuf,
+    pub mount: Option<std::path::PathBuf>,
+}
+
+impl LoopDev {
+    /// A loop device over a new zeroed image of `size` bytes at `image`.
+    pub fn blank(image: &Path, size: u64) -> LoopDev {
+        std::fs::File::create(image).expect("create image").set_len(size).expect("size image");
+        let out =
+            std::process::Command::new("losetup").args(["--find", "--show"]).arg(image).output().expect("losetup");
+        assert!(out.status.success(), "losetup: {}", String::from_utf8_lossy(&out.stderr));
+        LoopDev { dev: String::from_utf8_lossy(&out.stdout).trim().into(), mount: None }
+    }
+
+    pub fn dev_str(&self) -> &str {
+        self.dev.to_str().expect("utf-8 device path")
+    }
+
+    /// mkfs.ext4 (with `mkfs_args`) and mount at `at` with `opts`; `None` where mkfs.ext4 is
+    /// missing.
+    pub fn ext4(&mut self, at: &Path, opts: &str) -> Option<()> {
+        find_tool("mkfs.ext4")?;
+        let st = std::process::Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&self.dev).status().expect("mkfs");
+        assert!(st.success(), "mkfs.ext4");
+        std::fs::create_dir_all(at).expect("mount point");
+        let st = std::process::Command::new("mount").args(["-o", opts]).arg(&self.dev).arg(at).status().expect("mount");
+        assert!(st.success(), "mount -o {opts}");
+        self.mount = Some(at.to_path_buf());
+        Some(())
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mount {
+            // Just after a run the file system can be busy for a moment (writeback): retry,
+            // then detach it lazily rather than leave a mount behind.
+            let quiet = |args: &[&str]| {
+                std::process::Command::new("umount")
+                    .args(args)
+                    .arg(m)
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            let mut done = false;
+            for _ in 0..30 {
+                if quiet(&[]) {
+                    done = true;
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            if !done {
+                quiet(&["-l"]);
+            }
+        }
+        let name = self.dev.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let attached = || Path::new(&format!("/sys/block/{name}/loop/backing_file")).exists();
+        for _ in 0..30 {
+            let _ = std::process::Command::new("losetup")
+                .arg("-d")
+                .arg(&self.dev)
+                .stderr(std::process::Stdio::null())
+                .status();
+            if !attached() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
