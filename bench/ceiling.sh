@@ -26,6 +26,7 @@ bin=""
 outdir="$here/results"
 skip_loop=0
 skip_null=0
+seq=1
 qds="1 32"
 
 usage() {
@@ -40,7 +41,7 @@ Options:
   --qd "1 32"          queue depths (default "$qds")
   --bin PATH           diskmeter binary (default: \$CARGO_TARGET_DIR or target/, release)
   --out DIR            where the JSON summary goes (default bench/results)
-  --skip-loop | --skip-null
+  --skip-loop | --skip-null | --skip-seq
 EOF
 }
 
@@ -55,6 +56,7 @@ while [[ $# -gt 0 ]]; do
         --out) outdir=$2; shift 2 ;;
         --skip-loop) skip_loop=1; shift ;;
         --skip-null) skip_null=1; shift ;;
+        --skip-seq) seq=0; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "ceiling.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -95,14 +97,14 @@ if kind == "fio":
     if j.get("error"):
         sys.exit(f"fio job error {j['error']}")
     r = j["read"]
-    print(r["iops"], r["lat_ns"]["mean"], j["usr_cpu"] + j["sys_cpu"])
+    print(r["iops"], r["lat_ns"]["mean"], j["usr_cpu"] + j["sys_cpu"], r["total_ios"])
 else:
     res = d["results"][0]
     if res.get("error"):
         sys.exit(f"diskmeter error: {res['error']}")
     r = res["read"]
     c = res.get("cpu", {})
-    print(r["iops"], r["lat_ns"]["mean"], c.get("user_pct", 0) + c.get("sys_pct", 0))
+    print(r["iops"], r["lat_ns"]["mean"], c.get("user_pct", 0) + c.get("sys_pct", 0), r["ops"])
 EOF
 }
 
@@ -111,6 +113,8 @@ one() {
     local section=$1 case=$2 tool=$3 round=$4 kind=$5
     shift 5
     local out="$work/out.json" err="$work/err.txt"
+    local dev_before=0
+    if [[ -n "$loopdev" ]]; then dev_before=$(awk -v d="${loopdev#/dev/}" '$3==d {print $4}' /proc/diskstats); fi
     if ! "$@" >"$out" 2>"$err"; then
         echo "ceiling.sh: $tool failed: $*" >&2
         tail -5 "$err" >&2
@@ -118,10 +122,17 @@ one() {
     fi
     local vals
     vals=$(parse "$kind" "$out") || { echo "ceiling.sh: cannot parse $tool output ($*)" >&2; head -c 600 "$out" >&2; exit 1; }
-    printf '%s\t%s\t%s\t%s\t%s\n' "$section" "$case" "$tool" "$round" "${vals// /$'\t'}" >>"$runs"
-    read -r iops lat cpu <<<"$vals"
-    printf '  %-5s %-8s %-9s round %d: %12.0f IOPS  %9.2f us  cpu %5.1f%%\n' \
-        "$section" "$case" "$tool" "$round" "$iops" "$(awk -v x="$lat" 'BEGIN{print x/1000}')" "$cpu" >&2
+    read -r iops lat cpu ops <<<"$vals"
+    # Device requests per I/O (loop runs): /proc/diskstats reads over the run / the tool's ops.
+    local per=0
+    if [[ -n "$loopdev" ]]; then
+        local dev_after
+        dev_after=$(awk -v d="${loopdev#/dev/}" '$3==d {print $4}' /proc/diskstats)
+        per=$(awk -v a="$dev_before" -v b="$dev_after" -v n="$ops" 'BEGIN{printf "%.4f", n > 0 ? (b-a)/n : 0}')
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$case" "$tool" "$round" "$iops" "$lat" "$cpu" "$per" >>"$runs"
+    printf '  %-5s %-8s %-9s round %d: %12.0f IOPS  %9.2f us  cpu %5.1f%%  %6.3f dev req/IO\n' \
+        "$section" "$case" "$tool" "$round" "$iops" "$(awk -v x="$lat" 'BEGIN{print x/1000}')" "$cpu" "$per" >&2
 }
 
 fio_common=(--name=ceiling --rw=randread --bs=4k --randrepeat=0 --norandommap --time_based --output-format=json)
@@ -148,6 +159,15 @@ if [[ $skip_loop -eq 0 ]]; then
                 --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check
         done
     done
+    # SEQ1M Q8 read: whole 1 MiB requests at the device (requests per I/O recorded per run).
+    if [[ $seq -eq 1 ]]; then
+        for ((r = 1; r <= rounds; r++)); do
+            one loop seq1m-q8 fio "$r" fio fio --name=ceiling --rw=read --bs=1m --time_based --output-format=json \
+                --filename="$loopdev" --direct=1 --ioengine=io_uring --iodepth=8 --runtime="$runtime"
+            one loop seq1m-q8 diskmeter "$r" dm "$bin" run --target "$loopdev" --rw read --bs 1M \
+                --qd 8 --runtime "${runtime}s" --json --no-ceiling-check
+        done
+    fi
     losetup -d "$loopdev"; loopdev=""
     rm -f "$shmfile"; shmfile=""
 fi
@@ -174,8 +194,10 @@ from collections import defaultdict
 runs_path, out_path = sys.argv[1], sys.argv[2]
 runs = defaultdict(list)
 for line in open(runs_path):
-    sec, case, tool, rnd, iops, lat, cpu = line.rstrip("\n").split("\t")
-    runs[(sec, case, tool)].append(dict(round=int(rnd), iops=float(iops), lat_mean_ns=float(lat), cpu_pct=float(cpu)))
+    sec, case, tool, rnd, iops, lat, cpu, per = line.rstrip("\n").split("\t")
+    runs[(sec, case, tool)].append(dict(round=int(rnd), iops=float(iops), lat_mean_ns=float(lat), cpu_pct=float(cpu),
+                                        cpu_us_per_io=float(cpu) / 100.0 / max(float(iops), 1e-9) * 1e6,
+                                        dev_req_per_io=float(per)))
 
 def med(xs, k):
     return statistics.median(x[k] for x in xs)
@@ -208,6 +230,8 @@ for sec, case in order:
             iops_median=med(xs, "iops"),
             lat_mean_ns_median=med(xs, "lat_mean_ns"),
             cpu_pct_median=med(xs, "cpu_pct"),
+            cpu_us_per_io_median=med(xs, "cpu_us_per_io"),
+            dev_req_per_io_median=med(xs, "dev_req_per_io"),
             # (max - min) / median of IOPS over the rounds: how noisy the case was
             iops_spread=(max(x["iops"] for x in xs) - min(x["iops"] for x in xs)) / med(xs, "iops"),
             # IOPS per fully busy core: single-threaded runs, normalised by measured CPU use
@@ -223,7 +247,13 @@ for sec, case in order:
                 iops=dm["iops_median"] / tools[base]["iops_median"],
                 lat_mean=dm["lat_mean_ns_median"] / tools[base]["lat_mean_ns_median"],
             )
-    cases.append(dict(section=sec, case=case, qd=int(case[1:]), tools=tools, ratios=ratios))
+    # Per-round ratios (rounds are interleaved: A B A B), their median is the robust figure.
+    if dm and "fio" in tools:
+        pairs = [(d["iops"] / f["iops"]) for d, f in zip(sorted(dm["runs"], key=lambda x: x["round"]),
+                                                         sorted(tools["fio"]["runs"], key=lambda x: x["round"]))]
+        ratios["diskmeter/fio"]["iops_per_round_median"] = statistics.median(pairs)
+    qd = 8 if case.startswith("seq1m") else int(case[1:])
+    cases.append(dict(section=sec, case=case, qd=qd, tools=tools, ratios=ratios))
 
 doc = dict(
     schema="diskmeter.bench.ceiling.v1",
@@ -245,10 +275,10 @@ def k(x):
     return f"{x/1000:.1f}k" if x < 1e6 else f"{x/1e6:.2f}M"
 
 print()
-print(f"diskmeter engine ceiling: 4k randread, medians of {$rounds} interleaved rounds "
+print(f"diskmeter engine ceiling: 4k randread (and SEQ1M Q8 read), medians of {$rounds} interleaved rounds "
       f"(loop {$runtime}s/run, null {$null_runtime}s/run)")
-hdr = (f"{'case':<9} {'tool':<10} {'IOPS':>9} {'spread':>7} {'lat us':>8} {'cpu%':>6} {'IOPS/core':>10} "
-       f"{'dm/tool IOPS':>12} {'dm/tool lat':>11}")
+hdr = (f"{'case':<14} {'tool':<10} {'IOPS':>9} {'spread':>7} {'lat us':>8} {'cpu%':>6} {'cpu us/IO':>9} "
+       f"{'req/IO':>6} {'IOPS/core':>10} {'dm/tool IOPS':>12} {'dm/tool lat':>11} {'per-round':>9}")
 print(hdr)
 print("-" * len(hdr))
 for c in cases:
@@ -259,11 +289,14 @@ for c in cases:
         x = c["tools"][t]
         r = c["ratios"].get(f"diskmeter/{t}")
         rs = f"{r['iops']:>12.3f} {r['lat_mean']:>11.3f}" if r else f"{'':>12} {'':>11}"
+        pr = f"{r['iops_per_round_median']:>9.3f}" if r and "iops_per_round_median" in r else f"{'':>9}"
         ipc = k(x["iops_per_cpu"]) if x["iops_per_cpu"] else "-"
-        print(f"{name:<9} {t:<10} {k(x['iops_median']):>9} {x['iops_spread']*100:>6.0f}% {x['lat_mean_ns_median']/1000:>8.2f} "
-              f"{x['cpu_pct_median']:>6.1f} {ipc:>10} {rs}")
+        print(f"{name:<14} {t:<10} {k(x['iops_median']):>9} {x['iops_spread']*100:>6.0f}% {x['lat_mean_ns_median']/1000:>8.2f} "
+              f"{x['cpu_pct_median']:>6.1f} {x['cpu_us_per_io_median']:>9.2f} {x['dev_req_per_io_median']:>6.3f} {ipc:>10} {rs} {pr}")
         name = ""
 print("IOPS, lat (mean completion latency), cpu% (of one core): medians over rounds; spread = (max-min)/median")
-print("of IOPS; IOPS/core = IOPS / busy fraction of the one thread; dm/tool = diskmeter median / tool median.")
+print("of IOPS; cpu us/IO = CPU time per completed I/O; req/IO = device requests per I/O (/proc/diskstats);")
+print("IOPS/core = IOPS / busy fraction of the one thread; dm/tool = diskmeter median / tool median;")
+print("per-round = median of the per-round ratios diskmeter/fio.")
 print(f"summary: {out_path}")
 EOF
