@@ -128,7 +128,7 @@ one() {
     if [[ -n "$loopdev" ]]; then
         local dev_after
         dev_after=$(awk -v d="${loopdev#/dev/}" '$3==d {print $4}' /proc/diskstats)
-        per=$(awk -v a="$dev_before" -v b="$dev_after" -v n="$ops" 'BEGIN{printf "%.4f", n > 0 ? (b-a)/n : 0}')
+        per=$(awk -v a="$dev_before" -v b="$dev_after" -v n="$ops" 'BEGIN{printf "%.4f", (n > 0 ? (b-a)/n : 0)}')
     fi
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$section" "$case" "$tool" "$round" "$iops" "$lat" "$cpu" "$per" >>"$runs"
     printf '  %-5s %-8s %-9s round %d: %12.0f IOPS  %9.2f us  cpu %5.1f%%  %6.3f dev req/IO\n' \
