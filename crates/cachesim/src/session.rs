@@ -126,18 +126,7 @@ pub fn load(input: &TraceInput, stop: &AtomicBool) -> Result<Loaded, SessionErro
         ..TraceSummary::default()
     };
     for r in &requests {
-        s.requests += 1;
-        match r.op {
-            Op::Read => {
-                s.reads += 1;
-                s.read_bytes += u64::from(r.len);
-            }
-            Op::Write => {
-                s.writes += 1;
-                s.write_bytes += u64::from(r.len);
-            }
-            Op::Discard | Op::Flush => s.other += 1,
-        }
+        count(&mut s, r);
     }
     let first = requests.iter().map(|r| r.t_ns).min().unwrap_or(0);
     let last = requests.iter().map(|r| r.t_ns).max().unwrap_or(0);

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -312,28 +312,6 @@ fn ctrl_c_during_mark() {
 }
 
 // ------------------------------------------------------------------ ENOSPC on tmpfs
-
-/// A tmpfs mounted for the test; unmounted on drop (also on panic).
-struct Tmpfs {
-    dir: PathBuf,
-}
-
-impl Tmpfs {
-    fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
-        let st = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .status()
-            .ok()?;
-        st.success().then(|| Tmpfs { dir: dir.to_path_buf() })
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.dir).status();
-    }
-}
 
 #[test]
 fn enospc_on_a_small_tmpfs() {

@@ -220,37 +220,6 @@ fn outputs_never_replace_user_files_nodes_fifos_or_directories() {
     }
 }
 
-/// A size-limited tmpfs mounted for the test and removed afterwards.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn full(at: &Path) -> Option<Tmpfs> {
-        std::fs::create_dir_all(at).ok()?;
-        let ok = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
-            .arg(at)
-            .status()
-            .ok()?
-            .success();
-        if !ok {
-            return None;
-        }
-        Some(Tmpfs(at.to_path_buf()))
-    }
-
-    /// Fills it to the last page: the writes that follow get ENOSPC.
-    fn fill(&self) {
-        let _ = std::fs::remove_file(self.0.join("filler"));
-        let _ = std::fs::write(self.0.join("filler"), vec![0u8; 1 << 20]);
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_full_file_system_gets_nothing_and_existing_outputs_survive() {
     if !is_root() {
@@ -260,7 +229,7 @@ fn a_full_file_system_gets_nothing_and_existing_outputs_survive() {
     let dir = tempdir();
     let d = dir.path();
     fixtures(d);
-    let Some(fs) = Tmpfs::full(&d.join("full")) else {
+    let Some(fs) = Tmpfs::mount(&d.join("full"), "64k") else {
         eprintln!("note: cannot mount a tmpfs here; the full-file-system test is skipped");
         return;
     };

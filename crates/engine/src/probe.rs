@@ -87,18 +87,7 @@ pub fn probe(path: &Path) -> Result<Probe, EngineError> {
 }
 
 fn not_a_target(path: &Path, meta: &fs::Metadata) -> EngineError {
-    let ft = meta.file_type();
-    let what = if ft.is_dir() {
-        "a directory"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else {
-        "not a regular file"
-    };
+    let what = files::path::kind_of(meta.file_type());
     EngineError::Invalid(format!("{} is {what}; give a file path or a block device", path.display()))
 }
 

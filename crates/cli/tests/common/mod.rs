@@ -259,3 +259,31 @@ impl Drop for LoopDev {
         }
     }
 }
+
+/// A size-limited tmpfs mounted for a test (root only); unmounted on drop, also on panic.
+pub struct Tmpfs(pub std::path::PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (mount's syntax: `64k`, `32m`) at `dir`, creating it.
+    pub fn mount(dir: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(dir).ok()?;
+        let st = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .ok()?;
+        st.success().then(|| Tmpfs(dir.to_path_buf()))
+    }
+
+    /// Fills it to the last page with a file named `filler`: writes that follow get ENOSPC.
+    pub fn fill(&self) {
+        let _ = std::fs::remove_file(self.0.join("filler"));
+        let _ = std::fs::write(self.0.join("filler"), vec![0u8; 1 << 20]);
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
