@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// One command that writes a file: its arguments with `{out}` for the output path, and the
