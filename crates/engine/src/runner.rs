@@ -3,6 +3,7 @@
 use crate::backend::{BackendConfig, Null, NullFault, Psync, Uring, UringSetupError};
 use crate::buffers::BufferPool;
 use crate::error::{EngineError, Result};
+use crate::mem::{Mem, MemRegion};
 use crate::offsets::{worker_rng, OffsetGen};
 use crate::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan, SEC};
 use spec::{EngineKind, JobSpec, RwMode};
@@ -253,6 +254,8 @@ struct WorkerSetup {
     nblocks: u64,
     workers_in_job: usize,
     seed: u64,
+    /// The job's region (mem engine only).
+    mem: Option<Arc<MemRegion>>,
 }
 
 fn worker_thread(
@@ -328,6 +331,15 @@ fn worker_thread(
         },
         EngineKind::Psync => go!(Psync::new(&cfg)),
         EngineKind::Null => go!(Null::new(&cfg, ctl.null_fault)),
+        EngineKind::Mem => match setup.mem.clone() {
+            Some(region) => go!(Mem::new(&cfg, region, setup.plan.region_offset)),
+            None => {
+                ctl.stop.store(true, Ordering::Relaxed);
+                barrier.wait();
+                barrier.wait();
+                fail("the mem engine's region is missing".into(), false, &tx)
+            }
+        },
     }
 }
 
@@ -426,6 +438,8 @@ pub fn run_group_windows(
     let mut setups = Vec::new();
     let cpus = if ctl.pin_workers { allowed_cpus() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
+    // Mem-engine regions: allocated and touched here, before any worker starts.
+    let regions = crate::mem::job_regions(jobs)?;
     for (ji, j) in jobs.iter().enumerate() {
         let s = &j.spec;
         let (workers, depth) = match s.engine {
@@ -469,6 +483,7 @@ pub fn run_group_windows(
                 nblocks,
                 workers_in_job: workers,
                 seed: s.seed,
+                mem: regions[ji].clone(),
             });
             let _ = w;
         }

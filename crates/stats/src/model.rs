@@ -35,6 +35,10 @@ pub mod codes {
     /// A job file's `ioengine` runs as another engine (`libaio` as io_uring, `sync` as psync);
     /// the value of [`spec::PlanNote::ENGINE_SUBSTITUTED`].
     pub const ENGINE_SUBSTITUTED: &str = spec::PlanNote::ENGINE_SUBSTITUTED;
+    /// A storage figure above the memory bandwidth the mem engine measured for the same
+    /// shape (rw, bs, qd, threads): it cannot come from the device. Name fixed by the CLI
+    /// contract.
+    pub const EXCEEDS_MEMORY_BANDWIDTH: &str = "exceeds-memory-bandwidth";
 }
 
 /// The whole result document.
