@@ -2,7 +2,7 @@
 //!
 //! Layers: `backend` (one trait, three engines; `mem` the fourth) ← `worker` (the hot loop)
 //! ← `runner` (threads, collection, results) ← `session` (whole commands: targets, groups,
-//! honesty checks). `probe`, `safety`, `sparse` and `target` deal with what is
+//! honesty checks). `probe`, `safety`, `sparse`, `sample` and `target` deal with what is
 //! being measured.
 pub mod backend;
 pub mod buffers;
@@ -15,6 +15,7 @@ pub mod offsets;
 pub mod probe;
 pub mod runner;
 pub mod safety;
+pub mod sample;
 pub mod session;
 pub mod sla;
 pub mod sparse;
