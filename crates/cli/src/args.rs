@@ -138,7 +138,8 @@ pub struct TargetArgs {
     /// Let the scheduler place worker threads instead of pinning each to one allowed CPU.
     #[arg(long)]
     pub no_pin: bool,
-    /// Skip the tool-bottleneck check (a short null-engine run after each job).
+    /// Skip the tool-bottleneck and memory-bandwidth checks (short null- and mem-engine runs
+    /// after each job).
     #[arg(long)]
     pub no_ceiling_check: bool,
     /// If another run holds the test file or device, refuse (exit 2) instead of waiting for it.
@@ -228,7 +229,9 @@ pub struct RunArgs {
     /// Read share in percent for randrw/readwrite [default: 70].
     #[arg(long, value_name = "PCT")]
     pub mix: Option<String>,
-    /// I/O engine: io_uring, psync, null [default: io_uring].
+    /// I/O engine: io_uring, psync, null (no device: the tool's own ceiling), mem (memcpy
+    /// over a --size memory region: this machine's memory bandwidth for the shape)
+    /// [default: io_uring].
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
     /// Open-loop rate for the job (latency counted from the intended issue time).
@@ -263,6 +266,19 @@ pub const DEFAULT_TARGET: &str = "diskmeter.test";
 fn engine(option: &str, s: &str) -> Result<EngineKind, SpecError> {
     EngineKind::parse(s)
         .ok_or_else(|| SpecError::value(option, format!("unknown engine {s:?}; use one of {}", EngineKind::NAMES)))
+}
+
+/// `--engine` of the commands that measure a device (mark, sla, compare): the mem engine
+/// is `run`'s only.
+fn device_engine(option: &str, s: &str) -> Result<EngineKind, SpecError> {
+    match engine(option, s)? {
+        EngineKind::Mem => Err(SpecError::value(
+            option,
+            "the mem engine measures memory, not a device, and is only for `diskmeter run`; use io_uring, \
+             psync or null",
+        )),
+        e => Ok(e),
+    }
 }
 
 fn u32_count(option: &str, s: &str) -> Result<u32, SpecError> {
@@ -387,7 +403,7 @@ impl MarkArgs {
         if self.no_warmup {
             c.warmup = false;
         }
-        c.engine = engine("--engine", &self.engine)?;
+        c.engine = device_engine("--engine", &self.engine)?;
         c.direct = !self.target_args.buffered;
         if let Some(s) = self.seed {
             c.seed = s;
@@ -573,7 +589,7 @@ impl SlaArgs {
             )
         })?;
         let bs = units::parse_size("--bs", &self.bs)?;
-        let engine = engine("--engine", &self.engine)?;
+        let engine = device_engine("--engine", &self.engine)?;
         let mut base = JobSpec { bs, engine, direct: !self.target_args.buffered, ..JobSpec::default() };
         if let Some(s) = &self.dist {
             base.dist = units::parse_distribution("--dist", s)?;
@@ -711,7 +727,7 @@ impl CompareArgs {
             return Err(SpecError::value("--time", "must be longer than 0; e.g. --time 5s"));
         }
         let size = units::parse_size("--size", &self.size)?;
-        let engine = engine("--engine", &self.engine)?;
+        let engine = device_engine("--engine", &self.engine)?;
         let direct = !self.target_args.buffered;
         let seed = self.seed.unwrap_or(JobSpec::default().seed);
         let suite = match &self.rw {

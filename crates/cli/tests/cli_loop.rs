@@ -228,6 +228,9 @@ fn read_only_run_warns_about_unwritten_data_unless_prefilled() {
         "--no-ceiling-check",
     ]));
     assert!(warning_codes(&doc).iter().any(|c| c == "unwritten-read"), "warnings: {:?}", warning_codes(&doc));
+    let msg = &doc["warnings"].as_array().expect("warnings").iter().find(|w| w["code"] == "unwritten-read").expect("w")
+        ["message"];
+    assert!(msg.as_str().expect("message").starts_with("64 of 64 sampled blocks"), "a blank device: {msg}");
     assert_eq!(image_hash(&lp), before, "a read-only run writes nothing");
 
     let doc = run_json(dm_in(dir.path()).args([
@@ -246,6 +249,68 @@ fn read_only_run_warns_about_unwritten_data_unless_prefilled() {
     assert!(!warning_codes(&doc).iter().any(|c| c == "unwritten-read"), "warnings: {:?}", warning_codes(&doc));
     assert!(u64_at(&results(&doc)[0]["read"], "ops") > 0);
     assert_ne!(image_hash(&lp), before, "--prefill wrote the region");
+}
+
+/// Write the first `mib` MiB of the device with random bytes (dd from /dev/urandom).
+fn fill_random(l: &Loop, mib: u64) {
+    let st = Std::new("dd")
+        .args(["if=/dev/urandom", "bs=1M", "oflag=direct", "status=none"])
+        .arg(format!("of={}", l.dev_str()))
+        .arg(format!("count={mib}"))
+        .status()
+        .expect("run dd");
+    assert!(st.success(), "dd failed");
+}
+
+/// Messages of the `unwritten-read` warnings of a read-only run on `l`.
+fn unwritten_messages(dir: &Path, l: &Loop) -> Vec<String> {
+    let doc = run_json(dm_in(dir).args([
+        "run",
+        "--target",
+        l.dev_str(),
+        "--rw",
+        "randread",
+        "--runtime",
+        "200ms",
+        "--no-ceiling-check",
+    ]));
+    assert!(u64_at(&results(&doc)[0]["read"], "ops") > 0);
+    doc["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter(|w| w["code"] == "unwritten-read")
+        .map(|w| w["message"].as_str().expect("message").to_string())
+        .collect()
+}
+
+/// `unwritten-read` on a block device needs evidence: sampled blocks of the read region that
+/// read back as zeros, counted in the message. A device filled with real data beforehand
+/// gets no warning.
+#[test]
+fn unwritten_read_counts_zero_samples_and_spares_filled_devices() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+
+    let blank = blank_loop(dir.path(), "blank.img");
+    let m = unwritten_messages(dir.path(), &blank);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].starts_with("64 of 64 sampled blocks"), "{}", m[0]);
+    assert!(m[0].contains(&format!("--prefill --destroy-data {}", blank.dev_str())), "{}", m[0]);
+    drop(blank);
+
+    let full = blank_loop(dir.path(), "full.img");
+    fill_random(&full, IMAGE_SIZE >> 20);
+    assert_eq!(unwritten_messages(dir.path(), &full), Vec::<String>::new(), "a filled device is not flagged");
+    drop(full);
+
+    // Half filled: the samples are spread evenly, so the zero half gives half of them.
+    let half = blank_loop(dir.path(), "half.img");
+    fill_random(&half, IMAGE_SIZE >> 21);
+    let m = unwritten_messages(dir.path(), &half);
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].starts_with("32 of 64 sampled blocks"), "{}", m[0]);
 }
 
 #[test]

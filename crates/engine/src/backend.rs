@@ -1,4 +1,5 @@
-//! I/O backends behind one trait: io_uring (default), psync (pread/pwrite) and null.
+//! I/O backends behind one trait: io_uring (default), psync (pread/pwrite) and null; the
+//! mem engine's backend lives in [`crate::mem`].
 //!
 //! A backend queues I/Os identified by a slot number, submits them in batches and hands
 //! completions back as (slot, result) pairs, where result is bytes transferred or
@@ -211,14 +212,14 @@ impl Backend for Uring {
 
 /// Completions of a synchronous backend, kept until the worker reaps them (preallocated:
 /// the list never grows past the depth).
-struct Completed(Vec<(u32, i32)>);
+pub(crate) struct Completed(pub(crate) Vec<(u32, i32)>);
 
 impl Completed {
-    fn new(depth: u32) -> Self {
+    pub(crate) fn new(depth: u32) -> Self {
         Self(Vec::with_capacity(depth as usize + 1))
     }
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+    pub(crate) fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
         for (s, r) in self.0.drain(..) {
             f(s, r);
         }

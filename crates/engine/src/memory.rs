@@ -63,6 +63,9 @@ pub struct Footprint {
     pub rings: u64,
     /// Latency histograms of workers and report slots.
     pub histograms: u64,
+    /// The mem engine's regions (each mem job's `--size`, page-rounded), which stand in for
+    /// the target.
+    pub regions: u64,
     /// Worker threads and per-slot bookkeeping.
     pub workers_mem: u64,
     /// Per-job state, results and series.
@@ -81,6 +84,7 @@ impl Footprint {
             .saturating_add(self.buffers)
             .saturating_add(self.rings)
             .saturating_add(self.histograms)
+            .saturating_add(self.regions)
             .saturating_add(self.workers_mem)
             .saturating_add(self.jobs_mem)
     }
@@ -88,7 +92,9 @@ impl Footprint {
     /// What dominates, and the options that shrink it.
     fn knobs(&self, jobs: usize, k: &Knobs) -> String {
         let per_thread = self.histograms.saturating_add(self.workers_mem).saturating_add(self.jobs_mem);
-        if self.buffers >= self.rings && self.buffers >= per_thread {
+        if self.regions >= self.buffers && self.regions >= self.rings && self.regions >= per_thread {
+            format!("lower {} (the mem engine's region)", k.size)
+        } else if self.buffers >= self.rings && self.buffers >= per_thread {
             format!("lower {}, {} or {}", k.qd, k.threads, k.bs)
         } else if self.rings >= per_thread {
             format!("lower {} or {}", k.qd, k.threads)
@@ -106,13 +112,14 @@ pub struct Knobs {
     pub qd: &'static str,
     pub threads: &'static str,
     pub bs: &'static str,
+    pub size: &'static str,
 }
 
 impl Knobs {
     /// `run`, `mark`, `compare`.
-    pub const CLI: Knobs = Knobs { qd: "--qd", threads: "--threads", bs: "--bs" };
+    pub const CLI: Knobs = Knobs { qd: "--qd", threads: "--threads", bs: "--bs", size: "--size" };
     /// `sla`: the deepest point of its grid.
-    pub const SLA: Knobs = Knobs { qd: "--max-qd", threads: "--max-threads", bs: "--bs" };
+    pub const SLA: Knobs = Knobs { qd: "--max-qd", threads: "--max-threads", bs: "--bs", size: "--size" };
 }
 
 fn is_mixed(s: &JobSpec) -> bool {
@@ -139,6 +146,10 @@ pub fn group_footprint(jobs: &[JobSpec], group_reporting: bool) -> Footprint {
         if buffers > largest || f.largest.is_none() {
             largest = buffers;
             f.largest = Some((workers, depth, s.bs * if is_mixed(s) { 2 } else { 1 }, buffers));
+        }
+        if s.engine == EngineKind::Mem {
+            let region = page_round(s.size.unwrap_or(crate::mem::DEFAULT_REGION));
+            f.regions = f.regions.saturating_add(region);
         }
         if s.engine == EngineKind::IoUring {
             let (sq, cq) = uring_entries(depth as u32);
@@ -327,6 +338,7 @@ pub fn verdict(need: &Footprint, jobs: usize, knobs: &Knobs, avail: &Available) 
         return Ok(());
     }
     let why = match need.largest {
+        _ if need.regions >= total / 2 => format!(" (a {} mem-engine region)", human(need.regions)),
         Some((w, d, per, bytes)) if bytes >= total / 2 => format!(
             " ({w} worker{} x QD {d} x {} buffers = {})",
             if w == 1 { "" } else { "s" },
@@ -478,6 +490,25 @@ mod tests {
         // Headroom: a tenth (at least 128 MiB) stays free.
         assert_eq!(Available { meminfo: 10 * GIB, cgroup: None }.usable(), 9 * GIB);
         assert_eq!(Available { meminfo: 512 * MIB, cgroup: None }.usable(), 384 * MIB);
+    }
+
+    #[test]
+    fn mem_engine_regions_are_counted_and_named() {
+        let mut m = job(EngineKind::Mem, RwMode::Read, MIB, 8, 1);
+        m.size = Some(40 * GIB + 1);
+        let f = group_footprint(std::slice::from_ref(&m), false);
+        assert_eq!(f.regions, 40 * GIB + PAGE);
+        assert_eq!(f.buffers, 8 * MIB);
+        let e = verdict(&f, 1, &Knobs::CLI, &Available { meminfo: 23 * GIB, cgroup: None }).unwrap_err();
+        assert!(e.is_usage());
+        let msg = e.to_string();
+        assert!(msg.starts_with("this run needs 40.0 GiB of memory (a 40.0 GiB mem-engine region)"), "{msg}");
+        assert!(msg.ends_with("lower --size (the mem engine's region)"), "{msg}");
+        // Without --size: the default region; other engines have none.
+        m.size = None;
+        assert_eq!(group_footprint(std::slice::from_ref(&m), false).regions, crate::mem::DEFAULT_REGION);
+        m.engine = EngineKind::Null;
+        assert_eq!(group_footprint(&[m], false).regions, 0);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use crate::backend::{BackendConfig, Null, NullFault, Psync, Uring, UringSetupErr
 use crate::buffers::BufferPool;
 use crate::devview;
 use crate::error::{EngineError, Result};
+use crate::mem::{Mem, MemRegion};
 use crate::offsets::{worker_rng, OffsetGen};
 use crate::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan, SEC};
 use spec::{EngineKind, JobSpec, RwMode};
@@ -256,7 +257,11 @@ struct WorkerSetup {
     dist: spec::Distribution,
     nblocks: u64,
     workers_in_job: usize,
+    /// This worker's index within its job (0..workers_in_job).
+    job_worker: usize,
     seed: u64,
+    /// The job's region (mem engine only).
+    mem: Option<Arc<MemRegion>>,
 }
 
 fn worker_thread(
@@ -332,6 +337,17 @@ fn worker_thread(
         },
         EngineKind::Psync => go!(Psync::new(&cfg)),
         EngineKind::Null => go!(Null::new(&cfg, ctl.null_fault)),
+        EngineKind::Mem => match setup.mem.clone() {
+            Some(region) => {
+                go!(Mem::new(&cfg, region, setup.plan.region_offset, setup.job_worker, setup.workers_in_job))
+            }
+            None => {
+                ctl.stop.store(true, Ordering::Relaxed);
+                barrier.wait();
+                barrier.wait();
+                fail("the mem engine's region is missing".into(), false, &tx)
+            }
+        },
     }
 }
 
@@ -430,6 +446,8 @@ pub fn run_group_windows(
     let mut setups = Vec::new();
     let cpus = if ctl.pin_workers { allowed_cpus() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
+    // Mem-engine regions: allocated and touched here, before any worker starts.
+    let regions = crate::mem::job_regions(jobs)?;
     for (ji, j) in jobs.iter().enumerate() {
         let s = &j.spec;
         let (workers, depth) = match s.engine {
@@ -472,9 +490,10 @@ pub fn run_group_windows(
                 dist: s.dist.clone(),
                 nblocks,
                 workers_in_job: workers,
+                job_worker: w,
                 seed: s.seed,
+                mem: regions[ji].clone(),
             });
-            let _ = w;
         }
     }
     let total_workers = setups.len();

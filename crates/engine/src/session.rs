@@ -260,7 +260,7 @@ pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: O
 /// Tool-bottleneck check: run the job briefly on the null engine and compare.
 fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
     let s = &r.spec;
-    if s.engine == EngineKind::Null || s.rate_iops.is_some() {
+    if !s.engine.uses_target() || s.rate_iops.is_some() {
         return;
     }
     let measured = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
@@ -350,7 +350,7 @@ pub fn run_plan(
         doc.warn(&n.code, n.message.clone());
     }
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
-    let all_null = jobs.iter().all(|j| j.engine == EngineKind::Null);
+    let all_null = jobs.iter().all(|j| !j.engine.uses_target());
     // Checked before any target is created or filled: bad input writes nothing.
     let (need, njobs) = crate::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
     crate::memory::check(&need, njobs, &crate::memory::Knobs::CLI)?;
@@ -360,7 +360,7 @@ pub fn run_plan(
     // Open every distinct target once (validating everything before any I/O starts).
     let mut paths: BTreeMap<PathBuf, Vec<&JobSpec>> = BTreeMap::new();
     for j in &jobs {
-        if j.engine != EngineKind::Null {
+        if j.engine.uses_target() {
             let p = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
             paths.entry(p).or_default().push(j);
         }
@@ -386,14 +386,14 @@ pub fn run_plan(
     if let Some((_, t)) = targets.iter().next() {
         doc.target = Some(target_info(t));
     } else if all_null {
-        doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, 0));
+        doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, 0));
     }
     let mut region = 0u64;
 
     for g in &plan.groups {
         let mut bound = Vec::with_capacity(g.jobs.len());
         for j in &g.jobs {
-            let t = if j.engine == EngineKind::Null {
+            let t = if !j.engine.uses_target() {
                 None
             } else {
                 targets.get(&j.target.clone().unwrap_or_else(|| default_target.to_path_buf()))
@@ -412,6 +412,7 @@ pub fn run_plan(
         for r in out.results {
             if !stop && opts.ceiling_check {
                 ceiling_check(&mut doc, &r, &opts.ctl);
+                crate::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
             }
             rate_check(&mut doc, &r);
             doc.results.push(r);
@@ -422,11 +423,23 @@ pub fn run_plan(
         }
     }
     if all_null {
-        doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, region));
+        doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, region));
     }
     let first = targets.values().next();
+    // Memory is what the mem engine measures: the device checks do not apply to it.
+    let jobs: Vec<&JobSpec> = jobs.into_iter().filter(|j| j.engine != EngineKind::Mem).collect();
     honesty_warnings(&mut doc, &jobs, first, region);
     Ok(doc)
+}
+
+/// The result target's name when no job uses a device: `mem` when the mem engine ran, else
+/// `null`.
+fn no_target_name(jobs: &[&JobSpec]) -> &'static str {
+    if jobs.iter().any(|j| j.engine == EngineKind::Mem) {
+        "mem"
+    } else {
+        "null"
+    }
 }
 
 /// The CrystalDiskMark profiles.
@@ -652,6 +665,7 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
                 result.cpu = r.cpu;
                 if opts.ceiling_check && pass_no == cfg.passes && !null {
                     ceiling_check(&mut doc, &r, &opts.ctl);
+                    crate::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
                 }
             }
         }

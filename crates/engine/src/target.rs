@@ -329,16 +329,13 @@ fn open_target_once(
                     progress(TargetEvent::Fill { done: d, total: n })
                 })?;
             } else if needs.reads {
-                t.warnings.push((
-                    codes::UNWRITTEN_READ.into(),
-                    format!(
-                        "reads of {} cover data this run did not write: on thin-provisioned, new or trimmed \
-                         devices they return zeros from nowhere; add --prefill --destroy-data {} to write the \
-                         region first",
-                        path.display(),
-                        path.display()
-                    ),
-                ));
+                // Only with evidence: sampled blocks of the read region that read as zeros.
+                let block = crate::sample::SAMPLE_BLOCK.max(lb);
+                let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
+                let zeros = crate::sample::zero_blocks(&t.file, from, to, block, align);
+                if let Some(m) = zeros.and_then(|s| crate::sample::unwritten_message(path, s)) {
+                    t.warnings.push((codes::UNWRITTEN_READ.into(), m));
+                }
             }
             Ok(Some(t))
         }

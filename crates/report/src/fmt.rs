@@ -178,6 +178,9 @@ pub fn job_parts(spec: &JobSpec) -> Vec<String> {
 }
 
 pub fn io_mode(spec: &JobSpec) -> String {
+    if spec.engine == spec::EngineKind::Mem {
+        return "mem · memcpy to and from a memory region (no device)".to_string();
+    }
     let d = if spec.direct { "direct I/O (O_DIRECT)" } else { "buffered I/O (page cache)" };
     format!("{} · {d}", spec.engine.name())
 }

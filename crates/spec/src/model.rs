@@ -100,15 +100,19 @@ pub enum EngineKind {
     IoUring,
     Psync,
     Null,
+    /// No device: each I/O is a memcpy between the worker's buffer and a memory region of
+    /// the job's size (the memory-bandwidth ceiling of any cached figure).
+    Mem,
 }
 
 impl EngineKind {
-    pub const NAMES: &'static str = "io_uring, psync, null";
+    pub const NAMES: &'static str = "io_uring, psync, null, mem";
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "io_uring" | "uring" => Self::IoUring,
             "psync" | "sync" | "pvsync" => Self::Psync,
             "null" => Self::Null,
+            "mem" => Self::Mem,
             _ => return None,
         })
     }
@@ -117,7 +121,12 @@ impl EngineKind {
             Self::IoUring => "io_uring",
             Self::Psync => "psync",
             Self::Null => "null",
+            Self::Mem => "mem",
         }
+    }
+    /// True when the engine does I/O to a file or block device (false: null, mem).
+    pub fn uses_target(self) -> bool {
+        matches!(self, Self::IoUring | Self::Psync)
     }
 }
 
@@ -245,5 +254,21 @@ mod secs {
             return Err(serde::de::Error::custom("duration out of range"));
         }
         Ok(Duration::from_secs_f64(v))
+    }
+}
+
+#[cfg(test)]
+mod engine_tests {
+    use super::EngineKind;
+
+    #[test]
+    fn engine_names_round_trip() {
+        for e in [EngineKind::IoUring, EngineKind::Psync, EngineKind::Null, EngineKind::Mem] {
+            assert_eq!(EngineKind::parse(e.name()), Some(e));
+            assert!(EngineKind::NAMES.contains(e.name()));
+        }
+        assert_eq!(EngineKind::parse("mem"), Some(EngineKind::Mem));
+        assert!(EngineKind::IoUring.uses_target() && EngineKind::Psync.uses_target());
+        assert!(!EngineKind::Null.uses_target() && !EngineKind::Mem.uses_target());
     }
 }

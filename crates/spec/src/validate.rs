@@ -201,7 +201,7 @@ pub fn depth_problem(engine: EngineKind, qd: u32, threads: u32, qd_name: &str, t
     if qd > MAX_QD {
         let whose = match engine {
             EngineKind::IoUring => "io_uring's limit",
-            EngineKind::Psync | EngineKind::Null => "the limit (io_uring's, kept on every engine)",
+            EngineKind::Psync | EngineKind::Null | EngineKind::Mem => "the limit (io_uring's, kept on every engine)",
         };
         return Some(format!(
             "{qd} is above {whose} of {MAX_QD} per worker; use {threads_name} to add workers (each with its \

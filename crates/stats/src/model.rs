@@ -45,6 +45,10 @@ pub mod codes {
     pub const DEVICE_SAW_MORE: &str = "device-saw-more";
     /// Other I/O reached the device during the run.
     pub const FOREIGN_IO: &str = "foreign-io";
+    /// A storage figure above the memory bandwidth the mem engine measured for the same
+    /// shape (rw, bs, qd, threads): it cannot come from the device. Name fixed by the CLI
+    /// contract.
+    pub const EXCEEDS_MEMORY_BANDWIDTH: &str = "exceeds-memory-bandwidth";
 }
 
 /// The whole result document.

@@ -10,7 +10,10 @@ use tempfile::TempDir;
 /// The `diskmeter` binary with a clean environment for the things it reads.
 pub fn dm() -> Command {
     let mut c = Command::cargo_bin("diskmeter").expect("diskmeter binary is built");
-    c.env_remove("DISKMETER_NULL_FAULT").env("NO_COLOR", "1").env("COLUMNS", "100");
+    c.env_remove("DISKMETER_NULL_FAULT")
+        .env_remove("DISKMETER_TEST_MEM_CEILING_SCALE")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100");
     c
 }
 
