@@ -551,11 +551,13 @@ fn reports_the_rate_of_a_throttled_device_and_little_s_law_holds() {
 /// warm-up on as by default, two 4 s passes instead of three of 5 s and no pauses, so the test takes about five
 /// minutes (bench/throttle_mark.py runs the true defaults beside fio).
 ///
-/// Throttle-bound cells must be within 1 % of the limit: RND4K (4 KiB × 10 000 IOPS is far below
+/// Throttle-bound cells must be within 1 % of the limit (mean over the passes): RND4K (4 KiB × 10 000 IOPS is far below
 /// 300 MB/s, so IOPS-bound in every setting) and SEQ1M under 300 MB/s (bytes-bound: 286.1 IOPS).
 /// SEQ1M under an IOPS limit alone is not throttle-bound at a known figure — at 10 000 IOPS of
 /// 1 MiB the loop device itself (a few GB/s) is slower, and a 1 MiB I/O may reach the device as
 /// two requests, each counted against the IOPS limit — so there it must only not exceed the limit.
+/// Such a split I/O is charged twice against a bytes limit too (Linux 6.18, fio alike): SEQ1M
+/// under 300 MB/s may read 150 MB/s, which is accepted as the rate the throttle allows.
 #[test]
 fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
     require_loop!();
@@ -613,14 +615,33 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
             let bound = bps_iops.min(iops as f64);
             let known = bs == 4096.0 || bps_iops < iops as f64;
             for d in ["read", "write"] {
-                let got = f64_at(&r[d], "iops");
+                // The mean over the passes: the headline is the best pass, and blk-throttle moves
+                // up to one 100 ms slice of credit across a window edge when the machine stalls
+                // near it (±2.5 % on a 4 s pass); the best of two picks the upper tail. The
+                // headline itself must be within that slice.
+                let passes: Vec<f64> =
+                    r["passes"].as_array().expect("passes").iter().map(|p| f64_at(&p[d], "iops")).collect();
+                let got = passes.iter().sum::<f64>() / passes.len() as f64;
+                let best = f64_at(&r[d], "iops");
+                if known && (best / got - 1.0) > 0.1 / 4.0 {
+                    failures.push(format!("{setting}: {name} {d}: best pass {best:.1} IOPS, mean {got:.1}"));
+                }
                 let mb_s = f64_at(&r[d], "mb_s");
                 let line = format!(
-                    "{setting}: {name} {d}: {got:.1} IOPS {mb_s:.1} MB/s, limit {bound:.1} IOPS {:.1} MB/s",
+                    "{setting}: {name} {d}: {got:.1} IOPS (mean of passes) {mb_s:.1} MB/s (best), limit {bound:.1} IOPS {:.1} MB/s",
                     bound * bs / 1e6
                 );
                 eprintln!("{line}");
-                let ok = if known { (got / bound - 1.0).abs() <= 0.01 } else { got > 0.0 && got <= bound * 1.01 };
+                let within = |x: f64| (got / x - 1.0).abs() <= 0.01;
+                let ok = if !known {
+                    got > 0.0 && got <= bound * 1.01
+                } else if bs == 4096.0 {
+                    within(bound)
+                } else {
+                    // 6.18 charges a 1 MiB I/O that reaches the loop device as two requests
+                    // (max_segments 128 x 4 KiB pages) twice against a bytes limit; fio alike.
+                    within(bound) || within(bound / 2.0)
+                };
                 if !ok {
                     failures.push(line);
                 }
