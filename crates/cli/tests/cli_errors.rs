@@ -319,7 +319,9 @@ fn kept_test_file_is_ours_on_the_next_run() {
     let o = output(dm_in(dir.path()).args(args));
     match o.status.code() {
         Some(0) => {}
-        Some(2) if stderr_of(&o).contains("--overwrite") => println!("note: no user xattrs here; kept file is foreign"),
+        Some(2) if stderr_of(&o).contains("--overwrite") => {
+            eprintln!("note: no user xattrs here; kept file is foreign")
+        }
         other => panic!("unexpected exit {other:?}: {}", stderr_of(&o)),
     }
 }

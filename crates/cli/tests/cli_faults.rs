@@ -5,9 +5,6 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::io::Read;
-use std::path::Path;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 fn faulty_run(fault: &str, extra: &[&str]) -> (Value, String) {
@@ -140,68 +137,6 @@ fn null_fault_enodev() {
 
 // ------------------------------------------------------------------ Ctrl-C
 
-/// Reads a child's pipe on a thread so it can never block on a full pipe.
-fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = r.read_to_end(&mut v);
-        v
-    })
-}
-
-struct Spawned {
-    child: Child,
-    out: Option<std::thread::JoinHandle<Vec<u8>>>,
-    err: Option<std::thread::JoinHandle<Vec<u8>>>,
-}
-
-impl Drop for Spawned {
-    fn drop(&mut self) {
-        // Never leave a 60 s benchmark running if an assertion failed.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn spawn(dir: &Path, args: &[&str]) -> Spawned {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_diskmeter"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("DISKMETER_NULL_FAULT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn diskmeter");
-    let out = child.stdout.take().map(drain);
-    let err = child.stderr.take().map(drain);
-    Spawned { child, out, err }
-}
-
-fn sigint(child: &Child) {
-    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
-    // SAFETY: sending a signal to our own child process.
-    let r = unsafe { libc::kill(pid, libc::SIGINT) };
-    assert_eq!(r, 0, "kill(SIGINT) failed");
-}
-
-/// Wait for exit (up to `limit`); returns (exit code, stdout, stderr).
-fn wait_exit(mut s: Spawned, limit: Duration) -> (Option<i32>, Vec<u8>, String) {
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(st) = s.child.try_wait().expect("try_wait") {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "diskmeter did not exit within {limit:?} after SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = s.out.take().map(|h| h.join().expect("stdout reader")).unwrap_or_default();
-    let err = s.err.take().map(|h| h.join().expect("stderr reader")).unwrap_or_default();
-    (status.code(), out, String::from_utf8_lossy(&err).into_owned())
-}
-
 fn check_interrupted(code: Option<i32>, out: &[u8], err: &str) -> Value {
     let text = String::from_utf8_lossy(out);
     assert_eq!(code, Some(130), "exit code after SIGINT\nstdout:\n{text}\nstderr:\n{err}");
@@ -244,7 +179,7 @@ fn ctrl_c_removes_the_created_test_file() {
             let err = s.err.take().map(|h| h.join().expect("stderr reader")).unwrap_or_default();
             let err = String::from_utf8_lossy(&err);
             if err.contains("direct I/O") {
-                println!("note: this file system has no O_DIRECT; skipped: {err}");
+                eprintln!("note: this file system has no O_DIRECT; skipped: {err}");
                 return;
             }
             panic!("diskmeter exited early ({st}): {err}");
@@ -316,14 +251,14 @@ fn ctrl_c_during_mark() {
 #[test]
 fn enospc_on_a_small_tmpfs() {
     if !is_root() {
-        println!("note: not root; the tmpfs ENOSPC test is skipped");
+        eprintln!("note: not root; the tmpfs ENOSPC test is skipped");
         return;
     }
     let work = tempdir();
     let mnt = work.path().join("mnt");
     std::fs::create_dir(&mnt).expect("mkdir mnt");
     let Some(guard) = Tmpfs::mount(&mnt, "32m") else {
-        println!("note: cannot mount a tmpfs here; skipped");
+        eprintln!("note: cannot mount a tmpfs here; skipped");
         return;
     };
     let target = mnt.join("f");
@@ -348,14 +283,14 @@ fn enospc_on_a_small_tmpfs() {
 #[test]
 fn enospc_on_a_small_tmpfs_json() {
     if !is_root() {
-        println!("note: not root; the tmpfs ENOSPC test is skipped");
+        eprintln!("note: not root; the tmpfs ENOSPC test is skipped");
         return;
     }
     let work = tempdir();
     let mnt = work.path().join("mnt");
     std::fs::create_dir(&mnt).expect("mkdir mnt");
     let Some(_guard) = Tmpfs::mount(&mnt, "32m") else {
-        println!("note: cannot mount a tmpfs here; skipped");
+        eprintln!("note: cannot mount a tmpfs here; skipped");
         return;
     };
     let target = mnt.join("f");

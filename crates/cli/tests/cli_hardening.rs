@@ -6,43 +6,16 @@ mod common;
 use common::*;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::process::{Child, Command as Std, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command as Std;
+use std::time::Duration;
 
-fn bin() -> std::path::PathBuf {
-    assert_cmd::cargo::cargo_bin("diskmeter")
-}
-
-fn spawn_in(dir: &Path, args: &[&str]) -> Child {
-    Std::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .env_remove("DISKMETER_NULL_FAULT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn diskmeter")
-}
-
-fn signal(child: &Child, sig: i32) {
-    // SAFETY: kill has no memory-safety preconditions.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0, "kill");
-}
-
-/// Waits for the child, killing it after `limit` so a hang fails the test instead of hanging it.
-fn finish(mut child: Child, limit: Duration) -> std::process::Output {
-    let t0 = Instant::now();
-    loop {
-        if child.try_wait().expect("try_wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if t0.elapsed() > limit {
-            let _ = child.kill();
-            panic!("diskmeter did not stop within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// Waits for a spawned diskmeter (see `common::spawn`), as an `Output` for the usual helpers.
+fn finish(s: Spawned, limit: Duration) -> std::process::Output {
+    use std::os::unix::process::ExitStatusExt;
+    let (code, stdout, stderr) = wait_exit(s, limit);
+    // A normal exit with `code` (a death by signal would have no code).
+    let status = std::process::ExitStatus::from_raw(code.map_or(libc::SIGKILL, |c| c << 8));
+    std::process::Output { status, stdout, stderr: stderr.into_bytes() }
 }
 
 #[test]
@@ -271,9 +244,9 @@ fn ctrl_c_during_cache_simulate_gives_partial_results_and_130() {
         0,
     );
     let child =
-        spawn_in(d, &["cache", "simulate", "--trace", "big.dmt", "--cache-size", "256M", "--policy", "all", "--json"]);
+        spawn(d, &["cache", "simulate", "--trace", "big.dmt", "--cache-size", "256M", "--policy", "all", "--json"]);
     std::thread::sleep(Duration::from_millis(700));
-    signal(&child, libc::SIGINT);
+    send_signal(&child.child, libc::SIGINT);
     let o = finish(child, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
     let doc = json_of(&o);
@@ -289,9 +262,9 @@ fn ctrl_c_during_cache_convert_leaves_nothing() {
     let d = dir.path();
     csv_trace(d, 3_000_000);
     let before = entries(d);
-    let child = spawn_in(d, &["cache", "convert", "--trace", "t.csv", "--format", CSV, "-o", "out.dmt"]);
+    let child = spawn(d, &["cache", "convert", "--trace", "t.csv", "--format", CSV, "-o", "out.dmt"]);
     std::thread::sleep(Duration::from_millis(400));
-    signal(&child, libc::SIGINT);
+    send_signal(&child.child, libc::SIGINT);
     let o = finish(child, Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
     assert_eq!(entries(d), before, "no output and no temporary file may remain");
@@ -306,9 +279,9 @@ fn every_terminating_signal_stops_a_run_cleanly_and_is_named() {
         (libc::SIGUSR1, "SIGUSR1"),
     ] {
         let dir = tempdir();
-        let child = spawn_in(dir.path(), &["run", "--size", "16M", "--runtime", "20s", "--buffered", "--json"]);
+        let child = spawn(dir.path(), &["run", "--size", "16M", "--runtime", "20s", "--buffered", "--json"]);
         std::thread::sleep(Duration::from_millis(1500));
-        signal(&child, sig);
+        send_signal(&child.child, sig);
         let o = finish(child, Duration::from_secs(30));
         assert_eq!(o.status.code(), Some(130), "{word}: {}", stderr_of(&o));
         let doc = json_of(&o);
@@ -325,7 +298,7 @@ fn every_terminating_signal_stops_a_run_cleanly_and_is_named() {
 fn a_second_run_on_the_same_test_file_waits_or_refuses() {
     let dir = tempdir();
     let d = dir.path();
-    let first = spawn_in(d, &["run", "--size", "16M", "--runtime", "3s", "--buffered", "-q"]);
+    let first = spawn(d, &["run", "--size", "16M", "--runtime", "3s", "--buffered", "-q"]);
     std::thread::sleep(Duration::from_millis(1200));
     let o = output(dm_in(d).args(["run", "--size", "16M", "--runtime", "200ms", "--buffered", "--no-wait"]));
     assert_usage_error(&o, "in use by");

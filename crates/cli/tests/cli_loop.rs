@@ -81,7 +81,7 @@ fn ext4_device_is_refused_and_left_unchanged() {
     let _s = serial();
     let dir = tempdir();
     let Some(lp) = ext4_loop(dir.path()) else {
-        println!("note: mkfs.ext4 is missing; skipped");
+        eprintln!("note: mkfs.ext4 is missing; skipped");
         return;
     };
     let before = image_hash(&lp);
@@ -133,7 +133,7 @@ fn ext4_device_reads_are_allowed() {
     let _s = serial();
     let dir = tempdir();
     let Some(lp) = ext4_loop(dir.path()) else {
-        println!("note: mkfs.ext4 is missing; skipped");
+        eprintln!("note: mkfs.ext4 is missing; skipped");
         return;
     };
     let before = image_hash(&lp);
@@ -570,7 +570,7 @@ fn reports_the_rate_of_a_throttled_device_and_little_s_law_holds() {
     let t = match Throttle::new(&l.dev, LIMIT as u32, None) {
         Ok(t) => t,
         Err(why) => {
-            println!("note: {why}; throttled-device test skipped");
+            eprintln!("note: {why}; throttled-device test skipped");
             return;
         }
     };

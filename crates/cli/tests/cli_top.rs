@@ -103,7 +103,7 @@ fn processes_come_with_a_visibility_note() {
 #[test]
 fn without_cap_net_admin_io_percent_is_explained() {
     let Some(setpriv) = find_tool("setpriv").filter(|_| is_root()) else {
-        println!("note: needs root and setpriv to drop privileges; skipped");
+        eprintln!("note: needs root and setpriv to drop privileges; skipped");
         return;
     };
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
@@ -114,7 +114,7 @@ fn without_cap_net_admin_io_percent_is_explained() {
         .output()
         .unwrap();
     if !o.status.success() {
-        println!("note: cannot run as nobody ({}); skipped", String::from_utf8_lossy(&o.stderr).trim());
+        eprintln!("note: cannot run as nobody ({}); skipped", String::from_utf8_lossy(&o.stderr).trim());
         return;
     }
     let v = &json_lines(&o)[0];
@@ -277,11 +277,11 @@ fn agrees_with_iostat_under_load() {
             std::env::var_os("DISKMETER_REQUIRE_IOSTAT").is_none(),
             "DISKMETER_REQUIRE_IOSTAT is set but iostat (sysstat) is missing"
         );
-        println!("note: iostat (sysstat) is missing; cross-check skipped");
+        eprintln!("note: iostat (sysstat) is missing; cross-check skipped");
         return;
     }
     if !is_root() || find_tool("losetup").is_none() || !Path::new("/dev/shm").is_dir() {
-        println!("note: needs root, losetup and /dev/shm for a loop device; cross-check skipped");
+        eprintln!("note: needs root, losetup and /dev/shm for a loop device; cross-check skipped");
         return;
     }
     let image = PathBuf::from(format!("/dev/shm/diskmeter-cli-top-{}.img", std::process::id()));
@@ -289,7 +289,7 @@ fn agrees_with_iostat_under_load() {
     let out = Std::new("losetup").args(["--find", "--show"]).arg(&image).output().unwrap();
     if !out.status.success() {
         let _ = std::fs::remove_file(&image);
-        println!("note: losetup failed ({}); cross-check skipped", String::from_utf8_lossy(&out.stderr).trim());
+        eprintln!("note: losetup failed ({}); cross-check skipped", String::from_utf8_lossy(&out.stderr).trim());
         return;
     }
     let lp = Loop(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()), image);

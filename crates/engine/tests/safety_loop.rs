@@ -26,12 +26,12 @@ fn tool(name: &str) -> Option<PathBuf> {
 /// The lock and a temp dir, or None (with a note) when the environment cannot run these tests.
 fn setup(test: &str, tools: &[&str]) -> Option<(MutexGuard<'static, ()>, tempfile::TempDir)> {
     if !rustix::process::geteuid().is_root() {
-        println!("note: {test} skipped: needs root for loop devices");
+        eprintln!("note: {test} skipped: needs root for loop devices");
         return None;
     }
     for t in tools.iter().chain(["losetup"].iter()) {
         if tool(t).is_none() {
-            println!("note: {test} skipped: {t} not found");
+            eprintln!("note: {test} skipped: {t} not found");
             return None;
         }
     }
@@ -68,7 +68,7 @@ impl Loop {
         }
         let out = cmd.arg(img).output().ok()?;
         if !out.status.success() {
-            println!("note: losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+            eprintln!("note: losetup failed: {}", String::from_utf8_lossy(&out.stderr));
             return None;
         }
         Some(Loop(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())))
@@ -295,7 +295,7 @@ fn mounted_partition_is_refused_even_with_flag() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     if !part.exists() {
-        println!("note: {} did not appear (no partition scanning?); skipped", part.display());
+        eprintln!("note: {} did not appear (no partition scanning?); skipped", part.display());
         return;
     }
     run("mkfs.ext4", &["-q", "-F"], &part);
@@ -365,7 +365,7 @@ fn held_device_is_refused_even_with_flag() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        println!("note: held_device_is_refused_even_with_flag skipped: device-mapper unavailable");
+        eprintln!("note: held_device_is_refused_even_with_flag skipped: device-mapper unavailable");
         return;
     }
     let dm = DmMap(name);

@@ -181,7 +181,7 @@ pub fn loop_unavailable() -> Option<&'static str> {
 macro_rules! require_loop {
     () => {
         if let Some(why) = loop_unavailable() {
-            println!("note: {why}; loop-device test skipped");
+            eprintln!("note: {why}; loop-device test skipped");
             return;
         }
     };
@@ -289,4 +289,72 @@ impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = std::process::Command::new("umount").arg(&self.0).status();
     }
+}
+
+// ------------------------------------------------------------------ child processes
+
+/// Reads a child's pipe on a thread so it can never block on a full pipe.
+pub fn drain(mut r: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = r.read_to_end(&mut v);
+        v
+    })
+}
+
+pub struct Spawned {
+    pub child: std::process::Child,
+    pub out: Option<std::thread::JoinHandle<Vec<u8>>>,
+    pub err: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        // Never leave a 60 s benchmark running if an assertion failed.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+pub fn spawn(dir: &Path, args: &[&str]) -> Spawned {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_diskmeter"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DISKMETER_NULL_FAULT")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn diskmeter");
+    let out = child.stdout.take().map(drain);
+    let err = child.stderr.take().map(drain);
+    Spawned { child, out, err }
+}
+
+pub fn sigint(child: &std::process::Child) {
+    send_signal(child, libc::SIGINT);
+}
+
+pub fn send_signal(child: &std::process::Child, sig: i32) {
+    let pid = libc::pid_t::try_from(child.id()).expect("pid fits pid_t");
+    // SAFETY: sending a signal to our own child process.
+    let r = unsafe { libc::kill(pid, sig) };
+    assert_eq!(r, 0, "kill({sig}) failed");
+}
+
+/// Wait for exit (up to `limit`); returns (exit code, stdout, stderr).
+pub fn wait_exit(mut s: Spawned, limit: std::time::Duration) -> (Option<i32>, Vec<u8>, String) {
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = s.child.try_wait().expect("try_wait") {
+            break st;
+        }
+        assert!(std::time::Instant::now() < deadline, "diskmeter did not exit within {limit:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let out = s.out.take().map(|h| h.join().expect("stdout reader")).unwrap_or_default();
+    let err = s.err.take().map(|h| h.join().expect("stderr reader")).unwrap_or_default();
+    (status.code(), out, String::from_utf8_lossy(&err).into_owned())
 }
