@@ -22,7 +22,7 @@ fn open() -> Option<Taskstats> {
     match Taskstats::open() {
         Ok(t) => Some(t),
         Err(TsError::NoFamily) => {
-            println!("note: kernel without taskstats (CONFIG_TASKSTATS); live test skipped");
+            eprintln!("note: kernel without taskstats (CONFIG_TASKSTATS); live test skipped");
             None
         }
         Err(e) => panic!("cannot open the taskstats socket: {e}"),
@@ -35,7 +35,7 @@ fn this_thread_agrees_with_proc_io() {
     if !is_root() {
         let r = ts.tgid(std::process::id() as i32);
         assert!(matches!(r, Err(TsError::Permission) | Ok(_)), "{r:?}");
-        println!("note: not root; checked only that a query without CAP_NET_ADMIN is refused cleanly");
+        eprintln!("note: not root; checked only that a query without CAP_NET_ADMIN is refused cleanly");
         return;
     }
     // Give this thread some storage writes (write_bytes is charged when pages are dirtied).
@@ -90,9 +90,9 @@ fn sampling_records_the_state_and_delay_counters() {
         Some(TaskstatsState::NoPermission) => {
             assert!(!is_root(), "root was refused");
             assert!(me.blkio_delay_ns.is_none());
-            println!("note: not root; the no-permission path was checked");
+            eprintln!("note: not root; the no-permission path was checked");
         }
-        Some(TaskstatsState::NoKernelSupport) => println!("note: kernel without taskstats; skipped"),
+        Some(TaskstatsState::NoKernelSupport) => eprintln!("note: kernel without taskstats; skipped"),
         ref other => panic!("unexpected state {other:?}"),
     }
     let note = procs::note(&snap);
