@@ -1,8 +1,8 @@
 //! Command-line definition (clap derive) and its conversion into typed configuration.
 //! Nothing below this module sees clap.
 
+use app::session::{MarkConfig, Profile};
 use clap::{Args, Parser, Subcommand};
-use engine::session::{MarkConfig, Profile};
 use engine::target::{TargetOptions, WhenBusy};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, RwMode, SpecError};
@@ -574,7 +574,7 @@ impl SlaArgs {
         self.target_pos.clone().or_else(|| self.target.clone()).unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))
     }
 
-    pub fn config(&self, cpus: u32) -> Result<engine::sla::SlaConfig, SpecError> {
+    pub fn config(&self, cpus: u32) -> Result<app::sla::SlaConfig, SpecError> {
         let bound = units::parse_duration("--latency", &self.latency, TimeUnit::Seconds)?;
         if bound.is_zero() {
             return Err(SpecError::value(
@@ -678,7 +678,7 @@ impl SlaArgs {
                 format!("{} is smaller than one block (--bs {})", self.size, self.bs),
             ));
         }
-        Ok(engine::sla::SlaConfig {
+        Ok(app::sla::SlaConfig {
             bound_ns: bound.as_nanos().min(u128::from(u64::MAX)) as u64,
             percentile,
             streams,
@@ -717,7 +717,7 @@ impl CompareArgs {
         })
     }
 
-    pub fn config(&self) -> Result<engine::compare::CompareConfig, SpecError> {
+    pub fn config(&self) -> Result<app::compare::CompareConfig, SpecError> {
         let passes = u32_count("--passes", &self.passes)?;
         if passes == 0 || passes > 1000 {
             return Err(SpecError::value("--passes", format!("{passes} is out of range; use 2 to 1000")));
@@ -752,16 +752,16 @@ impl CompareArgs {
                 }
                 j.name = format!("{} {} Q{}T{}", rw.name(), units::format_bs_label(j.bs), j.qd, j.threads);
                 spec::validate::validate_job(&j)?;
-                engine::compare::Suite::Job(Box::new(j))
+                app::compare::Suite::Job(Box::new(j))
             }
-            None => engine::compare::Suite::Profile(Profile::parse(&self.profile).ok_or_else(|| {
+            None => app::compare::Suite::Profile(Profile::parse(&self.profile).ok_or_else(|| {
                 SpecError::value(
                     "--profile",
                     format!("unknown profile {:?}; use default, nvme, peak or real", self.profile),
                 )
             })?),
         };
-        Ok(engine::compare::CompareConfig {
+        Ok(app::compare::CompareConfig {
             suite,
             passes,
             time,

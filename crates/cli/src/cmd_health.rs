@@ -201,7 +201,7 @@ fn plan(a: &HealthArgs) -> Result<Plan, HealthError> {
             state_path,
             raw: a.raw,
             now_unix,
-            time: engine::session::now_rfc3339(),
+            time: app::session::now_rfc3339(),
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
         },
         self_test,

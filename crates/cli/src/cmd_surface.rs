@@ -1,9 +1,9 @@
-//! `diskmeter surface`: transfer-rate map and bad-block scan (thin: options → engine::surface).
+//! `diskmeter surface`: transfer-rate map and bad-block scan (thin: options → app::surface).
 
 use crate::args::OutputArgs;
 use crate::{install_ctrlc, plan_outputs, sanitize, signals, write_outputs, Failure};
+use app::surface::{self, Mode, Pattern, SurfaceConfig, SurfaceObserver};
 use clap::Args;
-use engine::surface::{self, Mode, Pattern, SurfaceConfig, SurfaceObserver};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use spec::units::{self, TimeUnit};
 use spec::SpecError;
@@ -313,7 +313,7 @@ pub fn run(a: &SurfaceArgs) -> ExitCode {
         Err(e) => {
             let m = e.to_string();
             if a.out.json {
-                let doc = engine::session::error_doc("surface", "io", &m);
+                let doc = app::session::error_doc("surface", "io", &m);
                 println!("{}", report::render(&doc, report::Format::Json).trim_end());
             }
             return fail(&m, 1);

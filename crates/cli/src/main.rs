@@ -9,12 +9,12 @@ mod cmd_top;
 mod progress;
 mod signals;
 
+use app::session::{self, SessionOptions};
 use args::{
     CacheAction, CacheArgs, Cli, Command, CompareArgs, MarkArgs, OutputArgs, ReportArgs, RunArgs, SlaArgs,
     DEFAULT_TARGET,
 };
 use engine::backend::NullFault;
-use engine::session::{self, SessionOptions};
 use engine::EngineError;
 use spec::SpecError;
 use stats::ResultDoc;
@@ -262,7 +262,7 @@ fn cmd_sla(a: &SlaArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Failure> {
     let cfg = a.config(cpus)?;
     let opts = session_options(&a.target_args, false, stop);
     let mut obs = progress::Progress::new(a.out.quiet);
-    Ok(engine::sla::sla(&cfg, &a.target_path(), &opts, &mut obs)?)
+    Ok(app::sla::sla(&cfg, &a.target_path(), &opts, &mut obs)?)
 }
 
 /// Read a result document for `compare --results` / `report`, with one clear error line. Only a
@@ -293,13 +293,13 @@ fn cmd_compare(a: &CompareArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Fail
         let mut seen = std::collections::HashSet::new();
         if docs.iter().any(|(s, _)| s.label.is_empty() || !seen.insert(s.label.clone())) {
             for (i, (s, _)) in docs.iter_mut().enumerate() {
-                s.label = engine::compare::default_label(i);
+                s.label = app::compare::default_label(i);
             }
         }
         for (s, d) in &mut docs {
             s.device = d.target.as_ref().and_then(|t| t.model.clone().or_else(|| t.device.clone()));
         }
-        return Ok(engine::compare::compare_results(&docs, test, 0.95)?);
+        return Ok(app::compare::compare_results(&docs, test, 0.95)?);
     }
     if a.targets.len() < 2 {
         return Err(Failure::Usage(
@@ -309,7 +309,7 @@ fn cmd_compare(a: &CompareArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Fail
     let cfg = a.config()?;
     let opts = session_options(&a.target_args, false, stop);
     let mut obs = progress::Progress::new(a.out.quiet);
-    Ok(engine::compare::compare_targets(&cfg, &a.targets, &opts, &mut obs)?)
+    Ok(app::compare::compare_targets(&cfg, &a.targets, &opts, &mut obs)?)
 }
 
 fn cmd_report(a: &ReportArgs) -> Result<(), Failure> {

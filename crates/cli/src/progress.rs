@@ -1,8 +1,8 @@
 //! Live progress on a terminal (stderr): phase, elapsed/ETA, live IOPS and MB/s.
 //! Silent when stderr is not a terminal or with --quiet.
 
+use app::session::Observer;
 use engine::runner::Tick;
-use engine::session::Observer;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;

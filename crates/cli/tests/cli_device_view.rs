@@ -13,7 +13,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 macro_rules! need_loop {
     () => {
         if let Some(why) = loop_unavailable() {
-            eprintln!("note: {why}; device-view test skipped (CI runs it as root)");
+            skip_note(&format!("{why}; device-view test skipped (CI runs it as root)"));
             return;
         }
     };
@@ -104,7 +104,7 @@ fn a_buffered_run_of_a_file_is_answered_by_the_page_cache() {
     let dir = tempdir();
     let mut l = LoopDev::blank(&dir.path().join("img"), 256 << 20);
     if l.ext4(&dir.path().join("mnt"), "defaults").is_none() {
-        eprintln!("note: mkfs.ext4 missing; skipped");
+        skip_note("mkfs.ext4 missing; skipped");
         return;
     }
     let target = dir.path().join("mnt/t.test");
@@ -121,7 +121,7 @@ fn a_journalled_file_system_writes_more_than_diskmeter() {
     let dir = tempdir();
     let mut l = LoopDev::blank(&dir.path().join("img"), 256 << 20);
     if l.ext4(&dir.path().join("mnt"), "data=journal").is_none() {
-        eprintln!("note: mkfs.ext4 missing; skipped");
+        skip_note("mkfs.ext4 missing; skipped");
         return;
     }
     let target = dir.path().join("mnt/t.test");
@@ -166,7 +166,7 @@ fn another_process_on_the_device_is_foreign_io() {
 #[test]
 fn a_file_on_tmpfs_says_no_device_can_be_read() {
     let Ok(d) = tempfile::tempdir_in("/dev/shm") else {
-        eprintln!("note: no /dev/shm; skipped");
+        skip_note("no /dev/shm; skipped");
         return;
     };
     let t = d.path().join("t.test");

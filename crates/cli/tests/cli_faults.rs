@@ -251,14 +251,14 @@ fn ctrl_c_during_mark() {
 #[test]
 fn enospc_on_a_small_tmpfs() {
     if !is_root() {
-        eprintln!("note: not root; the tmpfs ENOSPC test is skipped");
+        skip_note("not root; the tmpfs ENOSPC test is skipped");
         return;
     }
     let work = tempdir();
     let mnt = work.path().join("mnt");
     std::fs::create_dir(&mnt).expect("mkdir mnt");
     let Some(guard) = Tmpfs::mount(&mnt, "32m") else {
-        eprintln!("note: cannot mount a tmpfs here; skipped");
+        skip_note("cannot mount a tmpfs here; skipped");
         return;
     };
     let target = mnt.join("f");
@@ -283,14 +283,14 @@ fn enospc_on_a_small_tmpfs() {
 #[test]
 fn enospc_on_a_small_tmpfs_json() {
     if !is_root() {
-        eprintln!("note: not root; the tmpfs ENOSPC test is skipped");
+        skip_note("not root; the tmpfs ENOSPC test is skipped");
         return;
     }
     let work = tempdir();
     let mnt = work.path().join("mnt");
     std::fs::create_dir(&mnt).expect("mkdir mnt");
     let Some(_guard) = Tmpfs::mount(&mnt, "32m") else {
-        eprintln!("note: cannot mount a tmpfs here; skipped");
+        skip_note("cannot mount a tmpfs here; skipped");
         return;
     };
     let target = mnt.join("f");

@@ -134,7 +134,7 @@ fn a_running_program_as_a_write_target_is_a_usage_error() {
 #[test]
 fn an_existing_file_on_a_read_only_mount_is_a_usage_error() {
     if !is_root() {
-        eprintln!("note: not root; the read-only mount test is skipped (CI runs it as root)");
+        skip_note("not root; the read-only mount test is skipped (CI runs it as root)");
         return;
     }
     let dir = tempdir();
@@ -142,7 +142,7 @@ fn an_existing_file_on_a_read_only_mount_is_a_usage_error() {
     std::fs::create_dir(&m).expect("mkdir");
     let sh = |args: &[&str]| Std::new(args[0]).args(&args[1..]).status().expect("run").success();
     if !sh(&["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", m.to_str().expect("utf-8")]) {
-        eprintln!("note: cannot mount a tmpfs; the read-only mount test is skipped");
+        skip_note("cannot mount a tmpfs; the read-only mount test is skipped");
         return;
     }
     expect_code(dm_in(&m).args(["run", "--size", "1M", "--runtime", "100ms", "--buffered", "--keep", "-q"]), 0);

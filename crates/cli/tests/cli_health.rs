@@ -461,7 +461,7 @@ fn this_machines_virtio_disk_is_unavailable() {
 #[test]
 fn loop_device_is_unavailable() {
     if !is_root() || find_tool("losetup").is_none() {
-        eprintln!("skipped: needs root and losetup for a loop device");
+        skip_note("needs root and losetup for a loop device; skipped");
         return;
     }
     let t = tempdir();
@@ -469,7 +469,7 @@ fn loop_device_is_unavailable() {
     fs::write(&img, vec![0u8; 1 << 20]).unwrap();
     let out = std::process::Command::new("losetup").args(["-f", "--show"]).arg(&img).output().expect("losetup");
     if !out.status.success() {
-        eprintln!("skipped: losetup failed: {}", String::from_utf8_lossy(&out.stderr));
+        skip_note(&format!("losetup failed: {}; skipped", String::from_utf8_lossy(&out.stderr)));
         return;
     }
     let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();

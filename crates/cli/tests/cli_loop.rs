@@ -81,7 +81,7 @@ fn ext4_device_is_refused_and_left_unchanged() {
     let _s = serial();
     let dir = tempdir();
     let Some(lp) = ext4_loop(dir.path()) else {
-        eprintln!("note: mkfs.ext4 is missing; skipped");
+        skip_note("mkfs.ext4 is missing; skipped");
         return;
     };
     let before = image_hash(&lp);
@@ -133,7 +133,7 @@ fn ext4_device_reads_are_allowed() {
     let _s = serial();
     let dir = tempdir();
     let Some(lp) = ext4_loop(dir.path()) else {
-        eprintln!("note: mkfs.ext4 is missing; skipped");
+        skip_note("mkfs.ext4 is missing; skipped");
         return;
     };
     let before = image_hash(&lp);
@@ -570,7 +570,7 @@ fn reports_the_rate_of_a_throttled_device_and_little_s_law_holds() {
     let t = match Throttle::new(&l.dev, LIMIT as u32, None) {
         Ok(t) => t,
         Err(why) => {
-            eprintln!("note: {why}; throttled-device test skipped");
+            skip_note(&format!("{why}; throttled-device test skipped"));
             return;
         }
     };
@@ -631,7 +631,7 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
     let shm = match tempfile::Builder::new().prefix("diskmeter-throttle-").tempdir_in("/dev/shm") {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("note: no /dev/shm ({e}); throttled mark test skipped");
+            skip_note(&format!("no /dev/shm ({e}); throttled mark test skipped"));
             return;
         }
     };
@@ -649,7 +649,7 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
         let t = match Throttle::new(&l.dev, iops, bps) {
             Ok(t) => t,
             Err(why) => {
-                eprintln!("note: {why}; throttled mark test skipped");
+                skip_note(&format!("{why}; throttled mark test skipped"));
                 return;
             }
         };

@@ -190,7 +190,7 @@ fn outputs_never_replace_user_files_nodes_fifos_or_directories() {
     fixtures(d);
     let root = is_root();
     if !root {
-        eprintln!("note: not root; the device-node case of this test is skipped (CI runs it as root)");
+        skip_note("not root; the device-node case of this test is skipped (CI runs it as root)");
     }
     for w in WRITERS {
         let user = d.join(format!("user.{}", w.ext));
@@ -223,14 +223,14 @@ fn outputs_never_replace_user_files_nodes_fifos_or_directories() {
 #[test]
 fn a_full_file_system_gets_nothing_and_existing_outputs_survive() {
     if !is_root() {
-        eprintln!("note: not root; the full-file-system test is skipped (CI runs it as root)");
+        skip_note("not root; the full-file-system test is skipped (CI runs it as root)");
         return;
     }
     let dir = tempdir();
     let d = dir.path();
     fixtures(d);
     let Some(fs) = Tmpfs::mount(&d.join("full"), "64k") else {
-        eprintln!("note: cannot mount a tmpfs here; the full-file-system test is skipped");
+        skip_note("cannot mount a tmpfs here; the full-file-system test is skipped");
         return;
     };
     let listing = entries(d);

@@ -358,7 +358,7 @@ fn loop_guard_refuses() {
     }
     assert_eq!(device_hash(lp.dev()), before);
     if find_tool("mkfs.ext4").is_none() {
-        eprintln!("note: mkfs.ext4 is missing; signature and mount checks skipped");
+        skip_note("mkfs.ext4 is missing; signature and mount checks skipped");
         return;
     }
     let st = Std::new("mkfs.ext4").args(["-q", "-F", lp.dev()]).status().expect("mkfs.ext4");
@@ -377,7 +377,7 @@ fn loop_guard_refuses() {
         let _ = Std::new("umount").arg(mnt.path()).status();
         assert_usage_error(&o, "mounted");
     } else {
-        eprintln!("note: mount failed; mounted check skipped");
+        skip_note("mount failed; mounted check skipped");
     }
 }
 
@@ -405,7 +405,7 @@ fn loop_destructive_writes_the_patterns() {
 fn loop_badblocks_list_works_with_e2fsck() {
     require_loop!();
     let (Some(_), Some(_), Some(_)) = (find_tool("mkfs.ext4"), find_tool("e2fsck"), find_tool("dumpe2fs")) else {
-        eprintln!("note: e2fsprogs (mkfs.ext4, e2fsck, dumpe2fs) missing; skipped");
+        skip_note("e2fsprogs (mkfs.ext4, e2fsck, dumpe2fs) missing; skipped");
         return;
     };
     let _g = serial();

@@ -103,7 +103,7 @@ fn processes_come_with_a_visibility_note() {
 #[test]
 fn without_cap_net_admin_io_percent_is_explained() {
     let Some(setpriv) = find_tool("setpriv").filter(|_| is_root()) else {
-        eprintln!("note: needs root and setpriv to drop privileges; skipped");
+        skip_note("needs root and setpriv to drop privileges; skipped");
         return;
     };
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
@@ -281,7 +281,7 @@ fn agrees_with_iostat_under_load() {
         return;
     }
     if !is_root() || find_tool("losetup").is_none() || !Path::new("/dev/shm").is_dir() {
-        eprintln!("note: needs root, losetup and /dev/shm for a loop device; cross-check skipped");
+        skip_note("needs root, losetup and /dev/shm for a loop device; cross-check skipped");
         return;
     }
     let image = PathBuf::from(format!("/dev/shm/diskmeter-cli-top-{}.img", std::process::id()));
@@ -289,7 +289,7 @@ fn agrees_with_iostat_under_load() {
     let out = Std::new("losetup").args(["--find", "--show"]).arg(&image).output().unwrap();
     if !out.status.success() {
         let _ = std::fs::remove_file(&image);
-        eprintln!("note: losetup failed ({}); cross-check skipped", String::from_utf8_lossy(&out.stderr).trim());
+        skip_note(&format!("losetup failed ({}); cross-check skipped", String::from_utf8_lossy(&out.stderr).trim()));
         return;
     }
     let lp = Loop(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()), image);

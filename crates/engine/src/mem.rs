@@ -290,7 +290,7 @@ fn test_scale() -> Option<f64> {
 /// Below this a storage figure cannot be above any machine's memory bandwidth (MB/s).
 const PLAUSIBLE_MB_S: f64 = 1000.0;
 
-pub(crate) fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
+pub fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
     if !r.spec.engine.uses_target() {
         return;
     }
@@ -300,7 +300,7 @@ pub(crate) fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunContr
     if fastest < PLAUSIBLE_MB_S && test_scale().is_none() {
         return;
     }
-    let Ok(b) = crate::session::bind(&check_job(&r.spec), None) else { return };
+    let Ok(b) = crate::runner::bind(&check_job(&r.spec), None) else { return };
     // The check must not be what runs the machine out of memory.
     let (need, _) = crate::memory::plan_footprint([(std::slice::from_ref(&b.spec), false)]);
     if crate::memory::available().is_some_and(|a| need.total() > a.usable()) {

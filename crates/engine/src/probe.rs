@@ -235,7 +235,7 @@ fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
     Ok(p)
 }
 
-pub(crate) fn open_error(path: &Path, e: io::Error) -> EngineError {
+pub fn open_error(path: &Path, e: io::Error) -> EngineError {
     if e.kind() == io::ErrorKind::PermissionDenied {
         EngineError::Invalid(format!("cannot open {}: permission denied; {}", path.display(), denied_advice()))
     } else {
@@ -273,7 +273,7 @@ fn parse_scheduler(s: &str) -> Option<String> {
 }
 
 /// Size of an open block device: BLKGETSIZE64, falling back to seeking to the end.
-pub(crate) fn block_device_size(file: &File) -> io::Result<u64> {
+pub fn block_device_size(file: &File) -> io::Result<u64> {
     use rustix::ioctl::{opcode, Getter, Opcode};
     // BLKGETSIZE64 = _IOR(0x12, 114, size_t); the kernel writes a u64.
     const BLKGETSIZE64: Opcode = opcode::read::<usize>(0x12, 114);
@@ -315,7 +315,7 @@ pub(crate) struct BlockDev {
     pub is_partition: bool,
 }
 
-pub(crate) fn sys_block(name: &str) -> PathBuf {
+pub fn sys_block(name: &str) -> PathBuf {
     Path::new("/sys/class/block").join(name)
 }
 
@@ -426,7 +426,7 @@ fn device_is_ram(name: &str) -> bool {
     false
 }
 
-pub(crate) fn read_trimmed(path: &Path) -> Option<String> {
+pub fn read_trimmed(path: &Path) -> Option<String> {
     let s = fs::read_to_string(path).ok()?;
     let t = s.trim();
     if t.is_empty() {

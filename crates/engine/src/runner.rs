@@ -6,11 +6,12 @@ use crate::devview;
 use crate::error::{EngineError, Result};
 use crate::mem::{Mem, MemRegion};
 use crate::offsets::{worker_rng, OffsetGen};
+use crate::target::OpenTarget;
 use crate::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan, SEC};
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::{CpuUsage, DirStats, ErrorInfo, JobResult, LatHist, SeriesPoint};
 use std::collections::{BTreeMap, VecDeque};
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
@@ -783,4 +784,47 @@ fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
         offset: (f.op != crate::backend::Op::Fsync).then_some(f.offset),
         job: Some(job.to_string()),
     }
+}
+
+/// Resolve a job's region against its open target.
+pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
+    let (fd, size, align, lb) = match t {
+        Some(t) => (
+            t.file.as_raw_fd(),
+            t.probe.size_bytes,
+            t.probe.dio_mem_align.unwrap_or(4096).max(4096) as usize,
+            if job.direct {
+                t.probe.logical_block.max(t.probe.dio_offset_align.unwrap_or(0)).max(512) as u64
+            } else {
+                1
+            },
+        ),
+        None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
+    };
+    if !job.offset.is_multiple_of(lb) {
+        return Err(EngineError::Invalid(format!(
+            "--offset {} is not a multiple of the logical block size ({lb} bytes) that direct I/O requires",
+            job.offset
+        )));
+    }
+    if job.offset >= size {
+        return Err(EngineError::Invalid(format!(
+            "--offset {} is at or past the end of the target ({size} bytes); lower it",
+            job.offset
+        )));
+    }
+    let len = job.size.unwrap_or(size - job.offset).min(size - job.offset);
+    let len = len / job.bs * job.bs;
+    if len == 0 {
+        return Err(EngineError::Invalid(format!(
+            "the test region ({} bytes from offset {}) is smaller than one block (--bs {}); raise --size",
+            job.size.unwrap_or(size - job.offset),
+            job.offset,
+            job.bs
+        )));
+    }
+    let mut spec = job.clone();
+    spec.size = Some(len);
+    let watch = t.map(|t| crate::devview::watch_for(&t.probe));
+    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch })
 }

@@ -23,15 +23,24 @@ fn tool(name: &str) -> Option<PathBuf> {
     ["/usr/sbin", "/sbin", "/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(name)).find(|p| p.is_file())
 }
 
+/// A test that cannot run here says so on stderr; under `DISKMETER_REQUIRE_LOOP=1` (CI as
+/// root) it fails instead.
+fn skip(why: &str) {
+    if std::env::var("DISKMETER_REQUIRE_LOOP").as_deref() == Ok("1") {
+        panic!("{why}, but DISKMETER_REQUIRE_LOOP=1 requires this test to run");
+    }
+    eprintln!("note: {why}");
+}
+
 /// The lock and a temp dir, or None (with a note) when the environment cannot run these tests.
 fn setup(test: &str, tools: &[&str]) -> Option<(MutexGuard<'static, ()>, tempfile::TempDir)> {
     if !rustix::process::geteuid().is_root() {
-        eprintln!("note: {test} skipped: needs root for loop devices");
+        skip(&format!("{test} skipped: needs root for loop devices"));
         return None;
     }
     for t in tools.iter().chain(["losetup"].iter()) {
         if tool(t).is_none() {
-            eprintln!("note: {test} skipped: {t} not found");
+            skip(&format!("{test} skipped: {t} not found"));
             return None;
         }
     }

@@ -176,12 +176,28 @@ pub fn loop_unavailable() -> Option<&'static str> {
     None
 }
 
-/// Skip (return from) a loop-device test, with a note, where [`loop_unavailable`] says so.
+/// True when the environment demands that root-only and loop-device tests run
+/// (`DISKMETER_REQUIRE_LOOP=1`: CI sets it when it runs as root with loop devices).
+pub fn loop_required() -> bool {
+    std::env::var("DISKMETER_REQUIRE_LOOP").as_deref() == Ok("1")
+}
+
+/// A root-only or loop-device test cannot run here: say why on stderr and let the caller
+/// return — or, under `DISKMETER_REQUIRE_LOOP=1`, fail instead of passing silently.
+pub fn skip_note(why: &str) {
+    if loop_required() {
+        panic!("{why}, but DISKMETER_REQUIRE_LOOP=1 requires this test to run");
+    }
+    eprintln!("note: {why}");
+}
+
+/// Skip (return from) a loop-device test, with a note, where [`loop_unavailable`] says so;
+/// fail instead under `DISKMETER_REQUIRE_LOOP=1`.
 #[allow(unused_macros)]
 macro_rules! require_loop {
     () => {
         if let Some(why) = loop_unavailable() {
-            eprintln!("note: {why}; loop-device test skipped");
+            skip_note(&format!("{why}; loop-device test skipped"));
             return;
         }
     };

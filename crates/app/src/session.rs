@@ -1,14 +1,13 @@
 //! Orchestration of whole commands (`run` plans and the `mark` card): target
 //! preparation, groups in order, honesty checks, the result document.
 
-use crate::error::{EngineError, Result};
-use crate::probe;
-use crate::runner::{run_group, BoundJob, RunControl, Tick};
-use crate::target::{open_target, target_info, Needs, OpenTarget, TargetOptions};
+use engine::error::Result;
+use engine::probe;
+use engine::runner::{bind, run_group, RunControl, Tick};
+use engine::target::{open_target, target_info, Needs, OpenTarget, TargetOptions};
 use spec::{DataPattern, EngineKind, JobGroup, JobSpec, RunPlan, RwMode};
 use stats::{codes, Aggregate, ErrorInfo, HostInfo, JobResult, PassResult, ResultDoc};
 use std::collections::BTreeMap;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -28,10 +27,10 @@ pub trait Observer {
 }
 
 /// Passes a target's events on to an observer.
-pub(crate) fn target_event(obs: &mut dyn Observer, e: crate::target::TargetEvent<'_>) {
+pub(crate) fn target_event(obs: &mut dyn Observer, e: engine::target::TargetEvent<'_>) {
     match e {
-        crate::target::TargetEvent::Fill { done, total } => obs.fill(done, total),
-        crate::target::TargetEvent::Waiting(m) => obs.notice(m),
+        engine::target::TargetEvent::Fill { done, total } => obs.fill(done, total),
+        engine::target::TargetEvent::Waiting(m) => obs.notice(m),
     }
 }
 
@@ -103,49 +102,6 @@ fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Nee
         n.bs_gcd = gcd(n.bs_gcd, j.bs);
     }
     n
-}
-
-/// Resolve a job's region against its open target.
-pub(crate) fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
-    let (fd, size, align, lb) = match t {
-        Some(t) => (
-            t.file.as_raw_fd(),
-            t.probe.size_bytes,
-            t.probe.dio_mem_align.unwrap_or(4096).max(4096) as usize,
-            if job.direct {
-                t.probe.logical_block.max(t.probe.dio_offset_align.unwrap_or(0)).max(512) as u64
-            } else {
-                1
-            },
-        ),
-        None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
-    };
-    if !job.offset.is_multiple_of(lb) {
-        return Err(EngineError::Invalid(format!(
-            "--offset {} is not a multiple of the logical block size ({lb} bytes) that direct I/O requires",
-            job.offset
-        )));
-    }
-    if job.offset >= size {
-        return Err(EngineError::Invalid(format!(
-            "--offset {} is at or past the end of the target ({size} bytes); lower it",
-            job.offset
-        )));
-    }
-    let len = job.size.unwrap_or(size - job.offset).min(size - job.offset);
-    let len = len / job.bs * job.bs;
-    if len == 0 {
-        return Err(EngineError::Invalid(format!(
-            "the test region ({} bytes from offset {}) is smaller than one block (--bs {}); raise --size",
-            job.size.unwrap_or(size - job.offset),
-            job.offset,
-            job.bs
-        )));
-    }
-    let mut spec = job.clone();
-    spec.size = Some(len);
-    let watch = t.map(|t| crate::devview::watch_for(&t.probe));
-    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch })
 }
 
 /// What the device's own counters say against diskmeter's (split, merged, less, more,
@@ -352,10 +308,10 @@ pub fn run_plan(
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| !j.engine.uses_target());
     // Checked before any target is created or filled: bad input writes nothing.
-    let (need, njobs) = crate::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
-    crate::memory::check(&need, njobs, &crate::memory::Knobs::CLI)?;
-    let pinned = plan.groups.iter().map(|g| crate::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
-    crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    let (need, njobs) = engine::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
+    engine::memory::check(&need, njobs, &engine::memory::Knobs::CLI)?;
+    let pinned = plan.groups.iter().map(|g| engine::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
+    engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
 
     // Open every distinct target once (validating everything before any I/O starts).
     let mut paths: BTreeMap<PathBuf, Vec<&JobSpec>> = BTreeMap::new();
@@ -412,7 +368,7 @@ pub fn run_plan(
         for r in out.results {
             if !stop && opts.ceiling_check {
                 ceiling_check(&mut doc, &r, &opts.ctl);
-                crate::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
+                engine::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
             }
             rate_check(&mut doc, &r);
             doc.results.push(r);
@@ -541,7 +497,7 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
         Needs { reads: true, writes: true, region_start: 0, region_end: cfg.size, direct: cfg.direct, bs_gcd: 4096 };
     let biggest = cfg.profile.tests().iter().map(|&(_, bs, qd, t)| bs * qd as u64 * t as u64).max().unwrap_or(0);
     let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
-    crate::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
     // Tests run one at a time; the mixed variant (--mix) keeps two buffers per slot.
     let tests: Vec<JobSpec> = cfg
         .profile
@@ -558,8 +514,8 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
             ..JobSpec::default()
         })
         .collect();
-    let (need, _) = crate::memory::plan_footprint(tests.iter().map(|t| (std::slice::from_ref(t), false)));
-    crate::memory::check(&need, 1, &crate::memory::Knobs::CLI)?;
+    let (need, _) = engine::memory::plan_footprint(tests.iter().map(|t| (std::slice::from_ref(t), false)));
+    engine::memory::check(&need, 1, &engine::memory::Knobs::CLI)?;
     let mut topts = opts.target.clone();
     let t = if null {
         None
@@ -685,7 +641,7 @@ pub fn mark(cfg: &MarkConfig, target: &Path, opts: &SessionOptions, obs: &mut dy
                 result.cpu = r.cpu;
                 if opts.ceiling_check && pass_no == cfg.passes && !null {
                     ceiling_check(&mut doc, &r, &opts.ctl);
-                    crate::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
+                    engine::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
                 }
             }
         }

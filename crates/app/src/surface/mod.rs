@@ -17,11 +17,11 @@
 mod io;
 pub mod slow;
 
-use crate::buffers::{fill_pattern, BufferPool};
-use crate::error::{EngineError, Result};
-use crate::fault::{self, Hook};
-use crate::probe::{self, Probe, TargetKind};
-use crate::safety;
+use engine::buffers::{fill_pattern, BufferPool};
+use engine::error::{EngineError, Result};
+use engine::fault::{self, Hook};
+use engine::probe::{self, Probe, TargetKind};
+use engine::safety;
 use io::{Dev, IoClass};
 use rand::Rng;
 use slow::SlowDetector;
@@ -309,7 +309,7 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
     // (The destructive mode writes the span before it reads it, so only the others care.)
     if p.kind == TargetKind::File && cfg.mode != Mode::Destructive {
         let len = cfg.size.unwrap_or(p.size_bytes - cfg.offset);
-        let holes = crate::sparse::unwritten_bytes(&file, cfg.offset, len).unwrap_or(0);
+        let holes = engine::sparse::unwritten_bytes(&file, cfg.offset, len).unwrap_or(0);
         if holes > 0 {
             warnings.push((
                 codes::UNWRITTEN_READ.to_string(),
@@ -717,7 +717,7 @@ impl Scan<'_> {
     }
 
     fn nd_pass(&mut self, offsets: &[u64], obs: &mut dyn SurfaceObserver) -> std::result::Result<(), Stop> {
-        let mut rng = crate::offsets::worker_rng(self.cfg.seed, 7, 0);
+        let mut rng = engine::offsets::worker_rng(self.cfg.seed, 7, 0);
         let mut done = 0u64;
         for &off in offsets {
             // Only between blocks: the block in hand is always restored first.
@@ -834,7 +834,7 @@ impl Scan<'_> {
     fn access(&mut self, n: u32, obs: &mut dyn SurfaceObserver) -> std::result::Result<Vec<[u64; 2]>, Stop> {
         let io = self.dev.lb.max(4096).min(self.end - self.start);
         let slots = (self.end - self.start) / io;
-        let mut rng = crate::offsets::worker_rng(self.cfg.seed, 11, 0);
+        let mut rng = engine::offsets::worker_rng(self.cfg.seed, 11, 0);
         let mut out = Vec::with_capacity(n as usize);
         obs.phase("random access time", u64::from(n) * io);
         for i in 0..n {
@@ -883,7 +883,7 @@ pub fn scan_with(
     }
     let t = open_target(path, cfg)?;
     let mut doc = crate::session::new_doc("surface");
-    doc.target = Some(crate::target::probe_info(path, &t.probe));
+    doc.target = Some(engine::target::probe_info(path, &t.probe));
     let begun = Instant::now();
     let start = cfg.offset;
     let raw = cfg.size.unwrap_or(t.probe.size_bytes - start);

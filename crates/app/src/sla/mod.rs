@@ -5,11 +5,11 @@
 
 pub mod search;
 
-use crate::error::{EngineError, Result};
-use crate::probe;
-use crate::runner::{run_group_windows, Window};
 use crate::session::{self, Observer, SessionOptions};
-use crate::target::{open_target, target_info, Needs, OpenTarget};
+use engine::error::{EngineError, Result};
+use engine::probe;
+use engine::runner::{run_group_windows, Window};
+use engine::target::{open_target, target_info, Needs, OpenTarget};
 use search::{GridPoint, MeasureMode, Prober, SearchConfig};
 use spec::{EngineKind, JobSpec};
 use stats::{codes, ErrorInfo, JobResult, LatHist, Percentile, ResultDoc, SlaPoint, SlaResult, SlaStream};
@@ -226,7 +226,7 @@ impl EngineProber<'_> {
         let jobs = self.jobs_for(p, max as u32);
         let mut bound = Vec::with_capacity(jobs.len());
         for j in &jobs {
-            match session::bind(j, self.target) {
+            match engine::runner::bind(j, self.target) {
                 Ok(b) => bound.push(b),
                 Err(e) => {
                     self.usage_error = Some(e);
@@ -381,12 +381,16 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
         .zip(stream_depths(cfg, cfg.max_qd))
         .map(|(s, qd)| JobSpec { qd, threads: cfg.max_threads, ..s.clone() })
         .collect();
-    crate::runner::check_memlock(crate::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
+    engine::runner::check_memlock(engine::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
     let deepest: Vec<JobSpec> = deepest
         .into_iter()
         .map(|j| JobSpec { runtime: Duration::from_secs(u64::from(cfg.max_windows) + 1), ramp: cfg.ramp, ..j })
         .collect();
-    crate::memory::check(&crate::memory::group_footprint(&deepest, false), deepest.len(), &crate::memory::Knobs::SLA)?;
+    engine::memory::check(
+        &engine::memory::group_footprint(&deepest, false),
+        deepest.len(),
+        &engine::memory::Knobs::SLA,
+    )?;
 
     let t = if null {
         None

@@ -2,11 +2,11 @@
 //! machine (thermal, background load, SLC caches) hits every target alike, then per-test
 //! confidence intervals, ratios and a significance verdict.
 
-use crate::error::{EngineError, Result};
-use crate::probe;
-use crate::runner::run_group;
 use crate::session::{self, mark_label, Observer, Profile, SessionOptions};
-use crate::target::{open_target, target_info, Needs, OpenTarget};
+use engine::error::{EngineError, Result};
+use engine::probe;
+use engine::runner::run_group;
+use engine::target::{open_target, target_info, Needs, OpenTarget};
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::compare_docs::build_row;
 use stats::{Aggregate, CompareResult, JobResult, PassResult, ResultDoc, Subject, TestKind};
@@ -120,10 +120,10 @@ pub fn compare_targets(
     let mut doc = session::new_doc("compare");
     let steps = steps(cfg);
     let null = cfg.engine == EngineKind::Null;
-    let biggest = steps.iter().map(|(_, _, j)| crate::runner::pinned_bytes([j])).max().unwrap_or(0);
-    crate::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
-    let (need, _) = crate::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
-    crate::memory::check(&need, 1, &crate::memory::Knobs::CLI)?;
+    let biggest = steps.iter().map(|(_, _, j)| engine::runner::pinned_bytes([j])).max().unwrap_or(0);
+    engine::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
+    let (need, _) = engine::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
+    engine::memory::check(&need, 1, &engine::memory::Knobs::CLI)?;
     let labels: Vec<String> =
         (0..targets.len()).map(|i| cfg.labels.get(i).cloned().unwrap_or_else(|| default_label(i))).collect();
 
@@ -187,7 +187,7 @@ pub fn compare_targets(
             .iter()
             .map(|o| {
                 let j = JobSpec { target: None, ..job.clone() };
-                session::bind(&j, o.as_ref())
+                engine::runner::bind(&j, o.as_ref())
             })
             .collect::<Result<_>>()?;
         for round in 0..runs_per_target {

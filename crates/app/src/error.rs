@@ -1,0 +1,88 @@
+//! One error type for every command, and the exit code it means.
+
+use engine::EngineError;
+use spec::SpecError;
+
+/// Why a command failed. The exit code follows from the kind (README, "Exit codes").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// Bad input the user fixes by changing the command: one line, exit 2, nothing written.
+    Usage(String),
+    /// A runtime fault before any result could be made: exit 1.
+    Runtime(String),
+    /// Stopped by Ctrl-C or another terminating signal before any result: exit 130.
+    Interrupted(String),
+}
+
+impl Error {
+    pub fn usage(m: impl Into<String>) -> Self {
+        Self::Usage(m.into())
+    }
+    pub fn runtime(m: impl Into<String>) -> Self {
+        Self::Runtime(m.into())
+    }
+    /// The process exit code: 2 bad input, 1 runtime fault, 130 interrupted.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Usage(_) => 2,
+            Self::Runtime(_) => 1,
+            Self::Interrupted(_) => 130,
+        }
+    }
+    pub fn message(&self) -> &str {
+        match self {
+            Self::Usage(m) | Self::Runtime(m) | Self::Interrupted(m) => m,
+        }
+    }
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Self::Usage(_))
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<SpecError> for Error {
+    fn from(e: SpecError) -> Self {
+        Self::Usage(e.to_string())
+    }
+}
+
+impl From<EngineError> for Error {
+    fn from(e: EngineError) -> Self {
+        if e.is_usage() {
+            Self::Usage(e.to_string())
+        } else {
+            Self::Runtime(e.to_string())
+        }
+    }
+}
+
+impl From<files::FileError> for Error {
+    fn from(e: files::FileError) -> Self {
+        match e {
+            files::FileError::Usage(m) => Self::Usage(m),
+            files::FileError::Runtime(m) => Self::Runtime(m),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(Error::usage("x").exit_code(), 2);
+        assert_eq!(Error::runtime("x").exit_code(), 1);
+        assert_eq!(Error::Interrupted("x".into()).exit_code(), 130);
+        assert_eq!(Error::from(SpecError::Value { option: "--qd".into(), message: "bad".into() }).exit_code(), 2);
+    }
+}

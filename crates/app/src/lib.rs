@@ -1,0 +1,8 @@
+//! diskmeter's command layer, between the command line (`cli`, clap only) and the I/O kernel
+//! (`engine`): one module per command, each with a validated configuration and a `run`.
+pub mod compare;
+pub mod error;
+pub mod session;
+pub mod sla;
+pub mod surface;
+pub use error::{Error, Result};
