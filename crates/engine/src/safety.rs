@@ -1,4 +1,4 @@
-//! The data-safety guard (PRODUCT.md principle 2: never lose a user's data).
+//! The data-safety guard (`docs/METHOD.md`, "Block devices and the safety guard").
 //!
 //! [`check_block_write`] must be called before any write to a block device. It
 //! only reads: sysfs, /proc, the first and last MiB of the device, and an

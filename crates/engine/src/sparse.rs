@@ -1,5 +1,5 @@
 //! Finding never-written areas (holes) of a test file, so reads of them can be
-//! prevented or flagged (METHODOLOGY.md §2: never read areas that were never written).
+//! prevented or flagged (`docs/METHOD.md`, "Principles": never read what was never written).
 
 use std::fs::File;
 use std::io;

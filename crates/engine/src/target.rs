@@ -1,6 +1,6 @@
 //! Opening, creating and preconditioning targets.
 //!
-//! Rules (PRODUCT.md principle 2): a test file diskmeter creates is filled with
+//! Rules (`docs/METHOD.md`, "The target"): a test file diskmeter creates is filled with
 //! incompressible data before anything reads it and removed afterwards unless `keep`;
 //! an existing file diskmeter did not create is only read unless `overwrite`; a block
 //! device is only written after the safety guard passes.

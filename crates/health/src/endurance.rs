@@ -1,5 +1,5 @@
 //! The endurance forecast: years left from the rated TBW and the measured write rate,
-//! and from the wear slope, with the arithmetic shown in words (METHODOLOGY §7):
+//! and from the wear slope, with the arithmetic shown in words (`docs/METHOD.md`, "health"):
 //! "80 TB rated at 20 GB/day ≈ 4000 days ≈ 11 years".
 //!
 //! TBW = DWPD × capacity × 365 × warranty years. Days left = (rated − written) / bytes

@@ -1,16 +1,16 @@
-//! Is a device keeping up? Judged from latency and queue length (METHODOLOGY §3), scaled
+//! Is a device keeping up? Judged from latency and queue length (`docs/METHOD.md`, "top"), scaled
 //! by device class, never from %util: %util is "at least one request in flight", which a
 //! device with internal parallelism (SSD, NVMe, arrays, virtual disks) reaches long before
 //! it runs out of capacity.
 //!
-//! §3 gives the Windows admins' per-disk rules for spinning disks: mean latency ≤ 10 ms
-//! is fine even when busy, > 25 ms means the disk does not keep up, and the queue should
-//! stay ≤ 2 per spindle. Flash answers a lone 4 KiB read in ~0.1 ms (NVMe) to ~0.2 ms
+//! The Windows admins' per-disk rules for spinning disks (`docs/METHOD.md`, "top"): mean
+//! latency ≤ 10 ms is fine even when busy, > 25 ms means the disk does not keep up, and the
+//! queue should stay ≤ 2 per spindle. Flash answers a lone 4 KiB read in ~0.1 ms (NVMe) to ~0.2 ms
 //! (SATA), so 25 ms would only flag a device that is already failing; the bounds below sit
 //! about one order of magnitude above the unloaded service time, where requests clearly
 //! wait on each other: NVMe 1 / 2 ms, SSD 2 / 5 ms. Virtual disks (virtio, loop, dm, md)
 //! hide their medium; cloud block storage serves in ~0.5–2 ms, so they get 4 / 10 ms —
-//! §3's "busy but fine" bound is the saturation bound there. The queue rule applies to
+//! the HDD "busy but fine" bound is the saturation bound there. The queue rule applies to
 //! HDDs only: flash and virtual devices serve many requests at once, so a queue of 2 says
 //! nothing about them.
 

@@ -1,5 +1,5 @@
 //! The versioned result model: the JSON envelope every measuring command emits
-//! (`docs/CLI.md`, "JSON result"). Field names are a contract — do not rename.
+//! (`docs/result-schema.md`). Field names are a contract — do not rename.
 
 use serde::{Deserialize, Serialize};
 use spec::JobSpec;

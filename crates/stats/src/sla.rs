@@ -1,5 +1,5 @@
-//! The `sla` result: capacity under a latency bound (METHODOLOGY §3). Field names are a
-//! contract (`docs/CLI.md`): `latency_ns`, `percentile`, `best`, `points`, `knee`,
+//! The `sla` result: capacity under a latency bound (`docs/METHOD.md`, "sla"). Field names are
+//! a contract (`docs/result-schema.md`): `latency_ns`, `percentile`, `best`, `points`, `knee`,
 //! `search_seconds`.
 
 use serde::{Deserialize, Serialize};
@@ -103,7 +103,7 @@ pub struct SlaResult {
     pub points: Vec<SlaPoint>,
     /// Where latency starts to grow faster than throughput (on the best worker count).
     pub knee: Option<SlaPoint>,
-    /// Depth went up and IOPS went down (METHODOLOGY §3 "thrashing").
+    /// Depth went up and IOPS went down ("thrashing", `docs/METHOD.md`, "sla").
     #[serde(default)]
     pub thrashing: Vec<Thrash>,
     /// Even the shallowest point (QD 1, one worker) misses the bound.

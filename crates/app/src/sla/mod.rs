@@ -1,5 +1,5 @@
 //! `sla`: the most IOPS a target gives while a latency statistic stays under a bound
-//! (METHODOLOGY §3). [`search`] decides which points to measure; this module measures
+//! (`docs/METHOD.md`, "sla"). [`search`] decides which points to measure; this module measures
 //! them on the engine — ramp, then one-second windows until IOPS and the bounded
 //! statistic are stable — and builds the result document.
 
