@@ -5,11 +5,11 @@
 //! an existing file diskmeter did not create is only read unless `overwrite`; a block
 //! device is only written after the safety guard passes.
 
-use crate::buffers::fill_pattern;
+use crate::io::buffers::fill_pattern;
 use crate::error::{EngineError, Result};
-use crate::probe::{self, Probe, TargetKind};
-use crate::safety;
-use crate::sparse;
+use crate::target::probe::{self, Probe, TargetKind};
+use crate::target::safety;
+use crate::target::sparse;
 use spec::DataPattern;
 use stats::codes;
 use std::fs::{File, OpenOptions};
@@ -209,9 +209,9 @@ pub fn fill_region(
 ) -> Result<u64> {
     use std::os::unix::fs::FileExt;
     const CHUNK: usize = 4 << 20;
-    let mut pool = crate::buffers::BufferPool::new(1, CHUNK, align.max(4096))
+    let mut pool = crate::io::buffers::BufferPool::new(1, CHUNK, align.max(4096))
         .ok_or_else(|| EngineError::Invalid("cannot allocate the fill buffer".into()))?;
-    let mut rng = crate::offsets::worker_rng(0x5eed_f111, 0, 0);
+    let mut rng = crate::io::offsets::worker_rng(0x5eed_f111, 0, 0);
     let mut pos = from;
     while pos < to {
         if stop.load(Ordering::Relaxed) {
@@ -330,10 +330,10 @@ fn open_target_once(
                 })?;
             } else if needs.reads {
                 // Only with evidence: sampled blocks of the read region that read as zeros.
-                let block = crate::sample::SAMPLE_BLOCK.max(lb);
+                let block = crate::target::sample::SAMPLE_BLOCK.max(lb);
                 let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
-                let zeros = crate::sample::zero_blocks(&t.file, from, to, block, align);
-                if let Some(m) = zeros.and_then(|s| crate::sample::unwritten_message(path, s)) {
+                let zeros = crate::target::sample::zero_blocks(&t.file, from, to, block, align);
+                if let Some(m) = zeros.and_then(|s| crate::target::sample::unwritten_message(path, s)) {
                     t.warnings.push((codes::UNWRITTEN_READ.into(), m));
                 }
             }

@@ -5,9 +5,9 @@
 //! sent to the collector and a recycled one takes its place (one channel message per
 //! second, never per I/O).
 
-use crate::backend::{Backend, Op};
-use crate::buffers::{stamp, BufferPool};
-use crate::offsets::OffsetGen;
+use crate::io::backend::{Backend, Op};
+use crate::io::buffers::{stamp, BufferPool};
+use crate::io::offsets::OffsetGen;
 use spec::DataPattern;
 use stats::LatHist;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,5 +1,5 @@
 //! I/O backends behind one trait: io_uring (default), psync (pread/pwrite) and null; the
-//! mem engine's backend lives in [`crate::mem`].
+//! mem engine's backend lives in [`crate::io::mem`].
 //!
 //! A backend queues I/Os identified by a slot number, submits them in batches and hands
 //! completions back as (slot, result) pairs, where result is bytes transferred or

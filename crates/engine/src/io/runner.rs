@@ -1,13 +1,13 @@
 //! Runs a group of jobs concurrently and turns worker output into results.
 
-use crate::backend::{BackendConfig, Null, NullFault, Psync, Uring, UringSetupError};
-use crate::buffers::BufferPool;
-use crate::devview;
+use crate::io::backend::{BackendConfig, Null, NullFault, Psync, Uring, UringSetupError};
+use crate::io::buffers::BufferPool;
+use crate::target::devview;
 use crate::error::{EngineError, Result};
-use crate::mem::{Mem, MemRegion};
-use crate::offsets::{worker_rng, OffsetGen};
+use crate::io::mem::{Mem, MemRegion};
+use crate::io::offsets::{worker_rng, OffsetGen};
 use crate::target::OpenTarget;
-use crate::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan, SEC};
+use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan, SEC};
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::{CpuUsage, DirStats, ErrorInfo, JobResult, LatHist, SeriesPoint};
 use std::collections::{BTreeMap, VecDeque};
@@ -29,7 +29,7 @@ pub struct BoundJob {
     pub mem_align: usize,
     /// Where the device's own counters for this job can be read (`None`: not a device target,
     /// e.g. the null engine).
-    pub watch: Option<crate::devview::Watch>,
+    pub watch: Option<crate::target::devview::Watch>,
 }
 
 /// Run-wide switches.
@@ -448,7 +448,7 @@ pub fn run_group_windows(
     let cpus = if ctl.pin_workers { allowed_cpus() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
     // Mem-engine regions: allocated and touched here, before any worker starts.
-    let regions = crate::mem::job_regions(jobs)?;
+    let regions = crate::io::mem::job_regions(jobs)?;
     for (ji, j) in jobs.iter().enumerate() {
         let s = &j.spec;
         let (workers, depth) = match s.engine {
@@ -761,9 +761,9 @@ fn attach_device_views(
 
 fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
     let what = match f.op {
-        crate::backend::Op::Read => "read",
-        crate::backend::Op::Write => "write",
-        crate::backend::Op::Fsync => "fsync",
+        crate::io::backend::Op::Read => "read",
+        crate::io::backend::Op::Write => "write",
+        crate::io::backend::Op::Fsync => "fsync",
     };
     let (kind, message) = if f.errno == 0 {
         ("io", format!("short {what} at offset {}: {} of {} bytes", f.offset, f.transferred, f.len))
@@ -775,13 +775,13 @@ fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
             libc::ENODEV | libc::ENXIO | libc::ENOENT | libc::ESHUTDOWN => "vanished",
             _ => "io",
         };
-        let at = if f.op == crate::backend::Op::Fsync { String::new() } else { format!(" at offset {}", f.offset) };
+        let at = if f.op == crate::io::backend::Op::Fsync { String::new() } else { format!(" at offset {}", f.offset) };
         (kind, format!("{what} failed{at}: {err}"))
     };
     ErrorInfo {
         kind: kind.into(),
         message,
-        offset: (f.op != crate::backend::Op::Fsync).then_some(f.offset),
+        offset: (f.op != crate::io::backend::Op::Fsync).then_some(f.offset),
         job: Some(job.to_string()),
     }
 }
@@ -825,6 +825,6 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     }
     let mut spec = job.clone();
     spec.size = Some(len);
-    let watch = t.map(|t| crate::devview::watch_for(&t.probe));
+    let watch = t.map(|t| crate::target::devview::watch_for(&t.probe));
     Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch })
 }
