@@ -37,7 +37,8 @@ pub struct BoundJob {
 pub struct RunControl {
     pub stop: Arc<AtomicBool>,
     pub register_buffers: bool,
-    /// Test hook: fail null-engine I/O after N operations.
+    /// Test hook: fail null-engine I/O after N operations (acted on only in a build with
+    /// fault injection; see [`crate::target::fault::null_fault_from_env`]).
     pub null_fault: Option<NullFault>,
     /// Pin each worker thread to one allowed CPU, round-robin. Placement by the scheduler
     /// moves a QD1 worker next to the completing kernel thread and costs up to a third of
