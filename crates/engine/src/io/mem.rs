@@ -16,8 +16,8 @@
 //! runs a short mem job of the same shape and warns `exceeds-memory-bandwidth` when the job
 //! reported more MB/s than memory gave.
 
-use crate::io::backend::{Backend, BackendConfig, Completed, Op};
 use crate::error::{EngineError, Result};
+use crate::io::backend::{Backend, BackendConfig, Completed, Op};
 use crate::io::runner::{run_group, BoundJob, RunControl};
 use spec::{EngineKind, JobSpec};
 use stats::{codes, JobResult, ResultDoc};

@@ -5,8 +5,8 @@
 //! points compare the largest group with [`available`] before any target is created, so an
 //! impossible plan is a usage error (exit 2) instead of an OOM kill half-way through.
 
-use crate::io::backend::uring_entries;
 use crate::error::{EngineError, Result};
+use crate::io::backend::uring_entries;
 use spec::units::format_size;
 use spec::{EngineKind, JobSpec, RwMode};
 

@@ -1,13 +1,13 @@
 //! Runs a group of jobs concurrently and turns worker output into results.
 
+use crate::error::{EngineError, Result};
 use crate::io::backend::{BackendConfig, Null, NullFault, Psync, Uring, UringSetupError};
 use crate::io::buffers::BufferPool;
-use crate::target::devview;
-use crate::error::{EngineError, Result};
 use crate::io::mem::{Mem, MemRegion};
 use crate::io::offsets::{worker_rng, OffsetGen};
-use crate::target::OpenTarget;
 use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan, SEC};
+use crate::target::devview;
+use crate::target::{self, OpenTarget};
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::{CpuUsage, DirStats, ErrorInfo, JobResult, LatHist, SeriesPoint};
 use std::collections::{BTreeMap, VecDeque};
@@ -793,12 +793,8 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         Some(t) => (
             t.file.as_raw_fd(),
             t.probe.size_bytes,
-            t.probe.dio_mem_align.unwrap_or(4096).max(4096) as usize,
-            if job.direct {
-                t.probe.logical_block.max(t.probe.dio_offset_align.unwrap_or(0)).max(512) as u64
-            } else {
-                1
-            },
+            target::mem_align(&t.probe),
+            if job.direct { target::direct_block(&t.probe) } else { 1 },
         ),
         None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
     };

@@ -332,7 +332,8 @@ mod tests {
 
     #[test]
     fn both_variables_name_errors_alike() {
-        for (name, errno) in [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)]
+        for (name, errno) in
+            [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)]
         {
             let h = Hook::parse(&format!("{name}@0+512")).unwrap();
             assert_eq!(h.before(Op::Read, 0, 512).and_then(|e| e.raw_os_error()), Some(errno), "{name}");

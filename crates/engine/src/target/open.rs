@@ -5,8 +5,8 @@
 //! an existing file diskmeter did not create is only read unless `overwrite`; a block
 //! device is only written after the safety guard passes.
 
-use crate::io::buffers::fill_pattern;
 use crate::error::{EngineError, Result};
+use crate::io::buffers::fill_pattern;
 use crate::target::probe::{self, Probe, TargetKind};
 use crate::target::safety;
 use crate::target::sparse;
@@ -18,8 +18,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use files::lock::Locked;
-pub use files::lock::WhenBusy;
+pub use files::lock::{Locked, WhenBusy};
 
 #[derive(Debug, Clone, Default)]
 pub struct TargetOptions {
@@ -121,7 +120,107 @@ fn set_mark(file: &File) {
 /// Progress of a fill: (bytes done, bytes total).
 pub type FillProgress<'a> = &'a mut dyn FnMut(u64, u64);
 
-fn open(path: &Path, write: bool, create: bool, direct: bool) -> std::io::Result<File> {
+/// The unit a target's direct I/O must be aligned to: its logical block size, or its file
+/// system's direct-I/O offset alignment when that is larger, and at least 512 bytes.
+pub fn direct_block(p: &Probe) -> u64 {
+    u64::from(p.logical_block.max(p.dio_offset_align.unwrap_or(0)).max(512))
+}
+
+/// The alignment of I/O buffers for a target: its direct-I/O memory alignment, at least a page.
+pub fn mem_align(p: &Probe) -> usize {
+    p.dio_mem_align.unwrap_or(4096).max(4096) as usize
+}
+
+/// The data-safety rules for a block device: a writing command passes the guard
+/// ([`safety::check_block_write`]) and needs `--destroy-data` naming the device (without it
+/// the command is refused with `refusal()`); a `--destroy-data` naming another device is
+/// refused either way.
+pub fn check_block_access(
+    path: &Path,
+    writes: bool,
+    destroy_data: Option<&Path>,
+    refusal: impl FnOnce() -> String,
+) -> Result<()> {
+    if writes {
+        safety::check_block_write(path, destroy_data)?;
+        if destroy_data.is_none() {
+            return Err(EngineError::Unsafe(refusal()));
+        }
+    } else if let Some(d) = destroy_data {
+        if std::fs::canonicalize(d).ok() != std::fs::canonicalize(path).ok() {
+            return Err(EngineError::Unsafe(format!(
+                "--destroy-data {} does not name the target {}; name the exact device being tested",
+                d.display(),
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whose advice an error opening a target carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A workload (`run`, `mark`, `sla`, `compare`): it can turn read-only or `--buffered`.
+    Workload,
+    /// A surface scan of an existing target as a whole.
+    Scan,
+}
+
+/// How an existing target is opened and locked.
+#[derive(Debug, Clone, Copy)]
+pub struct Access {
+    pub purpose: Purpose,
+    pub write: bool,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// With `direct`: when the target refuses direct I/O (EINVAL), open it through the page
+    /// cache instead of failing ([`Opened::direct`] tells which it got).
+    pub buffered_fallback: bool,
+    /// O_EXCL: hold a block device exclusively, so that nobody can mount it while it is open.
+    pub exclusive: bool,
+    /// When another process holds the target's lock: wait or refuse.
+    pub when_busy: WhenBusy,
+}
+
+impl Access {
+    /// A workload's access: direct I/O or not as asked, no fallback, not exclusive.
+    pub fn workload(write: bool, direct: bool, when_busy: WhenBusy) -> Self {
+        Self { purpose: Purpose::Workload, write, direct, buffered_fallback: false, exclusive: false, when_busy }
+    }
+}
+
+/// An existing target, open and (unless the run was stopped while waiting) locked.
+#[derive(Debug)]
+pub struct Opened {
+    pub file: File,
+    /// True when the file is open with O_DIRECT.
+    pub direct: bool,
+    pub locked: Locked,
+}
+
+/// Open an existing target (probed as `p`) as `access` says, then take the run's exclusive
+/// lock on it (see [`files::lock`]). The step every command opens an existing target with.
+pub fn open_existing(
+    path: &Path,
+    p: &Probe,
+    access: &Access,
+    stop: &AtomicBool,
+    progress: TargetProgress<'_>,
+) -> Result<Opened> {
+    let open = |direct: bool| open_file(path, access.write, false, direct, access.exclusive);
+    let (file, direct) = match open(access.direct) {
+        Ok(f) => (f, access.direct),
+        Err(e) if access.direct && access.buffered_fallback && e.raw_os_error() == Some(libc::EINVAL) => {
+            (open(false).map_err(|e| open_error(path, p, access, e))?, false)
+        }
+        Err(e) => return Err(open_error(path, p, access, e)),
+    };
+    let locked = lock(&file, path, access.when_busy, stop, progress)?;
+    Ok(Opened { file, direct, locked })
+}
+
+fn open_file(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(write);
     if create {
@@ -130,6 +229,9 @@ fn open(path: &Path, write: bool, create: bool, direct: bool) -> std::io::Result
     let mut flags = libc::O_CLOEXEC;
     if direct {
         flags |= libc::O_DIRECT;
+    }
+    if exclusive {
+        flags |= libc::O_EXCL;
     }
     o.custom_flags(flags);
     if create {
@@ -143,16 +245,16 @@ fn open(path: &Path, write: bool, create: bool, direct: bool) -> std::io::Result
 fn lock(
     file: &File,
     path: &Path,
-    opts: &TargetOptions,
+    when_busy: WhenBusy,
     stop: &AtomicBool,
     progress: TargetProgress<'_>,
 ) -> Result<Locked> {
-    files::lock::lock_exclusive(file, path, opts.when_busy, stop, &mut |m| progress(TargetEvent::Waiting(m))).map_err(
-        |e| match e {
+    files::lock::lock_exclusive(file, path, when_busy, stop, &mut |m| progress(TargetEvent::Waiting(m))).map_err(|e| {
+        match e {
             files::FileError::Usage(m) => EngineError::Invalid(m),
             files::FileError::Runtime(m) => EngineError::io(m, std::io::Error::from_raw_os_error(libc::ENOLCK)),
-        },
-    )
+        }
+    })
 }
 
 /// True when `path` still names the file open as `file` (another run may have removed or
@@ -166,25 +268,48 @@ fn still_same(file: &File, path: &Path) -> bool {
 }
 
 /// Errors opening an existing target that the user can fix (exit 2) rather than runtime faults.
-fn open_error(path: &Path, e: std::io::Error, direct: bool, fs: Option<&str>) -> EngineError {
+fn open_error(path: &Path, p: &Probe, access: &Access, e: std::io::Error) -> EngineError {
     let shown = path.display();
+    let scan = access.purpose == Purpose::Scan;
     match e.raw_os_error() {
-        Some(libc::EINVAL) if direct => direct_hint(path, fs, &e),
+        // A block device refuses only O_DIRECT with EINVAL.
+        Some(libc::EINVAL) if !scan && (access.direct || p.kind == TargetKind::Block) => {
+            direct_hint(path, p.filesystem.as_deref(), &e)
+        }
         Some(libc::EACCES) | Some(libc::EPERM) => {
             EngineError::Invalid(format!("cannot open {shown}: {e}; {}", probe::denied_advice()))
         }
         Some(libc::ETXTBSY) => EngineError::Invalid(format!(
             "cannot write to {shown}: it is a program that is running (ETXTBSY); choose another target"
         )),
+        Some(libc::EROFS) if scan => EngineError::Invalid(format!("cannot open {shown} for writing: {e}")),
         Some(libc::EROFS) => EngineError::Invalid(format!(
             "cannot write to {shown}: it is on a read-only file system; test with a read-only workload \
              (--rw read/randread) or choose a writable target"
         )),
-        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) => {
+        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) if !scan => {
             EngineError::Invalid(format!("cannot open {shown}: {e}; check the path"))
+        }
+        Some(libc::EBUSY) if scan => {
+            EngineError::Unsafe(format!("refusing to write {shown}: it is busy (mounted or held by the system): {e}"))
         }
         Some(libc::EBUSY) => EngineError::Unsafe(format!("{shown} is busy (in use by the system): {e}")),
         _ => EngineError::io(format!("cannot open {shown}"), e),
+    }
+}
+
+/// Errors creating a test file.
+fn create_error(path: &Path, e: std::io::Error) -> EngineError {
+    let shown = path.display();
+    match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+            EngineError::Invalid(format!("cannot create {shown}: {e}; choose a writable directory"))
+        }
+        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) => {
+            EngineError::Invalid(format!("cannot create {shown}: {e}; check the path"))
+        }
+        Some(libc::ENOENT) => EngineError::Invalid(format!("cannot create {shown}: its directory does not exist")),
+        _ => EngineError::io(format!("cannot create {shown}"), e),
     }
 }
 
@@ -276,9 +401,7 @@ fn open_target_once(
     progress: TargetProgress<'_>,
 ) -> Result<Option<OpenTarget>> {
     let p = probe::probe(path)?;
-    let mut warnings = Vec::new();
-    let align = p.dio_mem_align.unwrap_or(4096).max(4096) as usize;
-    let lb = if needs.direct { p.logical_block.max(p.dio_offset_align.unwrap_or(0)).max(512) as u64 } else { 1 };
+    let lb = if needs.direct { direct_block(&p) } else { 1 };
     if needs.direct && needs.bs_gcd > 0 && !needs.bs_gcd.is_multiple_of(lb) {
         return Err(EngineError::Invalid(format!(
             "--bs {} is not a multiple of {}'s logical block size ({lb} bytes), which direct I/O requires; \
@@ -288,184 +411,193 @@ fn open_target_once(
             lb.max(4096)
         )));
     }
-
+    let mut step = Step { path, needs, opts, stop, progress };
     match p.kind {
-        TargetKind::Block => {
-            let writes = needs.writes || opts.prefill;
-            if writes {
-                safety::check_block_write(path, opts.destroy_data.as_deref())?;
-                if opts.destroy_data.is_none() {
-                    return Err(EngineError::Unsafe(format!(
-                        "this test writes to the block device {0}, destroying its data; if that is intended, \
-                         add --destroy-data {0}",
-                        path.display()
-                    )));
-                }
-            } else if let Some(d) = &opts.destroy_data {
-                if std::fs::canonicalize(d).ok() != std::fs::canonicalize(path).ok() {
-                    return Err(EngineError::Unsafe(format!(
-                        "--destroy-data {} does not name the target {}; name the exact device being tested",
-                        d.display(),
-                        path.display()
-                    )));
-                }
-            }
-            if needs.region_end > p.size_bytes {
-                return Err(EngineError::Invalid(format!(
-                    "the test region ends at {} bytes but {} holds only {} bytes; lower --size/--offset",
-                    needs.region_end,
-                    path.display(),
-                    p.size_bytes
-                )));
-            }
-            let file = open(path, writes, false, needs.direct).map_err(|e| open_error(path, e, true, None))?;
-            let locked = lock(&file, path, opts, stop, progress)?;
-            let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
-            if locked == Locked::Stopped {
-                return Ok(Some(t));
-            }
-            if opts.prefill && needs.region_end > 0 {
-                t.filled_to = fill_region(&t.file, needs.region_start, needs.region_end, align, stop, &mut |d, n| {
-                    progress(TargetEvent::Fill { done: d, total: n })
-                })?;
-            } else if needs.reads {
-                // Only with evidence: sampled blocks of the read region that read as zeros.
-                let block = crate::target::sample::SAMPLE_BLOCK.max(lb);
-                let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
-                let zeros = crate::target::sample::zero_blocks(&t.file, from, to, block, align);
-                if let Some(m) = zeros.and_then(|s| crate::target::sample::unwritten_message(path, s)) {
-                    t.warnings.push((codes::UNWRITTEN_READ.into(), m));
-                }
-            }
-            Ok(Some(t))
+        TargetKind::Block => step.block(p, lb).map(Some),
+        TargetKind::File if !p.exists => step.create(p),
+        TargetKind::File => step.existing_file(p),
+    }
+}
+
+/// What one attempt at opening a target works with.
+struct Step<'a, 'p> {
+    path: &'a Path,
+    needs: Needs,
+    opts: &'a TargetOptions,
+    stop: &'a AtomicBool,
+    progress: TargetProgress<'p>,
+}
+
+impl Step<'_, '_> {
+    /// Fill `[from, to)` of `file`, reporting progress.
+    fn fill(&mut self, file: &File, from: u64, to: u64, align: usize) -> Result<u64> {
+        let progress = &mut *self.progress;
+        fill_region(file, from, to, align, self.stop, &mut |d, n| progress(TargetEvent::Fill { done: d, total: n }))
+    }
+
+    /// A block device: the safety guard, then open, lock and precondition (`lb`: the direct
+    /// I/O unit, 1 without direct I/O).
+    fn block(&mut self, p: Probe, lb: u64) -> Result<OpenTarget> {
+        let (path, needs, opts) = (self.path, self.needs, self.opts);
+        let writes = needs.writes || opts.prefill;
+        check_block_access(path, writes, opts.destroy_data.as_deref(), || {
+            format!(
+                "this test writes to the block device {0}, destroying its data; if that is intended, \
+                 add --destroy-data {0}",
+                path.display()
+            )
+        })?;
+        if needs.region_end > p.size_bytes {
+            return Err(EngineError::Invalid(format!(
+                "the test region ends at {} bytes but {} holds only {} bytes; lower --size/--offset",
+                needs.region_end,
+                path.display(),
+                p.size_bytes
+            )));
         }
-        TargetKind::File if !p.exists => {
-            let size = needs.region_end;
-            let start = needs.region_start.min(size);
-            let file = match open(path, true, true, needs.direct) {
-                Ok(f) => f,
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) && needs.direct => {
-                    let _ = std::fs::remove_file(path);
-                    return Err(direct_hint(path, p.filesystem.as_deref(), &e));
+        let access = Access::workload(writes, needs.direct, opts.when_busy);
+        let o = open_existing(path, &p, &access, self.stop, &mut *self.progress)?;
+        let align = mem_align(&p);
+        let mut t = OpenTarget::existing(path, p, o.file, needs.direct, Vec::new());
+        if o.locked == Locked::Stopped {
+            return Ok(t);
+        }
+        if opts.prefill && needs.region_end > 0 {
+            t.filled_to = self.fill(&t.file, needs.region_start, needs.region_end, align)?;
+        } else if needs.reads {
+            // Only with evidence: sampled blocks of the read region that read as zeros.
+            let block = crate::target::sample::SAMPLE_BLOCK.max(lb);
+            let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
+            let zeros = crate::target::sample::zero_blocks(&t.file, from, to, block, align);
+            if let Some(m) = zeros.and_then(|s| crate::target::sample::unwritten_message(path, s)) {
+                t.warnings.push((codes::UNWRITTEN_READ.into(), m));
+            }
+        }
+        Ok(t)
+    }
+
+    /// A test file diskmeter creates: create, lock, mark, reserve and fill its region.
+    /// `None` when another run created it first.
+    fn create(&mut self, p: Probe) -> Result<Option<OpenTarget>> {
+        let (path, needs) = (self.path, self.needs);
+        let size = needs.region_end;
+        let start = needs.region_start.min(size);
+        let file = match open_file(path, true, true, needs.direct, false) {
+            Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && needs.direct => {
+                let _ = std::fs::remove_file(path);
+                return Err(direct_hint(path, p.filesystem.as_deref(), &e));
+            }
+            // Another run created it between the probe and here: start over (and wait for it).
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
+            Err(e) => return Err(create_error(path, e)),
+        };
+        let mut guard = CreatedGuard { path, armed: true };
+        // Nobody else can hold it yet (just created); taking the lock now makes a run that
+        // opens it next wait until this one has filled, measured and removed it.
+        lock(&file, path, self.opts.when_busy, self.stop, &mut *self.progress)?;
+        set_mark(&file);
+        reserve(&file, path, start, size)?;
+        let filled = self.fill(&file, start, size, mem_align(&p))?;
+        let p = probe::probe(path)?;
+        guard.armed = false;
+        let mut t = OpenTarget::existing(path, p, file, needs.direct, Vec::new());
+        t.created = true;
+        t.keep = self.opts.keep;
+        t.filled_to = filled;
+        Ok(Some(t))
+    }
+
+    /// An existing file: written only when diskmeter created it or `--overwrite`; grown and
+    /// its holes filled when it may be written. `None` when it changed while this run waited
+    /// for its lock.
+    fn existing_file(&mut self, p: Probe) -> Result<Option<OpenTarget>> {
+        let (path, needs, opts) = (self.path, self.needs, self.opts);
+        let ours = has_mark(path);
+        let may_write = ours || opts.overwrite;
+        if needs.writes && !may_write {
+            return Err(EngineError::Invalid(format!(
+                "{} exists and was not created by diskmeter, and this test writes to it; add --overwrite \
+                 to allow destroying its contents, or choose another --target",
+                path.display()
+            )));
+        }
+        let grow = needs.region_end > p.size_bytes;
+        if grow && !may_write {
+            return Err(EngineError::Invalid(format!(
+                "{} holds {} bytes but the test region needs {}; lower --size, or add --overwrite to let \
+                 diskmeter extend and fill it",
+                path.display(),
+                p.size_bytes,
+                needs.region_end
+            )));
+        }
+        let access = Access::workload(needs.writes || grow, needs.direct, opts.when_busy);
+        let o = open_existing(path, &p, &access, self.stop, &mut *self.progress)?;
+        let file = o.file;
+        match o.locked {
+            Locked::Now => {}
+            Locked::AfterWaiting => {
+                // The run before may have removed or refilled it: look again.
+                if !still_same(&file, path) {
+                    return Ok(None);
                 }
-                // Another run created it between the probe and here: start over (and wait for it).
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
-                Err(e) => {
-                    return Err(match e.raw_os_error() {
-                        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => EngineError::Invalid(format!(
-                            "cannot create {}: {e}; choose a writable directory",
-                            path.display()
-                        )),
-                        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) => {
-                            EngineError::Invalid(format!("cannot create {}: {e}; check the path", path.display()))
-                        }
-                        Some(libc::ENOENT) => EngineError::Invalid(format!(
-                            "cannot create {}: its directory does not exist",
-                            path.display()
-                        )),
-                        _ => EngineError::io(format!("cannot create {}", path.display()), e),
-                    })
+                if probe::probe(path)?.size_bytes != p.size_bytes {
+                    return Ok(None);
                 }
-            };
-            let mut guard = CreatedGuard { path, armed: true };
-            // Nobody else can hold it yet (just created); taking the lock now makes a run that
-            // opens it next wait until this one has filled, measured and removed it.
-            lock(&file, path, opts, stop, progress)?;
-            set_mark(&file);
-            // Reserve the measured region up front so ENOSPC shows now, not mid-measurement;
-            // below `start` the file stays a hole (it also sets the file's length to `size`).
-            // SAFETY: valid fd.
-            let r =
-                unsafe { libc::fallocate(file.as_raw_fd(), 0, start as libc::off_t, (size - start) as libc::off_t) };
-            if r != 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::ENOSPC) {
-                    return Err(EngineError::io(
-                        format!("not enough free space for a {}-byte test region at {}", size - start, path.display()),
-                        e,
+            }
+            Locked::Stopped => return Ok(Some(OpenTarget::existing(path, p, file, needs.direct, Vec::new()))),
+        }
+        let align = mem_align(&p);
+        let mut warnings = Vec::new();
+        let mut filled = 0;
+        if grow {
+            let from = p.size_bytes.max(needs.region_start);
+            filled = self.fill(&file, from, needs.region_end, align)?;
+        }
+        if needs.reads {
+            let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
+            let holes = sparse::unwritten_bytes(&file, from, to - from).unwrap_or(0);
+            if holes > 0 {
+                if may_write {
+                    // Fill holes by rewriting the whole region: simple and leaves no gaps.
+                    filled = self.fill(&file, from, to, align)?;
+                } else {
+                    warnings.push((
+                        codes::UNWRITTEN_READ.into(),
+                        format!(
+                            "{} has {} bytes of holes (never written) in the test region; reads there \
+                             measure nothing; add --overwrite to let diskmeter fill them",
+                            path.display(),
+                            holes
+                        ),
                     ));
                 }
-                file.set_len(size).map_err(|e| EngineError::io("cannot size the test file", e))?;
             }
-            let filled = fill_region(&file, start, size, align, stop, &mut |d, n| {
-                progress(TargetEvent::Fill { done: d, total: n })
-            })?;
-            let p = probe::probe(path)?;
-            guard.armed = false;
-            let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
-            t.created = true;
-            t.keep = opts.keep;
-            t.filled_to = filled;
-            Ok(Some(t))
         }
-        TargetKind::File => {
-            let ours = has_mark(path);
-            let may_write = ours || opts.overwrite;
-            if needs.writes && !may_write {
-                return Err(EngineError::Invalid(format!(
-                    "{} exists and was not created by diskmeter, and this test writes to it; add --overwrite \
-                     to allow destroying its contents, or choose another --target",
-                    path.display()
-                )));
-            }
-            let grow = needs.region_end > p.size_bytes;
-            if grow && !may_write {
-                return Err(EngineError::Invalid(format!(
-                    "{} holds {} bytes but the test region needs {}; lower --size, or add --overwrite to let \
-                     diskmeter extend and fill it",
-                    path.display(),
-                    p.size_bytes,
-                    needs.region_end
-                )));
-            }
-            let file = open(path, needs.writes || grow, false, needs.direct)
-                .map_err(|e| open_error(path, e, needs.direct, p.filesystem.as_deref()))?;
-            match lock(&file, path, opts, stop, progress)? {
-                Locked::Now => {}
-                Locked::AfterWaiting => {
-                    // The run before may have removed or refilled it: look again.
-                    if !still_same(&file, path) {
-                        return Ok(None);
-                    }
-                    if probe::probe(path)?.size_bytes != p.size_bytes {
-                        return Ok(None);
-                    }
-                }
-                Locked::Stopped => return Ok(Some(OpenTarget::existing(path, p, file, needs.direct, warnings))),
-            }
-            let mut progress = |d, n| progress(TargetEvent::Fill { done: d, total: n });
-            let progress: FillProgress<'_> = &mut progress;
-            let mut filled = 0;
-            if grow {
-                let from = p.size_bytes.max(needs.region_start);
-                filled = fill_region(&file, from, needs.region_end, align, stop, progress)?;
-            }
-            if needs.reads {
-                let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
-                let holes = sparse::unwritten_bytes(&file, from, to - from).unwrap_or(0);
-                if holes > 0 {
-                    if may_write {
-                        // Fill holes by rewriting the whole region: simple and leaves no gaps.
-                        filled = fill_region(&file, from, to, align, stop, progress)?;
-                    } else {
-                        warnings.push((
-                            codes::UNWRITTEN_READ.into(),
-                            format!(
-                                "{} has {} bytes of holes (never written) in the test region; reads there \
-                                 measure nothing; add --overwrite to let diskmeter fill them",
-                                path.display(),
-                                holes
-                            ),
-                        ));
-                    }
-                }
-            }
-            let p = if grow { probe::probe(path)? } else { p };
-            let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
-            t.filled_to = filled;
-            Ok(Some(t))
-        }
+        let p = if grow { probe::probe(path)? } else { p };
+        let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
+        t.filled_to = filled;
+        Ok(Some(t))
     }
+}
+
+/// Reserve `[start, size)` of a new test file up front so ENOSPC shows now, not
+/// mid-measurement; below `start` the file stays a hole. Also sets the file's length.
+fn reserve(file: &File, path: &Path, start: u64, size: u64) -> Result<()> {
+    // SAFETY: valid fd.
+    let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, start as libc::off_t, (size - start) as libc::off_t) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ENOSPC) {
+            return Err(EngineError::io(
+                format!("not enough free space for a {}-byte test region at {}", size - start, path.display()),
+                e,
+            ));
+        }
+        file.set_len(size).map_err(|e| EngineError::io("cannot size the test file", e))?;
+    }
+    Ok(())
 }
 
 /// The target facts for the result document.
