@@ -1,22 +1,15 @@
-//! diskmeter's I/O engine: targets, engines (io_uring, psync, null, mem), workers, data safety.
+//! diskmeter's I/O kernel: targets, engines (io_uring, psync, null, mem), workers, data safety.
 //!
-//! Layers: `backend` (one trait, three engines; `mem` the fourth) ← `worker` (the hot loop)
-//! ← `runner` (threads, collection, results). `probe`, `safety`, `sparse`, `sample` and
-//! `target` deal with what is being measured. Whole commands live in the `app` crate.
-pub mod backend;
-pub mod buffers;
-pub mod devview;
+//! Two halves: [`io`] (engines, the worker's hot loop, the runner) and [`target`] (what is
+//! being measured: opening, probing, the safety guard, hole and zero evidence, fault
+//! injection). Whole commands live in the `app` crate.
 pub mod error;
-pub mod fault;
-pub mod mem;
-pub mod memory;
-pub mod offsets;
-pub mod probe;
-pub mod runner;
-pub mod safety;
-pub mod sample;
-pub mod sparse;
+pub mod io;
 pub mod target;
-pub mod worker;
+
+// The modules' paths from before the split into `io/` and `target/` (`engine::runner::…`,
+// `engine::probe::…`, …), kept for the other crates.
+pub use io::{backend, buffers, mem, memory, offsets, runner, worker};
+pub use target::{devview, fault, probe, safety, sample, sparse};
 
 pub use error::{EngineError, Result};

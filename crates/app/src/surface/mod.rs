@@ -21,15 +21,14 @@ use engine::buffers::{fill_pattern, BufferPool};
 use engine::error::{EngineError, Result};
 use engine::fault::{self, Hook};
 use engine::probe::{self, Probe, TargetKind};
-use engine::safety;
+use engine::target::{self, Access, Purpose, WhenBusy};
 use io::{Dev, IoClass};
 use rand::Rng;
 use slow::SlowDetector;
 use spec::DataPattern;
 use stats::surface::{self as sm, BadSector, PatternPass, SlowBlock, SlowRule, SurfaceResult};
 use stats::{codes, ErrorInfo, ResultDoc};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -178,7 +177,7 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
         )));
     }
     let writes = cfg.mode != Mode::Read;
-    let lb = u64::from(p.logical_block.max(p.dio_offset_align.unwrap_or(0)).max(512));
+    let lb = target::direct_block(&p);
     if cfg.block == 0 || !cfg.block.is_multiple_of(lb) {
         return Err(EngineError::Invalid(format!(
             "invalid value for --block: {} is not a multiple of {shown}'s logical block size ({lb} bytes); \
@@ -208,28 +207,15 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
         }
     }
     match p.kind {
-        TargetKind::Block if writes => {
-            // The guard refuses mounted, swap, held and system devices outright, and
-            // devices with signatures unless --destroy-data names them.
-            safety::check_block_write(path, cfg.destroy_data.as_deref())?;
-            if cfg.destroy_data.is_none() {
-                return Err(EngineError::Unsafe(format!(
-                    "the {} mode writes to the block device {shown} (a crash mid-block loses that block); \
-                     if that is intended, add --destroy-data {shown}",
-                    cfg.mode.name()
-                )));
-            }
-        }
-        TargetKind::Block => {
-            if let Some(d) = &cfg.destroy_data {
-                if std::fs::canonicalize(d).ok() != std::fs::canonicalize(path).ok() {
-                    return Err(EngineError::Unsafe(format!(
-                        "--destroy-data {} does not name the target {shown}; name the exact device being tested",
-                        d.display()
-                    )));
-                }
-            }
-        }
+        // The guard refuses mounted, swap, held and system devices outright, and devices
+        // with signatures unless --destroy-data names them.
+        TargetKind::Block => target::check_block_access(path, writes, cfg.destroy_data.as_deref(), || {
+            format!(
+                "the {} mode writes to the block device {shown} (a crash mid-block loses that block); \
+                 if that is intended, add --destroy-data {shown}",
+                cfg.mode.name()
+            )
+        })?,
         TargetKind::File if writes && !cfg.overwrite => {
             return Err(EngineError::Invalid(format!(
                 "{shown} is an existing file and the {} mode writes to it; add --overwrite to allow that \
@@ -239,59 +225,29 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
         }
         TargetKind::File => {}
     }
-    let mut warnings = Vec::new();
-    let open = |direct: bool| {
-        let mut o = OpenOptions::new();
-        o.read(true).write(writes);
-        let mut flags = libc::O_CLOEXEC;
-        if direct {
-            flags |= libc::O_DIRECT;
-        }
+    let access = Access {
+        purpose: Purpose::Scan,
+        write: writes,
+        direct: !cfg.buffered,
+        buffered_fallback: true,
         // Hold a writable block device exclusively: nobody can mount it mid-scan.
-        if writes && p.kind == TargetKind::Block {
-            flags |= libc::O_EXCL;
-        }
-        o.custom_flags(flags);
-        o.open(path)
+        exclusive: writes && p.kind == TargetKind::Block,
+        // Another diskmeter measuring the same target would skew both scans: refuse.
+        when_busy: WhenBusy::Refuse,
     };
-    let map_err = |e: std::io::Error| match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            EngineError::Invalid(format!("cannot open {shown}: {e}; {}", probe::denied_advice()))
-        }
-        Some(libc::ETXTBSY) => EngineError::Invalid(format!(
-            "cannot write to {shown}: it is a program that is running (ETXTBSY); choose another target"
-        )),
-        Some(libc::EBUSY) => {
-            EngineError::Unsafe(format!("refusing to write {shown}: it is busy (mounted or held by the system): {e}"))
-        }
-        Some(libc::EROFS) => EngineError::Invalid(format!("cannot open {shown} for writing: {e}")),
-        _ => EngineError::io(format!("cannot open {shown}"), e),
-    };
-    let (file, direct) = if cfg.buffered {
-        (open(false).map_err(map_err)?, false)
-    } else {
-        match open(true) {
-            Ok(f) => (f, true),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-                warnings.push((
-                    codes::BUFFERED_IO.to_string(),
-                    format!(
-                        "{shown} does not support direct I/O{}; it was scanned through the page cache, \
-                         which measures RAM (and the cache), not the medium",
-                        p.filesystem.as_deref().map(|f| format!(" (file system {f})")).unwrap_or_default()
-                    ),
-                ));
-                (open(false).map_err(map_err)?, false)
-            }
-            Err(e) => return Err(map_err(e)),
-        }
-    };
-    // Another diskmeter measuring the same target would skew both scans: refuse.
-    files::lock::lock_exclusive(&file, path, files::lock::WhenBusy::Refuse, &AtomicBool::new(false), &mut |_| {})
-        .map_err(|e| match e {
-            files::FileError::Usage(m) => EngineError::Invalid(m),
-            files::FileError::Runtime(m) => EngineError::io(m, std::io::Error::from_raw_os_error(libc::ENOLCK)),
-        })?;
+    let opened = target::open_existing(path, &p, &access, &AtomicBool::new(false), &mut |_| {})?;
+    let (file, direct) = (opened.file, opened.direct);
+    let mut warnings = Vec::new();
+    if access.direct && !direct {
+        warnings.push((
+            codes::BUFFERED_IO.to_string(),
+            format!(
+                "{shown} does not support direct I/O{}; it was scanned through the page cache, \
+                 which measures RAM (and the cache), not the medium",
+                p.filesystem.as_deref().map(|f| format!(" (file system {f})")).unwrap_or_default()
+            ),
+        ));
+    }
     if cfg.buffered {
         warnings.push((
             codes::BUFFERED_IO.to_string(),

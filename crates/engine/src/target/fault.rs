@@ -1,36 +1,105 @@
-//! Fault injection for tests: make chosen byte ranges of a target fail (`EIO`, `ENODEV`),
-//! complete slowly, or return corrupted data — the dm-flakey / dm-delay of a machine
-//! that has neither.
+//! Fault injection for tests: the one way every engine and command is made to fail on
+//! purpose — the dm-flakey / dm-delay of a machine that has neither.
 //!
 //! Compiled in only with the engine feature `fault-injection` (enabled by the `diskmeter`
 //! crate's dev-dependency, i.e. for `cargo test`, never for `cargo build --release`) and in
-//! the engine's own unit tests. Without it [`Hook`] is an empty type whose checks are
-//! constant `None` and cost nothing.
+//! the engine's own unit tests. Without it [`Hook`] and [`NullCounter`] are empty types
+//! whose checks are constants and cost nothing, and [`null_fault_from_env`] is `None`.
 //!
-//! The plan comes from the environment variable `DISKMETER_FAULTS`: rules separated by
-//! `;`, each `KIND@OFFSET+LEN[:DURATION][,read|,write][,first=N]`:
-//! * `eio@1048576+4096` — I/O touching those bytes fails with EIO (`enodev`, `enodata`
-//!   likewise);
+//! Two environment variables hold the plan; both name the error the same way (`eio`,
+//! `enodata`, `enodev`, `enospc`) and both speak of the I/O direction with [`Op`], the
+//! backends' own enum.
+//!
+//! `DISKMETER_FAULTS` ([`ENV`], read by [`Hook::from_env`]): range rules for real targets,
+//! separated by `;`, each `KIND@OFFSET+LEN[:DURATION][,read|,write][,first=N]`:
+//! * `eio@1048576+4096` — I/O touching those bytes fails with EIO (`enodev`, `enodata`,
+//!   `enospc` likewise);
 //! * `slow@8388608+1048576:50ms` — I/O touching them completes 50 ms late;
 //! * `corrupt@4096+512` — reads return those bytes inverted, writes store them inverted;
 //! * `,read` / `,write` limit a rule to one direction; `,first=N` makes it fire only on
 //!   the first N I/Os that touch the range (a transient fault).
+//!
+//! `DISKMETER_NULL_FAULT` ([`NULL_ENV`], read by [`null_fault_from_env`]): a count rule for
+//! the null engine, which touches no device: `KIND@N` fails every I/O after the first N
+//! of each worker with KIND ([`NullFault`], applied by [`NullCounter`]).
 
-/// Direction of an I/O.
+pub use crate::io::backend::Op;
+
+/// The environment variable holding the range rules.
+pub const ENV: &str = "DISKMETER_FAULTS";
+/// The environment variable holding the null engine's count rule.
+pub const NULL_ENV: &str = "DISKMETER_NULL_FAULT";
+
+/// True when this build can inject faults (tests only).
+pub const ENABLED: bool = cfg!(any(test, feature = "fault-injection"));
+
+/// The null engine's fault: every I/O after the first `after_ops` (counted per worker)
+/// fails with `errno`. Present in every build so that run controls can carry one; only a
+/// build with fault injection acts on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Read,
-    Write,
+pub struct NullFault {
+    pub after_ops: u64,
+    pub errno: i32,
 }
 
-/// The environment variable holding the plan.
-pub const ENV: &str = "DISKMETER_FAULTS";
+/// `DISKMETER_NULL_FAULT` as a [`NullFault`]: `None` when unset or malformed (the
+/// variable is then ignored), and always `None` in a build without fault injection.
+pub fn null_fault_from_env() -> Option<NullFault> {
+    #[cfg(any(test, feature = "fault-injection"))]
+    {
+        std::env::var(NULL_ENV).ok().as_deref().and_then(NullFault::parse)
+    }
+    #[cfg(not(any(test, feature = "fault-injection")))]
+    {
+        None
+    }
+}
 
 #[cfg(any(test, feature = "fault-injection"))]
 mod imp {
-    use super::Op;
+    use super::{NullFault, Op};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
+
+    /// The errors a rule can inject, by the name both variables use.
+    const ERRNOS: [(&str, i32); 4] =
+        [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)];
+
+    fn errno_named(name: &str) -> Option<i32> {
+        ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| e)
+    }
+
+    impl NullFault {
+        /// Parse `KIND@N` (`eio@1000`); `None` when malformed.
+        pub fn parse(s: &str) -> Option<NullFault> {
+            let (kind, n) = s.split_once('@')?;
+            Some(NullFault { errno: errno_named(kind)?, after_ops: n.parse().ok()? })
+        }
+    }
+
+    /// The null engine's side of a [`NullFault`]: counts the I/Os of one worker and turns
+    /// the result of those past the count into the fault's error.
+    #[derive(Debug, Default)]
+    pub struct NullCounter {
+        fault: Option<NullFault>,
+        ops: u64,
+    }
+
+    impl NullCounter {
+        pub fn new(fault: Option<NullFault>) -> Self {
+            Self { fault, ops: 0 }
+        }
+
+        /// The result of the next I/O, which would otherwise return `ok`.
+        #[inline]
+        pub fn result(&mut self, ok: i32) -> i32 {
+            self.ops += 1;
+            match self.fault {
+                Some(f) if self.ops > f.after_ops => -f.errno,
+                _ => ok,
+            }
+        }
+    }
 
     #[derive(Debug, Clone, PartialEq)]
     pub(super) enum Kind {
@@ -74,18 +143,16 @@ mod imp {
         };
         let (start, len) =
             range.split_once('+').ok_or_else(|| format!("fault rule {s:?}: expected OFFSET+LEN after @"))?;
+        let unknown =
+            |k: &str| format!("fault rule {s:?}: unknown kind {k:?} (eio, enodata, enodev, enospc, slow:DUR, corrupt)");
         let kind = match (kind.trim(), arg) {
-            ("eio", None) => Kind::Errno(libc::EIO),
-            ("enodata", None) => Kind::Errno(libc::ENODATA),
-            ("enodev", None) => Kind::Errno(libc::ENODEV),
             ("corrupt", None) => Kind::Corrupt,
             ("slow", Some(d)) => Kind::Slow(
                 spec::units::parse_duration("DISKMETER_FAULTS", d.trim(), spec::units::TimeUnit::Millis)
                     .map_err(|e| e.to_string())?,
             ),
-            (k, _) => {
-                return Err(format!("fault rule {s:?}: unknown kind {k:?} (eio, enodata, enodev, slow:DUR, corrupt)"))
-            }
+            (k, None) => Kind::Errno(errno_named(k).ok_or_else(|| unknown(k))?),
+            (k, Some(_)) => return Err(unknown(k)),
         };
         let mut rule =
             Rule { kind, start: num(start)?, len: num(len)?.max(1), op: None, first: None, hits: AtomicU64::new(0) };
@@ -102,6 +169,7 @@ mod imp {
         Ok(rule)
     }
 
+    /// The range rules of one plan.
     #[derive(Debug, Default)]
     pub struct Hook {
         pub(super) rules: Vec<Rule>,
@@ -170,7 +238,7 @@ mod imp {
 }
 
 #[cfg(any(test, feature = "fault-injection"))]
-pub use imp::Hook;
+pub use imp::{Hook, NullCounter};
 
 /// Without the `fault-injection` feature: no plan, no checks, no cost.
 #[cfg(not(any(test, feature = "fault-injection")))]
@@ -201,8 +269,22 @@ impl Hook {
     }
 }
 
-/// True when this build can inject faults (tests only).
-pub const ENABLED: bool = cfg!(any(test, feature = "fault-injection"));
+/// Without the `fault-injection` feature: the null engine counts nothing and never fails.
+#[cfg(not(any(test, feature = "fault-injection")))]
+#[derive(Debug, Default)]
+pub struct NullCounter;
+
+#[cfg(not(any(test, feature = "fault-injection")))]
+impl NullCounter {
+    #[inline(always)]
+    pub fn new(_fault: Option<NullFault>) -> Self {
+        NullCounter
+    }
+    #[inline(always)]
+    pub fn result(&mut self, ok: i32) -> i32 {
+        ok
+    }
+}
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -219,7 +301,7 @@ mod tests {
         assert_eq!(h.rules[1].op, Some(Op::Read));
         assert_eq!(h.rules[1].kind, imp::Kind::Slow(Duration::from_millis(5)));
         assert_eq!(h.rules[2].op, Some(Op::Write));
-        for bad in ["eio", "eio@1", "boom@0+1", "slow@0+1", "eio@0+1,first=x", "eio@0+1,sideways"] {
+        for bad in ["eio", "eio@1", "boom@0+1", "slow@0+1", "eio@0+1,first=x", "eio@0+1,sideways", "eio@0+1:5ms"] {
             assert!(Hook::parse(bad).is_err(), "{bad}");
         }
     }
@@ -246,5 +328,44 @@ mod tests {
         assert!(h.corrupt(Op::Read, 4, &mut buf));
         assert_eq!(&buf[5..9], &[0, 0xff, 0xff, 0]);
         assert!(!h.corrupts_write(0, 100));
+    }
+
+    #[test]
+    fn both_variables_name_errors_alike() {
+        for (name, errno) in
+            [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)]
+        {
+            let h = Hook::parse(&format!("{name}@0+512")).unwrap();
+            assert_eq!(h.before(Op::Read, 0, 512).and_then(|e| e.raw_os_error()), Some(errno), "{name}");
+            assert_eq!(NullFault::parse(&format!("{name}@7")), Some(NullFault { after_ops: 7, errno }), "{name}");
+        }
+    }
+
+    #[test]
+    fn null_fault_parses_kind_at_count() {
+        assert_eq!(NullFault::parse("eio@1000"), Some(NullFault { after_ops: 1000, errno: libc::EIO }));
+        assert_eq!(NullFault::parse("enospc@0"), Some(NullFault { after_ops: 0, errno: libc::ENOSPC }));
+        // Malformed values are ignored (None), as the variable always was.
+        for bad in ["", "eio", "eio@", "eio@x", "eio@-1", "boom@5", "@5", "eio@5+1", "EIO@5"] {
+            assert_eq!(NullFault::parse(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn null_counter_fails_every_io_after_the_count() {
+        let mut c = NullCounter::new(Some(NullFault { after_ops: 3, errno: libc::ENOSPC }));
+        let got: Vec<i32> = (0..6).map(|_| c.result(4096)).collect();
+        assert_eq!(got, [4096, 4096, 4096, -libc::ENOSPC, -libc::ENOSPC, -libc::ENOSPC]);
+        let mut none = NullCounter::new(None);
+        assert!((0..100).all(|_| none.result(512) == 512));
+        let mut at_once = NullCounter::new(Some(NullFault { after_ops: 0, errno: libc::EIO }));
+        assert_eq!(at_once.result(0), -libc::EIO, "an fsync fails too");
+    }
+
+    #[test]
+    fn range_rules_ignore_fsync() {
+        // An fsync has no range: no rule touches it, not even one for every direction.
+        let h = Hook::parse("eio@0+1G").unwrap();
+        assert!(h.before(Op::Fsync, 0, 0).is_none());
     }
 }

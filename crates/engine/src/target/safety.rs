@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use crate::error::EngineError;
-use crate::probe::{
+use crate::target::probe::{
     block_dev_by_name, block_dev_from_dev_t, block_device_size, device_stack, list_dir_names, longest_mount,
     open_error, parse_mountinfo, read_trimmed, sys_block, unescape_octal, BlockDev, MountEntry,
 };

@@ -16,9 +16,9 @@
 //! runs a short mem job of the same shape and warns `exceeds-memory-bandwidth` when the job
 //! reported more MB/s than memory gave.
 
-use crate::backend::{Backend, BackendConfig, Completed, Op};
 use crate::error::{EngineError, Result};
-use crate::runner::{run_group, BoundJob, RunControl};
+use crate::io::backend::{Backend, BackendConfig, Completed, Op};
+use crate::io::runner::{run_group, BoundJob, RunControl};
 use spec::{EngineKind, JobSpec};
 use stats::{codes, JobResult, ResultDoc};
 use std::io;
@@ -125,7 +125,7 @@ pub fn job_regions(jobs: &[BoundJob]) -> Result<Vec<Option<Arc<MemRegion>>>> {
             MemRegion::new(j.region_len).map(|r| Some(Arc::new(r))).ok_or_else(|| {
                 EngineError::Invalid(format!(
                     "cannot allocate the mem engine's {} region for {}: lower --size",
-                    crate::memory::human(j.region_len),
+                    crate::io::memory::human(j.region_len),
                     j.spec.name
                 ))
             })
@@ -300,10 +300,10 @@ pub fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
     if fastest < PLAUSIBLE_MB_S && test_scale().is_none() {
         return;
     }
-    let Ok(b) = crate::runner::bind(&check_job(&r.spec), None) else { return };
+    let Ok(b) = crate::io::runner::bind(&check_job(&r.spec), None) else { return };
     // The check must not be what runs the machine out of memory.
-    let (need, _) = crate::memory::plan_footprint([(std::slice::from_ref(&b.spec), false)]);
-    if crate::memory::available().is_some_and(|a| need.total() > a.usable()) {
+    let (need, _) = crate::io::memory::plan_footprint([(std::slice::from_ref(&b.spec), false)]);
+    if crate::io::memory::available().is_some_and(|a| need.total() > a.usable()) {
         return;
     }
     let c =

@@ -4,9 +4,9 @@
 //! A device holding real data reads back real data; a blank, new, thin-provisioned or
 //! trimmed one returns zeros without touching media, and reads of it measure nothing. Only
 //! zeros are evidence: a device that was filled before the run gets no warning. (Files have
-//! better evidence — their holes, see [`crate::sparse`].)
+//! better evidence — their holes, see [`crate::target::sparse`].)
 
-use crate::buffers::BufferPool;
+use crate::io::buffers::BufferPool;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;

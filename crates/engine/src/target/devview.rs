@@ -1,7 +1,7 @@
 //! The device's own counters at the edges of a measured window: which /proc/diskstats entry a
 //! target's I/O reaches, and snapshots of it.
 
-use crate::probe::{Probe, TargetKind};
+use crate::target::probe::{Probe, TargetKind};
 use stats::DiskCounters;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,7 +32,7 @@ fn backing(name: &str) -> Vec<String> {
     let sys = Path::new("/sys/class/block").join(name);
     let mut out = Vec::new();
     if let Ok(file) = std::fs::read_to_string(sys.join("loop/backing_file")) {
-        if let Ok(p) = crate::probe::probe(Path::new(file.trim())) {
+        if let Ok(p) = crate::target::probe::probe(Path::new(file.trim())) {
             if let Some(d) = p.device {
                 out.push(d);
             }
@@ -78,7 +78,7 @@ mod tests {
     #[test]
     fn a_file_on_tmpfs_has_no_device_and_says_why() {
         let Ok(d) = tempfile::tempdir_in("/dev/shm") else { return };
-        let p = crate::probe::probe(&d.path().join("x")).expect("probe");
+        let p = crate::target::probe::probe(&d.path().join("x")).expect("probe");
         match watch_for(&p) {
             Watch::None(why) => assert!(why.contains("tmpfs") || why.contains("no block device"), "{why}"),
             Watch::Device { name, .. } => panic!("tmpfs has a device? {name}"),

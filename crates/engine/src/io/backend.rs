@@ -1,11 +1,12 @@
 //! I/O backends behind one trait: io_uring (default), psync (pread/pwrite) and null; the
-//! mem engine's backend lives in [`crate::mem`].
+//! mem engine's backend lives in [`crate::io::mem`].
 //!
 //! A backend queues I/Os identified by a slot number, submits them in batches and hands
 //! completions back as (slot, result) pairs, where result is bytes transferred or
 //! -errno. Workers are generic over the backend, so dispatch is static and the hot path
 //! has no allocation, lock or log line.
 
+use crate::target::fault::NullCounter;
 use io_uring::{opcode, types, IoUring};
 use std::io;
 use std::os::fd::RawFd;
@@ -278,35 +279,26 @@ impl Backend for Psync {
 // ---------------------------------------------------------------------------------------
 // null: completes every I/O at once. Measures the tool's own ceiling; deterministic tests.
 
-/// Test-only fault injection for the null engine: fail the Nth I/O with an errno.
-#[derive(Debug, Clone, Copy)]
-pub struct NullFault {
-    pub after_ops: u64,
-    pub errno: i32,
-}
+// The null engine's test-only fault lives with every other fault in `target::fault`; its
+// old path stays for the other crates.
+pub use crate::target::fault::NullFault;
 
 pub struct Null {
     done: Completed,
-    ops: u64,
-    fault: Option<NullFault>,
+    /// Fails I/Os past a count in a build with fault injection; nothing in any other.
+    fault: NullCounter,
 }
 
 impl Null {
     pub fn new(cfg: &BackendConfig, fault: Option<NullFault>) -> Self {
-        Self { done: Completed::new(cfg.depth), ops: 0, fault }
+        Self { done: Completed::new(cfg.depth), fault: NullCounter::new(fault) }
     }
 }
 
 impl Backend for Null {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, _: u64, _: *mut u8, len: u32, _: u16) -> io::Result<()> {
-        self.ops += 1;
-        let mut res = if op == Op::Fsync { 0 } else { len as i32 };
-        if let Some(f) = self.fault {
-            if self.ops > f.after_ops {
-                res = -f.errno;
-            }
-        }
+        let res = self.fault.result(if op == Op::Fsync { 0 } else { len as i32 });
         self.done.0.push((slot, res));
         Ok(())
     }

@@ -1,0 +1,14 @@
+//! The I/O kernel: engines behind one trait, the worker's hot loop, and the runner that
+//! starts workers and turns their output into results.
+//!
+//! Layers: [`backend`] (one trait; io_uring, psync and null here, [`mem`] the fourth
+//! engine) ← [`worker`] (the hot loop) ← [`runner`] (threads, collection, results).
+//! [`buffers`] and [`offsets`] are what the worker touches per I/O; [`memory`] is what a
+//! plan of workers will allocate, checked before any of them starts.
+pub mod backend;
+pub mod buffers;
+pub mod mem;
+pub mod memory;
+pub mod offsets;
+pub mod runner;
+pub mod worker;

@@ -1,0 +1,439 @@
+//! The collector: the thread that started the workers merges their one-second intervals
+//! per report slot, hands finished windows on, shows progress and notes how each worker
+//! ended.
+
+use super::{BoundJob, RunControl, Tick, Window};
+use crate::error::{EngineError, Result};
+use crate::io::worker::{Interval, Live, Msg, WorkerEnd};
+use crate::target::devview;
+use stats::{DiskCounters, ErrorInfo, LatHist, SeriesPoint};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Per report slot (a job, or a whole group with group_reporting): running merge.
+pub(super) struct Slot {
+    pub(super) workers: usize,
+    pub(super) last_index: Vec<i64>,
+    pub(super) done: Vec<bool>,
+    pub(super) base: i64,
+    pub(super) pending: VecDeque<Box<Interval>>,
+    pub(super) total_read: LatHist,
+    pub(super) total_write: LatHist,
+    pub(super) read_bytes: u64,
+    pub(super) write_bytes: u64,
+    pub(super) series: Vec<SeriesPoint>,
+    pub(super) ends: Vec<WorkerEnd>,
+}
+
+#[allow(clippy::vec_box)] // intervals travel between threads as boxes; keep them boxed
+impl Slot {
+    pub(super) fn new(workers: usize) -> Self {
+        Self {
+            workers,
+            last_index: vec![-2; workers],
+            done: vec![false; workers],
+            base: 0,
+            pending: VecDeque::new(),
+            total_read: LatHist::new(),
+            total_write: LatHist::new(),
+            read_bytes: 0,
+            write_bytes: 0,
+            series: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    pub(super) fn add(&mut self, iv: &Interval, spare: &mut Vec<Box<Interval>>) {
+        if iv.index < self.base {
+            return; // already finalised (cannot happen with in-order workers); be safe
+        }
+        while self.base + (self.pending.len() as i64) <= iv.index {
+            let mut fresh = spare.pop().unwrap_or_else(Interval::new);
+            fresh.clear();
+            fresh.index = self.base + self.pending.len() as i64;
+            self.pending.push_back(fresh);
+        }
+        let acc = &mut self.pending[(iv.index - self.base) as usize];
+        acc.read.add(&iv.read);
+        acc.write.add(&iv.write);
+        acc.read_bytes += iv.read_bytes;
+        acc.write_bytes += iv.write_bytes;
+    }
+
+    /// Finalise every interval that all live workers have moved past.
+    pub(super) fn finalize(
+        &mut self,
+        force: bool,
+        spare: &mut Vec<Box<Interval>>,
+        on_window: &mut dyn FnMut(&Interval),
+    ) {
+        let horizon =
+            (0..self.workers).filter(|&w| !self.done[w]).map(|w| self.last_index[w]).min().unwrap_or(i64::MAX);
+        while let Some(front) = self.pending.front() {
+            if !force && front.index >= horizon {
+                break;
+            }
+            let Some(iv) = self.pending.pop_front() else { break };
+            self.total_read.add(&iv.read);
+            self.total_write.add(&iv.write);
+            self.read_bytes += iv.read_bytes;
+            self.write_bytes += iv.write_bytes;
+            // Series points are finished in `results`, once the measured length is known.
+            self.series.push(SeriesPoint::from_interval(
+                (iv.index + 1) as f64,
+                1.0,
+                (&iv.read, iv.read_bytes),
+                (&iv.write, iv.write_bytes),
+            ));
+            self.base = iv.index + 1;
+            on_window(&iv);
+            spare.push(iv);
+        }
+    }
+}
+
+/// Passes finished windows to the caller's `on_window` until it says to end the run.
+pub(super) struct WindowGate<'f> {
+    on_window: &'f mut dyn FnMut(&Window) -> bool,
+    /// `on_window` returned false: the run ends early (not an interruption).
+    pub(super) ended: bool,
+}
+
+impl<'f> WindowGate<'f> {
+    pub(super) fn new(on_window: &'f mut dyn FnMut(&Window) -> bool) -> Self {
+        Self { on_window, ended: false }
+    }
+
+    /// A finished interval of report slot `slot`; the ramp's (index -1) is not a window.
+    fn pass(&mut self, slot: usize, iv: &Interval) {
+        if iv.index >= 0 && !self.ended {
+            let w = Window {
+                slot,
+                index: iv.index,
+                read: &iv.read,
+                write: &iv.write,
+                read_bytes: iv.read_bytes,
+                write_bytes: iv.write_bytes,
+            };
+            if !(self.on_window)(&w) {
+                self.ended = true;
+            }
+        }
+    }
+}
+
+/// A snapshot of the watched devices' counters, and when it was taken.
+pub(super) type Snapshot = (Instant, BTreeMap<String, DiskCounters>);
+
+/// The devices the group's targets reach, and their counters at the start and the end of
+/// the measured window.
+pub(super) struct Edges {
+    watched: Vec<String>,
+    pub(super) start: Option<Snapshot>,
+    pub(super) end: Option<Snapshot>,
+}
+
+impl Edges {
+    pub(super) fn new(jobs: &[BoundJob]) -> Self {
+        let mut watched: Vec<String> = jobs
+            .iter()
+            .filter_map(|j| match &j.watch {
+                Some(devview::Watch::Device { name, .. }) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        watched.sort();
+        watched.dedup();
+        Self { watched, start: None, end: None }
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        (Instant::now(), devview::snapshot(&self.watched))
+    }
+
+    /// Read the start counters now (a group without ramp, as the workers are released).
+    pub(super) fn start_now(&mut self) {
+        self.start = Some(self.snapshot());
+    }
+
+    /// How long the collector may wait for a message: the start counters are read right
+    /// at the end of the ramp, so until then no longer than that. Reads them once it is over.
+    fn next_wait(&mut self, t_start: Instant, ramp: Duration) -> Duration {
+        const POLL: Duration = Duration::from_millis(50);
+        let wait = match self.start {
+            None => (t_start + ramp).saturating_duration_since(Instant::now()).min(POLL),
+            Some(_) => POLL,
+        };
+        if self.start.is_none() && t_start.elapsed() >= ramp {
+            self.start = Some(self.snapshot());
+        }
+        wait
+    }
+}
+
+/// Live figures for the progress callback, about every 250 ms.
+struct Ticker {
+    lives: Vec<Arc<Live>>,
+    t_start: Instant,
+    planned: Duration,
+    ramp: Duration,
+    last_tick: Instant,
+    last_counts: (u64, u64, u64, u64),
+}
+
+impl Ticker {
+    fn tick(&mut self, on_tick: &mut dyn FnMut(&Tick)) {
+        let now = Instant::now();
+        if now.duration_since(self.last_tick) < Duration::from_millis(250) {
+            return;
+        }
+        let c = self.lives.iter().fold((0, 0, 0, 0), |a, l| {
+            (
+                a.0 + l.read_ops.load(Ordering::Relaxed),
+                a.1 + l.write_ops.load(Ordering::Relaxed),
+                a.2 + l.read_bytes.load(Ordering::Relaxed),
+                a.3 + l.write_bytes.load(Ordering::Relaxed),
+            )
+        });
+        let last = self.last_counts;
+        let dt = now.duration_since(self.last_tick).as_secs_f64();
+        let elapsed = now.duration_since(self.t_start);
+        on_tick(&Tick {
+            elapsed,
+            planned: self.planned,
+            ramping: elapsed < self.ramp,
+            read_iops: (c.0 - last.0) as f64 / dt,
+            write_iops: (c.1 - last.1) as f64 / dt,
+            read_mb_s: (c.2 - last.2) as f64 / 1e6 / dt,
+            write_mb_s: (c.3 - last.3) as f64 / 1e6 / dt,
+        });
+        self.last_counts = c;
+        self.last_tick = now;
+    }
+}
+
+/// What the collector receives from the workers, and how it gives their intervals back.
+pub(super) struct Inbox {
+    pub(super) rx: mpsc::Receiver<Msg>,
+    /// Per worker (global index): the channel that gives its spent intervals back.
+    pub(super) recycle: Vec<Sender<Box<Interval>>>,
+    pub(super) lives: Vec<Arc<Live>>,
+}
+
+/// Everything the collector keeps while the workers run.
+pub(super) struct Collector<'a, 'f> {
+    pub(super) jobs: &'a [BoundJob],
+    group_reporting: bool,
+    pub(super) slots: Vec<Slot>,
+    /// Spent intervals, reused for merging (boxed: they travel between threads as boxes).
+    #[allow(clippy::vec_box)]
+    pub(super) spare: Vec<Box<Interval>>,
+    /// (report slot, slot-local worker) → global worker index, for recycling.
+    global_index: Vec<(usize, usize)>,
+    /// The first runtime error of any worker.
+    pub(super) error: Option<ErrorInfo>,
+    /// The first setup error the user can fix (exit 2).
+    pub(super) usage_error: Option<String>,
+    pub(super) gate: WindowGate<'f>,
+    pub(super) edges: Edges,
+    done: usize,
+}
+
+impl<'a, 'f> Collector<'a, 'f> {
+    pub(super) fn new(
+        jobs: &'a [BoundJob],
+        group_reporting: bool,
+        slot_workers: &[usize],
+        global_index: Vec<(usize, usize)>,
+        gate: WindowGate<'f>,
+    ) -> Self {
+        Self {
+            jobs,
+            group_reporting,
+            slots: slot_workers.iter().map(|&n| Slot::new(n)).collect(),
+            spare: Vec::new(),
+            global_index,
+            error: None,
+            usage_error: None,
+            gate,
+            edges: Edges::new(jobs),
+            done: 0,
+        }
+    }
+
+    fn slot_of(&self, job: usize) -> usize {
+        if self.group_reporting {
+            0
+        } else {
+            job
+        }
+    }
+
+    /// Collect until every worker is done. The workers are past their start barrier at
+    /// `t_start`; `user_stop` is the caller's stop flag, forwarded to `ctl.stop`. Returns the
+    /// wall time of the run.
+    pub(super) fn run(
+        &mut self,
+        inbox: Inbox,
+        t_start: Instant,
+        ctl: &RunControl,
+        user_stop: &AtomicBool,
+        on_tick: &mut dyn FnMut(&Tick),
+    ) -> Duration {
+        let Inbox { rx, recycle, lives } = inbox;
+        let total = lives.len();
+        let mut ticker = Ticker {
+            lives,
+            t_start,
+            planned: planned(self.jobs),
+            ramp: ramp(self.jobs),
+            last_tick: Instant::now(),
+            last_counts: (0, 0, 0, 0),
+        };
+        while self.done < total {
+            let wait = self.edges.next_wait(t_start, ticker.ramp);
+            match rx.recv_timeout(wait) {
+                Ok(Msg::Interval { job, worker, iv }) => self.interval(job, worker, iv, &recycle),
+                Ok(Msg::Done { job, worker, end }) => self.worker_done(job, worker, *end),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+            if user_stop.load(Ordering::Relaxed) || self.gate.ended {
+                ctl.stop.store(true, Ordering::Relaxed);
+            }
+            ticker.tick(on_tick);
+        }
+        let wall = t_start.elapsed();
+        self.edges.end = Some(self.edges.snapshot());
+        wall
+    }
+
+    /// One worker's interval: merge it, pass on what every worker has moved past, and give
+    /// the box back to its worker.
+    fn interval(&mut self, job: usize, worker: usize, iv: Box<Interval>, recycle: &[Sender<Box<Interval>>]) {
+        let sl = self.slot_of(job);
+        let (s, spare, gate) = (&mut self.slots[sl], &mut self.spare, &mut self.gate);
+        s.last_index[worker] = iv.index;
+        if iv.index >= 0 {
+            s.add(&iv, spare);
+        }
+        s.finalize(false, spare, &mut |iv| gate.pass(sl, iv));
+        if let Some(g) = self.global_index.iter().position(|&x| x == (sl, worker)) {
+            let _ = recycle[g].send(iv);
+        }
+    }
+
+    /// One worker has ended: note its setup error or fault, keep its end report.
+    fn worker_done(&mut self, job: usize, worker: usize, end: WorkerEnd) {
+        self.done += 1;
+        let name = &self.jobs[job].spec.name;
+        if let Some(m) = &end.setup_error {
+            if end.setup_error_usage {
+                self.usage_error.get_or_insert_with(|| m.clone());
+            } else if self.error.is_none() {
+                self.error =
+                    Some(ErrorInfo { kind: "io".into(), message: m.clone(), offset: None, job: Some(name.clone()) });
+            }
+        }
+        if let Some(f) = end.fault {
+            if self.error.is_none() {
+                self.error = Some(super::results::fault_info(&f, name));
+            }
+        }
+        let sl = self.slot_of(job);
+        let (s, spare, gate) = (&mut self.slots[sl], &mut self.spare, &mut self.gate);
+        s.done[worker] = true;
+        s.ends.push(end);
+        s.finalize(false, spare, &mut |iv| gate.pass(sl, iv));
+    }
+
+    /// The first error of the run as the caller sees it: a usage error fails the group.
+    pub(super) fn usage_error(&mut self) -> Result<()> {
+        match self.usage_error.take() {
+            Some(m) => Err(EngineError::Invalid(m)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The planned length of the group: the longest ramp + runtime of its jobs (a job that
+/// ends on a byte count plans zero).
+fn planned(jobs: &[BoundJob]) -> Duration {
+    jobs.iter()
+        .map(|j| if j.spec.runtime.is_zero() { Duration::ZERO } else { j.spec.ramp + j.spec.runtime })
+        .max()
+        .unwrap_or_default()
+}
+
+/// The longest ramp of the group.
+pub(super) fn ramp(jobs: &[BoundJob]) -> Duration {
+    jobs.iter().map(|j| j.spec.ramp).max().unwrap_or_default()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::vec_box)] // the slot's own types: intervals travel boxed
+mod tests {
+    use super::*;
+
+    fn interval(index: i64, reads: u64) -> Box<Interval> {
+        let mut iv = Interval::new();
+        iv.index = index;
+        for _ in 0..reads {
+            iv.read.record(1000);
+        }
+        iv.read_bytes = reads * 4096;
+        iv
+    }
+
+    /// Worker `w` sends `iv` to slot `s`; windows that become final go to `seen`.
+    fn send(s: &mut Slot, spare: &mut Vec<Box<Interval>>, seen: &mut Vec<(i64, u64)>, w: usize, iv: Box<Interval>) {
+        s.last_index[w] = iv.index;
+        s.add(&iv, spare);
+        s.finalize(false, spare, &mut |iv| seen.push((iv.index, iv.read.count())));
+    }
+
+    #[test]
+    fn a_window_is_final_once_every_live_worker_has_moved_past_it() {
+        let mut s = Slot::new(2);
+        let mut spare = Vec::new();
+        let mut seen = Vec::new();
+        // Both workers sent second 0, only worker 0 has gone on: second 0 is not final yet.
+        send(&mut s, &mut spare, &mut seen, 0, interval(0, 3));
+        send(&mut s, &mut spare, &mut seen, 1, interval(0, 4));
+        send(&mut s, &mut spare, &mut seen, 0, interval(1, 5));
+        assert_eq!(seen, []);
+        // Worker 1 moves on too: second 0 is merged and passed on.
+        send(&mut s, &mut spare, &mut seen, 1, interval(1, 1));
+        assert_eq!(seen, [(0, 7)]);
+        // A worker that ends holds nothing back; once both have, second 1 is final.
+        s.done[1] = true;
+        s.finalize(false, &mut spare, &mut |iv| seen.push((iv.index, iv.read.count())));
+        assert_eq!(seen, [(0, 7)]);
+        s.done[0] = true;
+        s.finalize(false, &mut spare, &mut |iv| seen.push((iv.index, iv.read.count())));
+        assert_eq!(seen, [(0, 7), (1, 6)]);
+        assert_eq!((s.total_read.count(), s.read_bytes, s.base), (13, 13 * 4096, 2));
+        assert_eq!(s.series.len(), 2);
+        assert_eq!(spare.len(), 2, "finished intervals are kept for reuse");
+    }
+
+    #[test]
+    fn the_gate_passes_measured_windows_until_told_to_stop() {
+        let mut got = Vec::new();
+        let mut on_window = |w: &Window| {
+            got.push((w.slot, w.index, w.read.count()));
+            w.index < 1
+        };
+        let mut gate = WindowGate::new(&mut on_window);
+        gate.pass(0, &interval(-1, 9)); // the ramp is not a window
+        gate.pass(0, &interval(0, 1));
+        assert!(!gate.ended);
+        gate.pass(1, &interval(1, 2));
+        assert!(gate.ended, "on_window said stop");
+        gate.pass(0, &interval(2, 3));
+        assert_eq!(got, [(0, 0, 1), (1, 1, 2)]);
+    }
+}

@@ -1,0 +1,352 @@
+//! Runs a group of jobs concurrently and turns worker output into results.
+//!
+//! One group's way: check the pinned memory, lay the jobs out as workers (`spawn`),
+//! start one thread each and release them together, collect their one-second intervals
+//! until all are done (`collect`), then make one result per report slot (`results`).
+
+mod collect;
+mod results;
+mod spawn;
+
+use crate::error::{EngineError, Result};
+use crate::io::backend::{NullFault, UringSetupError};
+use crate::io::worker::{Interval, Live, Msg};
+use crate::target::{self, OpenTarget};
+use collect::{Collector, Inbox, WindowGate};
+use spawn::WorkerSetup;
+use spec::{EngineKind, JobSpec, RwMode};
+use stats::{ErrorInfo, JobResult, LatHist};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A job bound to an open target, with its region resolved.
+#[derive(Debug, Clone)]
+pub struct BoundJob {
+    /// The job as it will run (size resolved to the region length).
+    pub spec: JobSpec,
+    pub fd: RawFd,
+    pub region_offset: u64,
+    pub region_len: u64,
+    /// Buffer alignment (≥ the target's DIO memory alignment).
+    pub mem_align: usize,
+    /// Where the device's own counters for this job can be read (`None`: not a device target,
+    /// e.g. the null engine).
+    pub watch: Option<crate::target::devview::Watch>,
+}
+
+/// Run-wide switches.
+#[derive(Clone)]
+pub struct RunControl {
+    pub stop: Arc<AtomicBool>,
+    pub register_buffers: bool,
+    /// Test hook: fail null-engine I/O after N operations (acted on only in a build with
+    /// fault injection; see [`crate::target::fault::null_fault_from_env`]).
+    pub null_fault: Option<NullFault>,
+    /// Pin each worker thread to one allowed CPU, round-robin. Placement by the scheduler
+    /// moves a QD1 worker next to the completing kernel thread and costs up to a third of
+    /// the IOPS of a fast device.
+    pub pin_workers: bool,
+}
+
+impl Default for RunControl {
+    fn default() -> Self {
+        Self { stop: Arc::new(AtomicBool::new(false)), register_buffers: true, null_fault: None, pin_workers: true }
+    }
+}
+
+/// What a progress callback sees, about four times a second.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tick {
+    pub elapsed: Duration,
+    /// Ramp + runtime; zero when the run ends on a byte count.
+    pub planned: Duration,
+    pub ramping: bool,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub read_mb_s: f64,
+    pub write_mb_s: f64,
+}
+
+pub struct GroupOutcome {
+    pub results: Vec<JobResult>,
+    pub error: Option<ErrorInfo>,
+    pub interrupted: bool,
+}
+
+/// Bytes the registered buffers of concurrently running jobs pin in memory.
+pub fn pinned_bytes<'a>(jobs: impl IntoIterator<Item = &'a JobSpec>) -> u64 {
+    jobs.into_iter()
+        .filter(|j| j.engine == EngineKind::IoUring)
+        .map(|j| {
+            let split = if is_mixed(j) { 2 } else { 1 };
+            j.bs * j.qd as u64 * split * j.threads as u64
+        })
+        .sum()
+}
+
+fn is_mixed(s: &JobSpec) -> bool {
+    matches!(s.rw, RwMode::RandRw | RwMode::ReadWrite) && s.mix > 0 && s.mix < 100
+}
+
+/// RLIMIT_MEMLOCK applies to io_uring registered buffers unless we hold CAP_IPC_LOCK.
+/// `need` is the pinned bytes of the largest group (see [`pinned_bytes`]).
+pub fn check_memlock(need: u64, register: bool) -> Result<()> {
+    if !register {
+        return Ok(());
+    }
+    if need == 0 || has_cap_ipc_lock() {
+        return Ok(());
+    }
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: valid out-pointer for getrlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+        return Ok(());
+    }
+    if need > lim.rlim_cur {
+        return Err(EngineError::Invalid(format!(
+            "RLIMIT_MEMLOCK ({} KiB) is too small for the io_uring registered buffers ({} KiB = bs × qd × threads); \
+             raise it (`ulimit -l {}`), lower --qd/--bs, or add --no-register-buffers",
+            lim.rlim_cur / 1024,
+            need.div_ceil(1024),
+            need.div_ceil(1024) + 1024
+        )));
+    }
+    Ok(())
+}
+
+fn has_cap_ipc_lock() -> bool {
+    const CAP_IPC_LOCK: u32 = 14;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("CapEff:")).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        })
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
+}
+
+/// CPUs this process may run on (taskset, cgroup cpusets), highest first: CPU 0 usually
+/// takes most interrupts and housekeeping, so workers start at the other end.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: zeroed cpu_set_t is a valid out-parameter of the right size.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 = this thread; the size matches the set.
+    let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
+    if !ok {
+        return Vec::new();
+    }
+    // SAFETY: indices below CPU_SETSIZE are in bounds.
+    (0..libc::CPU_SETSIZE as usize).rev().filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+}
+
+/// The one-line message for a ring that could not be set up, and whether the user can fix
+/// it by changing the command (exit 2) rather than it being a fault (exit 1).
+pub fn uring_setup_message(e: &UringSetupError, depth: u32) -> (String, bool) {
+    match e {
+        UringSetupError::Buffers(e) if e.raw_os_error() == Some(libc::ENOMEM) => (
+            "io_uring could not pin the registered buffers (ENOMEM): raise RLIMIT_MEMLOCK \
+             (`ulimit -l`), lower --qd/--bs, or add --no-register-buffers"
+                .to_string(),
+            true,
+        ),
+        UringSetupError::Buffers(e) => {
+            (format!("io_uring could not register the I/O buffers ({e}); add --no-register-buffers"), false)
+        }
+        UringSetupError::Ring { error, .. }
+            if matches!(error.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) =>
+        {
+            (format!("io_uring is not available here ({error}); use --engine psync"), true)
+        }
+        UringSetupError::Ring { entries, error } if error.raw_os_error() == Some(libc::ENOMEM) => (
+            format!(
+                "io_uring could not allocate a ring of {entries} entries for --qd {depth} (ENOMEM): the kernel is \
+                 short of memory, or (before Linux 5.12) RLIMIT_MEMLOCK is too small for the ring; lower --qd, \
+                 or raise `ulimit -l`"
+            ),
+            true,
+        ),
+        UringSetupError::Ring { entries, error } => (
+            format!("io_uring setup of a {entries}-entry ring for --qd {depth} failed: {error}; try --engine psync"),
+            false,
+        ),
+    }
+}
+
+/// One finished measurement interval (one second) of one report slot, as the collector
+/// merged it from every worker.
+pub struct Window<'a> {
+    /// Report slot: the job index (or 0 with group reporting).
+    pub slot: usize,
+    /// 0-based second of the measured phase.
+    pub index: i64,
+    pub read: &'a LatHist,
+    pub write: &'a LatHist,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+/// Run the jobs of one group concurrently. `on_tick` is called from this thread about
+/// every 250 ms with live figures.
+pub fn run_group(
+    jobs: &[BoundJob],
+    group_reporting: bool,
+    ctl: &RunControl,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<GroupOutcome> {
+    run_group_windows(jobs, group_reporting, ctl, on_tick, &mut |_| true)
+}
+
+/// [`run_group`] that also hands every finished one-second window to `on_window`, in
+/// order per slot; when it returns `false` the run ends early (not an interruption). This
+/// is how adaptive measurements (`sla`) run "until stable".
+pub fn run_group_windows(
+    jobs: &[BoundJob],
+    group_reporting: bool,
+    ctl: &RunControl,
+    on_tick: &mut dyn FnMut(&Tick),
+    on_window: &mut dyn FnMut(&Window) -> bool,
+) -> Result<GroupOutcome> {
+    // Workers watch their own stop flag: set by the user's (Ctrl-C, forwarded by the
+    // collector), by `on_window`, or by a worker that failed to start.
+    let user_stop = ctl.stop.clone();
+    let ctl = &RunControl { stop: Arc::new(AtomicBool::new(user_stop.load(Ordering::Relaxed))), ..ctl.clone() };
+    check_memlock(pinned_bytes(jobs.iter().map(|j| &j.spec)), ctl.register_buffers)?;
+    let layout = spawn::layout(jobs, group_reporting, ctl.pin_workers)?;
+    let global_index = layout.global_index(group_reporting);
+    let gate = WindowGate::new(on_window);
+    let mut c = Collector::new(jobs, group_reporting, &layout.slot_workers, global_index, gate);
+    let ru0 = results::rusage_self();
+    let wall = run_workers(layout.setups, ctl, &user_stop, &mut c, on_tick)?;
+    c.usage_error()?;
+    let cpu = results::CpuTimes::since(ru0, wall);
+    let results = results::group_results(jobs, group_reporting, &mut c, &cpu);
+    let interrupted = user_stop.load(Ordering::Relaxed) && c.error.is_none();
+    Ok(GroupOutcome { results, error: c.error, interrupted })
+}
+
+/// Start one thread per worker, release them all at once and collect until every one is
+/// done. Returns the wall time from the start.
+fn run_workers(
+    setups: Vec<WorkerSetup>,
+    ctl: &RunControl,
+    user_stop: &AtomicBool,
+    c: &mut Collector,
+    on_tick: &mut dyn FnMut(&Tick),
+) -> Result<Duration> {
+    let total = setups.len();
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let barrier = Barrier::new(total + 1);
+    let start = OnceLock::new();
+    let lives: Vec<Arc<Live>> = (0..total).map(|_| Arc::new(Live::default())).collect();
+    let (recycle, recycle_rx): (Vec<_>, Vec<_>) = (0..total).map(|_| mpsc::channel::<Box<Interval>>()).unzip();
+    let ramp = collect::ramp(c.jobs);
+    std::thread::scope(|scope| {
+        for (setup, (rrx, live)) in setups.into_iter().zip(recycle_rx.into_iter().zip(lives.iter().cloned())) {
+            let tx = tx.clone();
+            let barrier = &barrier;
+            let start = &start;
+            let ctl = ctl.clone();
+            std::thread::Builder::new()
+                .name(format!("dm-worker-{}-{}", setup.plan.job, setup.plan.worker))
+                .spawn_scoped(scope, move || spawn::worker_thread(setup, &ctl, tx, rrx, live, barrier, start))
+                .map_err(|e| EngineError::io("cannot start a worker thread", e))?;
+        }
+        drop(tx);
+        barrier.wait();
+        let t_start = Instant::now();
+        let _ = start.set(t_start);
+        if ramp.is_zero() {
+            c.edges.start_now();
+        }
+        barrier.wait();
+        Ok(c.run(Inbox { rx, recycle, lives }, t_start, ctl, user_stop, on_tick))
+    })
+}
+
+/// Resolve a job's region against its open target.
+pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
+    let (fd, size, align, lb) = match t {
+        Some(t) => (
+            t.file.as_raw_fd(),
+            t.probe.size_bytes,
+            target::mem_align(&t.probe),
+            if job.direct { target::direct_block(&t.probe) } else { 1 },
+        ),
+        None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
+    };
+    if !job.offset.is_multiple_of(lb) {
+        return Err(EngineError::Invalid(format!(
+            "--offset {} is not a multiple of the logical block size ({lb} bytes) that direct I/O requires",
+            job.offset
+        )));
+    }
+    if job.offset >= size {
+        return Err(EngineError::Invalid(format!(
+            "--offset {} is at or past the end of the target ({size} bytes); lower it",
+            job.offset
+        )));
+    }
+    let len = job.size.unwrap_or(size - job.offset).min(size - job.offset);
+    let len = len / job.bs * job.bs;
+    if len == 0 {
+        return Err(EngineError::Invalid(format!(
+            "the test region ({} bytes from offset {}) is smaller than one block (--bs {}); raise --size",
+            job.size.unwrap_or(size - job.offset),
+            job.offset,
+            job.bs
+        )));
+    }
+    let mut spec = job.clone();
+    spec.size = Some(len);
+    let watch = t.map(|t| crate::target::devview::watch_for(&t.probe));
+    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::target::fault::NullFault;
+
+    fn null_job(name: &str, bytes: u64) -> BoundJob {
+        let spec = JobSpec {
+            name: name.into(),
+            engine: EngineKind::Null,
+            qd: 4,
+            size: Some(bytes),
+            time_based: false,
+            runtime: Duration::ZERO,
+            ..JobSpec::default()
+        };
+        bind(&spec, None).unwrap()
+    }
+
+    fn quiet() -> RunControl {
+        RunControl { pin_workers: false, register_buffers: false, ..RunControl::default() }
+    }
+
+    #[test]
+    fn a_group_of_null_jobs_reports_each_job() {
+        let jobs = [null_job("a", 1 << 20), null_job("b", 2 << 20)];
+        let out = run_group(&jobs, false, &quiet(), &mut |_| {}).unwrap();
+        assert!(out.error.is_none() && !out.interrupted);
+        let ops: Vec<u64> = out.results.iter().map(|r| r.read.as_ref().unwrap().ops).collect();
+        assert_eq!(ops, [256, 512], "each job reads its region once");
+        let merged = run_group(&jobs, true, &quiet(), &mut |_| {}).unwrap();
+        assert_eq!(merged.results.len(), 1);
+        assert_eq!(merged.results[0].read.as_ref().unwrap().ops, 768);
+    }
+
+    #[test]
+    fn a_worker_fault_becomes_the_group_error() {
+        let ctl = RunControl { null_fault: Some(NullFault { after_ops: 10, errno: libc::EIO }), ..quiet() };
+        let out = run_group(&[null_job("f", 1 << 20)], false, &ctl, &mut |_| {}).unwrap();
+        let e = out.error.unwrap();
+        assert_eq!((e.kind.as_str(), e.job.as_deref()), ("eio", Some("f")));
+        assert_eq!(out.results[0].error.as_ref().map(|e| e.kind.as_str()), Some("eio"));
+        assert_eq!(out.results[0].read.as_ref().unwrap().ops, 10);
+        assert!(!out.interrupted);
+    }
+}

@@ -1,0 +1,237 @@
+//! A group's results: per report slot, the merged latencies, rates, queue depth, series,
+//! CPU use and error, and what the device's own counters saw meanwhile.
+
+use super::collect::{Collector, Slot, Snapshot};
+use super::BoundJob;
+use crate::io::backend::Op;
+use crate::io::worker::{self, WorkerEnd, SEC};
+use crate::target::devview;
+use stats::{CpuUsage, DirStats, ErrorInfo, JobResult, SeriesPoint};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The process's user and system CPU time so far (µs).
+pub(super) fn rusage_self() -> (u64, u64) {
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+    (us(ru.ru_utime), us(ru.ru_stime))
+}
+
+/// The process's CPU time over a run.
+pub(super) struct CpuTimes {
+    ru0: (u64, u64),
+    ru1: (u64, u64),
+    wall_us: f64,
+}
+
+impl CpuTimes {
+    /// From `ru0` (taken before the workers started) to now, over `wall` of run time.
+    pub(super) fn since(ru0: (u64, u64), wall: Duration) -> Self {
+        Self { ru0, ru1: rusage_self(), wall_us: wall.as_micros().max(1) as f64 }
+    }
+
+    /// The process's share of the wall time, and the busiest worker's.
+    fn usage(&self, ends: &[WorkerEnd]) -> CpuUsage {
+        let max_worker = ends
+            .iter()
+            .filter(|e| e.wall_ns > 0)
+            .map(|e| e.cpu_ns as f64 / e.wall_ns as f64 * 100.0)
+            .fold(0.0, f64::max);
+        CpuUsage {
+            user_pct: (self.ru1.0 - self.ru0.0) as f64 / self.wall_us * 100.0,
+            sys_pct: (self.ru1.1 - self.ru0.1) as f64 / self.wall_us * 100.0,
+            max_worker_pct: max_worker,
+        }
+    }
+}
+
+/// One result per report slot, with the device's view attached.
+pub(super) fn group_results(
+    jobs: &[BoundJob],
+    group_reporting: bool,
+    c: &mut Collector,
+    cpu: &CpuTimes,
+) -> Vec<JobResult> {
+    let slots = std::mem::take(&mut c.slots);
+    let mut results = Vec::with_capacity(slots.len());
+    for (si, mut s) in slots.into_iter().enumerate() {
+        s.finalize(true, &mut c.spare, &mut |_| {});
+        results.push(slot_result(jobs, group_reporting, si, s, cpu, c.error.as_ref()));
+    }
+    attach_device_views(&mut results, jobs, group_reporting, c.edges.start.as_ref(), c.edges.end.as_ref());
+    results
+}
+
+/// The result of report slot `si` (a job, or the whole group with group reporting).
+fn slot_result(
+    jobs: &[BoundJob],
+    group_reporting: bool,
+    si: usize,
+    mut s: Slot,
+    cpu: &CpuTimes,
+    error: Option<&ErrorInfo>,
+) -> JobResult {
+    let first_job = if group_reporting { 0 } else { si };
+    let mut spec = jobs[first_job].spec.clone();
+    spec.size = Some(jobs[first_job].region_len);
+    if group_reporting && jobs.len() > 1 {
+        spec.threads = jobs.iter().map(|j| j.spec.threads).sum();
+    }
+    let mut r = JobResult::new(spec);
+    let measured_ns = s.ends.iter().map(|e| e.measured_ns).max().unwrap_or(0);
+    let seconds = measured_ns as f64 / SEC as f64;
+    let area_r: f64 = s.ends.iter().map(|e| e.qd_area_read).sum();
+    let area_w: f64 = s.ends.iter().map(|e| e.qd_area_write).sum();
+    let qd = |area: f64| if measured_ns > 0 { area / measured_ns as f64 } else { 0.0 };
+    let reads = s.total_read.count() > 0 || r.spec.rw.read_pct(r.spec.mix) > 0;
+    let writes = s.total_write.count() > 0 || r.spec.rw.read_pct(r.spec.mix) < 100;
+    if reads {
+        r.read = Some(DirStats::new(s.total_read.count(), s.read_bytes, seconds, &s.total_read, qd(area_r)));
+    }
+    if writes {
+        r.write = Some(DirStats::new(s.total_write.count(), s.write_bytes, seconds, &s.total_write, qd(area_w)));
+    }
+    r.series = trim_series(std::mem::take(&mut s.series), seconds);
+    r.fsyncs = s.ends.iter().map(|e| e.fsyncs).sum();
+    r.cpu = cpu.usage(&s.ends);
+    if let Some(e) = error {
+        if e.job.as_deref() == Some(&r.name) || group_reporting {
+            r.error = Some(e.clone());
+        }
+    }
+    r
+}
+
+/// The last interval may be partial: rescale it to its real length (the window ended
+/// `seconds` after it began), and drop a sliver shorter than 0.1 s when there are others.
+fn trim_series(mut series: Vec<SeriesPoint>, seconds: f64) -> Vec<SeriesPoint> {
+    let several = series.len() > 1;
+    if let Some(last) = series.last_mut() {
+        let start = last.t_s - 1.0;
+        let len = seconds - start;
+        if len < 0.1 && several {
+            series.pop();
+        } else if len < 0.999 && len > 0.0 {
+            last.t_s = seconds;
+            for v in [&mut last.read_iops, &mut last.read_mb_s, &mut last.write_iops, &mut last.write_mb_s] {
+                *v /= len;
+            }
+        }
+    }
+    series
+}
+
+/// Sets each result's `device_view` from the counter snapshots at the window's edges, held
+/// against everything this group did on the same device.
+fn attach_device_views(
+    results: &mut [JobResult],
+    jobs: &[BoundJob],
+    group_reporting: bool,
+    edge0: Option<&Snapshot>,
+    edge1: Option<&Snapshot>,
+) {
+    let watch_of = |i: usize| jobs.get(if group_reporting { 0 } else { i }).and_then(|j| j.watch.as_ref());
+    let mut ours: BTreeMap<&str, [u64; 4]> = BTreeMap::new();
+    for (i, r) in results.iter().enumerate() {
+        if let Some(devview::Watch::Device { name, .. }) = watch_of(i) {
+            let o = ours.entry(name.as_str()).or_default();
+            if let Some(d) = &r.read {
+                o[0] += d.ops;
+                o[2] += d.bytes;
+            }
+            if let Some(d) = &r.write {
+                o[1] += d.ops;
+                o[3] += d.bytes;
+            }
+        }
+    }
+    for (i, r) in results.iter_mut().enumerate() {
+        r.device_view = match watch_of(i) {
+            None => None,
+            Some(devview::Watch::None(why)) => Some(stats::DeviceView::unavailable(why.clone())),
+            Some(devview::Watch::Device { name, backing }) => {
+                let a = edge0.and_then(|(t, m)| Some((*t, *m.get(name)?)));
+                let b = edge1.and_then(|(t, m)| Some((*t, *m.get(name)?)));
+                match (a, b) {
+                    (Some((ta, ca)), Some((tb, cb))) => Some(stats::DeviceView::new(
+                        name,
+                        backing.clone(),
+                        tb.duration_since(ta).as_secs_f64(),
+                        ca.delta(&cb),
+                        ours.get(name.as_str()).copied().unwrap_or_default(),
+                    )),
+                    _ => Some(stats::DeviceView::unavailable(format!("{name} vanished from /proc/diskstats"))),
+                }
+            }
+        };
+    }
+}
+
+pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
+    let what = match f.op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Fsync => "fsync",
+    };
+    let (kind, message) = if f.errno == 0 {
+        ("io", format!("short {what} at offset {}: {} of {} bytes", f.offset, f.transferred, f.len))
+    } else {
+        let err = std::io::Error::from_raw_os_error(f.errno);
+        let kind = match f.errno {
+            libc::ENOSPC => "enospc",
+            libc::EIO => "eio",
+            libc::ENODEV | libc::ENXIO | libc::ENOENT | libc::ESHUTDOWN => "vanished",
+            _ => "io",
+        };
+        let at = if f.op == Op::Fsync { String::new() } else { format!(" at offset {}", f.offset) };
+        (kind, format!("{what} failed{at}: {err}"))
+    };
+    ErrorInfo {
+        kind: kind.into(),
+        message,
+        offset: (f.op != Op::Fsync).then_some(f.offset),
+        job: Some(job.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(t_s: f64, iops: f64) -> SeriesPoint {
+        SeriesPoint { t_s, read_iops: iops, write_iops: iops, ..Default::default() }
+    }
+
+    #[test]
+    fn a_partial_last_second_is_rescaled_and_a_sliver_dropped() {
+        // 2.5 s measured: the third point covers half a second.
+        let s = trim_series(vec![point(1.0, 100.0), point(2.0, 100.0), point(3.0, 50.0)], 2.5);
+        assert_eq!(s.len(), 3);
+        assert_eq!((s[2].t_s, s[2].read_iops, s[2].write_iops), (2.5, 100.0, 100.0));
+        // 2.05 s: the last 0.05 s is dropped.
+        let s = trim_series(vec![point(1.0, 100.0), point(2.0, 100.0), point(3.0, 5.0)], 2.05);
+        assert_eq!(s.len(), 2);
+        // A single short point stays, rescaled.
+        let s = trim_series(vec![point(1.0, 5.0)], 0.05);
+        assert_eq!((s.len(), s[0].t_s, s[0].read_iops), (1, 0.05, 100.0));
+        // Whole seconds are left alone.
+        let s = trim_series(vec![point(1.0, 100.0), point(2.0, 100.0)], 2.0);
+        assert_eq!((s[1].t_s, s[1].read_iops), (2.0, 100.0));
+    }
+
+    #[test]
+    fn faults_name_the_direction_and_the_offset() {
+        let f = worker::IoFault { errno: libc::EIO, offset: 8192, op: Op::Write, transferred: 0, len: 4096 };
+        let e = fault_info(&f, "j");
+        assert_eq!((e.kind.as_str(), e.offset, e.job.as_deref()), ("eio", Some(8192), Some("j")));
+        assert!(e.message.starts_with("write failed at offset 8192: "), "{}", e.message);
+        let short = worker::IoFault { errno: 0, offset: 0, op: Op::Read, transferred: 512, len: 4096 };
+        assert_eq!(fault_info(&short, "j").message, "short read at offset 0: 512 of 4096 bytes");
+        let sync = worker::IoFault { errno: libc::ENOSPC, offset: 0, op: Op::Fsync, transferred: 0, len: 0 };
+        let e = fault_info(&sync, "j");
+        assert_eq!((e.kind.as_str(), e.offset), ("enospc", None));
+    }
+}

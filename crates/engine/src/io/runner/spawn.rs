@@ -1,0 +1,240 @@
+//! The workers of a group: how many, with what plan ([`layout`]), and the thread each one
+//! runs ([`worker_thread`]): its buffers, offsets and backend, then the worker loop, all
+//! started at once through two barriers.
+
+use super::{is_mixed, uring_setup_message, BoundJob, RunControl};
+use crate::error::Result;
+use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
+use crate::io::buffers::BufferPool;
+use crate::io::mem::{Mem, MemRegion};
+use crate::io::offsets::{worker_rng, OffsetGen};
+use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan};
+use spec::{EngineKind, RwMode};
+use std::os::fd::RawFd;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::Instant;
+
+pub(super) struct WorkerSetup {
+    /// CPU to pin this worker to (None = let the scheduler place it).
+    cpu: Option<usize>,
+    pub(super) plan: WorkerPlan,
+    engine: EngineKind,
+    fd: RawFd,
+    pool_slots: usize,
+    mem_align: usize,
+    spec_data: spec::DataPattern,
+    rw: RwMode,
+    mix: u8,
+    dist: spec::Distribution,
+    nblocks: u64,
+    workers_in_job: usize,
+    /// This worker's index within its job (0..workers_in_job).
+    job_worker: usize,
+    seed: u64,
+    /// The job's region (mem engine only).
+    mem: Option<Arc<MemRegion>>,
+}
+
+/// The workers of a group and how many each report slot has.
+pub(super) struct Layout {
+    pub(super) setups: Vec<WorkerSetup>,
+    pub(super) slot_workers: Vec<usize>,
+}
+
+impl Layout {
+    /// (report slot, slot-local worker) of every worker, in start order.
+    pub(super) fn global_index(&self, group_reporting: bool) -> Vec<(usize, usize)> {
+        let slot_of = |j: usize| if group_reporting { 0 } else { j };
+        self.setups.iter().map(|s| (slot_of(s.plan.job), s.plan.worker)).collect()
+    }
+}
+
+/// Lay the jobs out as workers: psync serves depth with threads (one synchronous I/O
+/// each), the other engines with one ring (or queue) per thread. Workers are pinned
+/// round-robin to the allowed CPUs when `pin`; mem-engine regions are allocated and
+/// touched here, before any worker starts.
+pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Result<Layout> {
+    let slot_of = |j: usize| if group_reporting { 0 } else { j };
+    let nslots = if group_reporting { 1.min(jobs.len()) } else { jobs.len() };
+    let mut setups = Vec::new();
+    let cpus = if pin { super::allowed_cpus() } else { Vec::new() };
+    let mut slot_workers = vec![0usize; nslots];
+    let regions = crate::io::mem::job_regions(jobs)?;
+    for (ji, j) in jobs.iter().enumerate() {
+        let s = &j.spec;
+        let (workers, depth) = match s.engine {
+            EngineKind::Psync => ((s.threads * s.qd) as usize, 1u32),
+            _ => (s.threads as usize, s.qd),
+        };
+        let nblocks = j.region_len / s.bs;
+        let per_worker_limit =
+            if s.time_based { None } else { Some(j.region_len / workers as u64).map(|l| l.max(s.bs)) };
+        let rate = s.rate_iops.map(|r| r as f64 / workers as f64);
+        for w in 0..workers {
+            let plan = WorkerPlan {
+                job: ji,
+                worker: slot_workers[slot_of(ji)],
+                depth,
+                bs: s.bs as u32,
+                region_offset: j.region_offset,
+                data: s.data,
+                fsync_every: s.fsync,
+                rate_iops: rate,
+                t_start: Instant::now(),
+                ramp_ns: s.ramp.as_nanos() as u64,
+                runtime_ns: if s.runtime.is_zero() { u64::MAX } else { s.runtime.as_nanos() as u64 },
+                byte_limit: per_worker_limit,
+                split_buffers: is_mixed(s),
+                submit_batch: s.submit_batch.max(1),
+            };
+            slot_workers[slot_of(ji)] += 1;
+            let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
+            setups.push(WorkerSetup {
+                cpu,
+                pool_slots: depth as usize * if is_mixed(s) { 2 } else { 1 },
+                plan,
+                engine: s.engine,
+                fd: j.fd,
+                mem_align: j.mem_align,
+                spec_data: s.data,
+                rw: s.rw,
+                mix: s.mix,
+                dist: s.dist.clone(),
+                nblocks,
+                workers_in_job: workers,
+                job_worker: w,
+                seed: s.seed,
+                mem: regions[ji].clone(),
+            });
+        }
+    }
+    Ok(Layout { setups, slot_workers })
+}
+
+fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool) -> BackendConfig {
+    let buffers = if register && pool.slots() <= 16_384 {
+        Some(
+            (0..pool.slots())
+                .map(|i| libc::iovec { iov_base: pool.slot_ptr(i).cast(), iov_len: pool.slot_len() })
+                .collect(),
+        )
+    } else {
+        None
+    };
+    BackendConfig { fd, depth, buffers, register_file: true }
+}
+
+fn pin_current_thread(cpu: usize) {
+    // SAFETY: zeroed cpu_set_t is valid; cpu < CPU_SETSIZE (it came from allowed_cpus).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        // Best effort: a failure only leaves the thread where the scheduler put it.
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// A worker's buffers (filled with its data pattern) and offset generator; the error is
+/// the message and whether the user can fix it.
+fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), (String, bool)> {
+    let (job, worker) = (setup.plan.job, setup.plan.worker);
+    let mut pool = BufferPool::new(setup.pool_slots, setup.plan.bs as usize, setup.mem_align)
+        .ok_or_else(|| ("cannot allocate I/O buffers: lower --qd or --bs".to_string(), true))?;
+    let mut rng = worker_rng(setup.seed ^ 0xb0f, job, worker);
+    pool.fill(setup.spec_data, &mut rng);
+    let gen = OffsetGen::new(
+        setup.rw,
+        setup.mix,
+        &setup.dist,
+        setup.nblocks,
+        worker,
+        setup.workers_in_job,
+        worker_rng(setup.seed, job, worker),
+    );
+    Ok((pool, gen))
+}
+
+/// A worker thread's side of the start: two barriers (everyone set up; the collector
+/// has taken the start time), then its end report.
+struct Start<'a> {
+    job: usize,
+    worker: usize,
+    ctl: &'a RunControl,
+    tx: &'a Sender<Msg>,
+    barrier: &'a Barrier,
+    start: &'a OnceLock<Instant>,
+}
+
+impl Start<'_> {
+    /// The worker could not be set up: stop the group, pass the barriers with the others
+    /// and report why.
+    fn fail(&self, message: String, usage: bool) {
+        self.ctl.stop.store(true, Ordering::Relaxed);
+        self.barrier.wait();
+        self.barrier.wait();
+        let end = WorkerEnd { setup_error: Some(message), setup_error_usage: usage, ..Default::default() };
+        let _ = self.tx.send(Msg::Done { job: self.job, worker: self.worker, end: Box::new(end) });
+    }
+
+    /// Run the worker loop on `backend` once everyone has started, then report how it ended.
+    fn measure<B: Backend>(
+        &self,
+        mut backend: B,
+        mut plan: WorkerPlan,
+        pool: &mut BufferPool,
+        gen: &mut OffsetGen,
+        ch: &Channels,
+    ) {
+        self.barrier.wait();
+        self.barrier.wait();
+        if let Some(t) = self.start.get() {
+            plan.t_start = *t;
+        }
+        let end = worker::run(&plan, &mut backend, pool, gen, ch);
+        drop(backend); // unregister buffers before the pool goes away
+        let _ = self.tx.send(Msg::Done { job: self.job, worker: self.worker, end: Box::new(end) });
+    }
+}
+
+/// The body of one worker thread.
+pub(super) fn worker_thread(
+    setup: WorkerSetup,
+    ctl: &RunControl,
+    tx: Sender<Msg>,
+    recycle: mpsc::Receiver<Box<Interval>>,
+    live: Arc<Live>,
+    barrier: &Barrier,
+    start: &OnceLock<Instant>,
+) {
+    if let Some(cpu) = setup.cpu {
+        pin_current_thread(cpu);
+    }
+    let s = Start { job: setup.plan.job, worker: setup.plan.worker, ctl, tx: &tx, barrier, start };
+    let (mut pool, mut gen) = match prepare(&setup) {
+        Ok(v) => v,
+        Err((m, u)) => return s.fail(m, u),
+    };
+    let cfg = build_backend_cfg(setup.fd, setup.plan.depth, &pool, ctl.register_buffers);
+    let ch = Channels { tx: tx.clone(), recycle, live, stop: ctl.stop.clone() };
+    let (plan, pool, gen) = (setup.plan, &mut pool, &mut gen);
+    match setup.engine {
+        EngineKind::IoUring => match Uring::new(&cfg) {
+            Ok(b) => s.measure(b, plan, pool, gen, &ch),
+            Err(e) => {
+                let (msg, usage) = uring_setup_message(&e, plan.depth);
+                s.fail(msg, usage)
+            }
+        },
+        EngineKind::Psync => s.measure(Psync::new(&cfg), plan, pool, gen, &ch),
+        EngineKind::Null => s.measure(Null::new(&cfg, ctl.null_fault), plan, pool, gen, &ch),
+        EngineKind::Mem => match setup.mem {
+            Some(region) => {
+                let b = Mem::new(&cfg, region, plan.region_offset, setup.job_worker, setup.workers_in_job);
+                s.measure(b, plan, pool, gen, &ch)
+            }
+            None => s.fail("the mem engine's region is missing".into(), false),
+        },
+    }
+}

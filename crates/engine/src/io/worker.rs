@@ -1,0 +1,846 @@
+//! One worker: keeps `depth` I/Os in flight against one target through one backend.
+//!
+//! Hot-path rules: no allocation, logging or locking per I/O. Latencies go into the
+//! current one-second interval histogram; at each second boundary the full histogram is
+//! sent to the collector and a recycled one takes its place (one channel message per
+//! second, never per I/O).
+
+use crate::io::backend::{Backend, Op};
+use crate::io::buffers::{stamp, BufferPool};
+use crate::io::offsets::OffsetGen;
+use spec::DataPattern;
+use stats::LatHist;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub const SEC: u64 = 1_000_000_000;
+/// Open-loop waits shorter than this are spun rather than slept (timer slack).
+const SPIN_NS: u64 = 150_000;
+/// Waits for a completion arm a timeout only when a boundary is this close.
+const TIMER_NS: u64 = 20_000_000;
+
+/// One second (or less, at the edges) of one worker's completions.
+pub struct Interval {
+    /// -1 = ramp (discarded), 0.. = measured seconds.
+    pub index: i64,
+    pub read: LatHist,
+    pub write: LatHist,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl Interval {
+    pub fn new() -> Box<Self> {
+        Box::new(Self { index: 0, read: LatHist::new(), write: LatHist::new(), read_bytes: 0, write_bytes: 0 })
+    }
+    pub fn clear(&mut self) {
+        self.read.reset();
+        self.write.reset();
+        self.read_bytes = 0;
+        self.write_bytes = 0;
+    }
+}
+
+/// An I/O that failed.
+#[derive(Debug, Clone, Copy)]
+pub struct IoFault {
+    /// errno, or 0 for a short transfer.
+    pub errno: i32,
+    pub offset: u64,
+    pub op: Op,
+    pub transferred: i32,
+    pub len: u32,
+}
+
+/// What a worker reports when it finishes.
+#[derive(Debug, Default, Clone)]
+pub struct WorkerEnd {
+    /// Last moment (ns since the measured window began) this worker counted completions.
+    pub measured_ns: u64,
+    pub qd_area_read: f64,
+    pub qd_area_write: f64,
+    pub fsyncs: u64,
+    pub cpu_ns: u64,
+    pub wall_ns: u64,
+    pub fault: Option<IoFault>,
+    pub setup_error: Option<String>,
+    pub setup_error_usage: bool,
+}
+
+pub enum Msg {
+    Interval { job: usize, worker: usize, iv: Box<Interval> },
+    Done { job: usize, worker: usize, end: Box<WorkerEnd> },
+}
+
+/// Live counters for progress display: written once per reap batch with relaxed stores.
+#[derive(Default)]
+pub struct Live {
+    pub read_ops: AtomicU64,
+    pub write_ops: AtomicU64,
+    pub read_bytes: AtomicU64,
+    pub write_bytes: AtomicU64,
+}
+
+pub struct WorkerPlan {
+    pub job: usize,
+    pub worker: usize,
+    pub depth: u32,
+    pub bs: u32,
+    pub region_offset: u64,
+    pub data: DataPattern,
+    pub fsync_every: u32,
+    /// Per-worker open-loop rate; None = closed loop.
+    pub rate_iops: Option<f64>,
+    pub t_start: Instant,
+    pub ramp_ns: u64,
+    /// Measured window length; u64::MAX = until the byte limit.
+    pub runtime_ns: u64,
+    pub byte_limit: Option<u64>,
+    /// Number of buffer slots per direction-set: slot s uses buffer s (reads) and, for
+    /// mixed jobs, buffer depth+s (writes).
+    pub split_buffers: bool,
+    /// Submit once this many I/Os are queued (1 = each at once).
+    pub submit_batch: u32,
+}
+
+struct Slot {
+    issue_ns: u64,
+    offset: u64,
+    op: Op,
+}
+
+#[inline]
+fn now_ns(t_start: Instant) -> u64 {
+    t_start.elapsed().as_nanos() as u64
+}
+
+fn thread_cpu_ns() -> u64 {
+    let r = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    r.tv_sec as u64 * SEC + r.tv_nsec as u64
+}
+
+pub struct Channels {
+    pub tx: Sender<Msg>,
+    pub recycle: Receiver<Box<Interval>>,
+    pub live: Arc<Live>,
+    pub stop: Arc<AtomicBool>,
+}
+
+/// Run the worker loop to completion. Never panics on I/O errors: they end the worker
+/// with `WorkerEnd::fault` set and raise the shared stop flag.
+///
+/// One turn: move the interval clock to now, stop if it is time, issue what the free slots
+/// and the rate allow, wait for completions (or, idle, for the next intended issue), reap
+/// them. At the end every I/O still in flight is drained before its buffer may be freed.
+pub fn run<B: Backend>(
+    plan: &WorkerPlan,
+    backend: &mut B,
+    pool: &mut BufferPool,
+    gen: &mut OffsetGen,
+    ch: &Channels,
+) -> WorkerEnd {
+    let cpu0 = thread_cpu_ns();
+    let mut w = WorkerState::new(plan, ch, gen.next_u64());
+    loop {
+        let now = w.now();
+        w.advance(now);
+        if w.finished(now) {
+            break;
+        }
+        w.account_depth(now);
+        let next_due = w.issue(backend, pool, gen, now);
+        match w.wait(backend, now, next_due) {
+            Next::Reap => {}
+            Next::Again => continue,
+            Next::Stop => break,
+        }
+        let now = w.now();
+        w.advance(now);
+        w.account_depth(now);
+        w.reap(backend, now);
+    }
+    let stop_ns = w.now();
+    w.close_window(stop_ns);
+    w.drain(backend, pool);
+    w.finish(stop_ns, cpu0)
+}
+
+/// What the loop does after issuing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// Completions are ready (or the wait ended): reap them.
+    Reap,
+    /// Nothing was in flight and the wait for the next intended issue is over: next turn.
+    Again,
+    /// A fault ended the worker.
+    Stop,
+}
+
+/// When the next I/O of the schedule is due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Due {
+    /// Issue it now; the value is its intended issue time (ns), where its latency starts.
+    Now(u64),
+    /// Not before this time (open loop).
+    Later(u64),
+}
+
+/// The I/Os in flight by direction, and the time-weighted queue depth of the measured
+/// window (the areas under the in-flight curves, in I/O × ns).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Depth {
+    reads: u32,
+    writes: u32,
+    area_read: f64,
+    area_write: f64,
+    /// When the areas were last brought up to date.
+    last_ns: u64,
+}
+
+impl Depth {
+    /// Add the depth since the last update to the areas, counting only `[t0, deadline)`.
+    #[inline]
+    fn account(&mut self, now: u64, t0: u64, deadline: u64) {
+        let a = self.last_ns.max(t0);
+        let b = now.min(deadline);
+        if b > a {
+            let dt = (b - a) as f64;
+            self.area_read += self.reads as f64 * dt;
+            self.area_write += self.writes as f64 * dt;
+        }
+        self.last_ns = now;
+    }
+
+    #[inline]
+    fn add(&mut self, op: Op) {
+        if op == Op::Read {
+            self.reads += 1
+        } else {
+            self.writes += 1
+        }
+    }
+
+    #[inline]
+    fn remove(&mut self, op: Op) {
+        if op == Op::Read {
+            self.reads -= 1
+        } else {
+            self.writes -= 1
+        }
+    }
+}
+
+/// Completions of the measured window, published for the progress display.
+#[derive(Debug, Default, Clone, Copy)]
+struct LiveCounts {
+    read_ops: u64,
+    write_ops: u64,
+    read_bytes: u64,
+    write_bytes: u64,
+}
+
+/// Everything one worker keeps between turns of its loop. Nothing here allocates after
+/// [`WorkerState::new`], except a fresh interval when the collector has none to recycle
+/// (once a second at most).
+struct WorkerState<'a> {
+    plan: &'a WorkerPlan,
+    ch: &'a Channels,
+    bs: u64,
+    /// End of the ramp: the measured window is `[t0, deadline)`, in ns since `plan.t_start`.
+    t0: u64,
+    deadline: u64,
+
+    /// Per slot: what is in flight there. Slots `0..depth` carry data; slot `depth` the fsync.
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    fsync_slot: u32,
+    fsync_busy: bool,
+    fsync_pending: bool,
+    writes_since_fsync: u32,
+    /// Buffer index of slot 0's writes (`depth` when reads and writes have their own buffers).
+    write_buf_base: usize,
+    write_tag: u64,
+
+    /// The current interval, its index (-1 = ramp) and when it ends.
+    cur: Box<Interval>,
+    index: i64,
+    next_boundary: u64,
+
+    depth: Depth,
+    /// Open loop: ns between intended issues, and the index of the next one.
+    period: Option<f64>,
+    due_i: u64,
+    issued_bytes: u64,
+    live: LiveCounts,
+    /// Last moment (ns since `t0`) completions were counted.
+    last_measured: u64,
+    end: WorkerEnd,
+}
+
+impl<'a> WorkerState<'a> {
+    fn new(plan: &'a WorkerPlan, ch: &'a Channels, write_tag: u64) -> Self {
+        let depth = plan.depth as usize;
+        let t0 = plan.ramp_ns;
+        let nslots = depth + usize::from(plan.fsync_every > 0);
+        let index: i64 = if t0 > 0 { -1 } else { 0 };
+        let mut cur = Interval::new();
+        cur.index = index;
+        Self {
+            plan,
+            ch,
+            bs: plan.bs as u64,
+            t0,
+            deadline: t0.saturating_add(plan.runtime_ns),
+            slots: (0..nslots).map(|_| Slot { issue_ns: 0, offset: 0, op: Op::Read }).collect(),
+            free: (0..depth as u32).rev().collect(),
+            fsync_slot: depth as u32,
+            fsync_busy: false,
+            fsync_pending: false,
+            writes_since_fsync: 0,
+            write_buf_base: if plan.split_buffers { depth } else { 0 },
+            write_tag,
+            cur,
+            index,
+            next_boundary: if t0 > 0 { t0 } else { SEC },
+            depth: Depth::default(),
+            period: plan.rate_iops.map(|r| (SEC as f64 / r).max(1.0)),
+            due_i: 0,
+            issued_bytes: 0,
+            live: LiveCounts::default(),
+            last_measured: 0,
+            end: WorkerEnd::default(),
+        }
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        now_ns(self.plan.t_start)
+    }
+
+    /// I/Os in flight, the fsync included.
+    #[inline]
+    fn inflight(&self) -> u32 {
+        self.depth.reads + self.depth.writes + u32::from(self.fsync_busy)
+    }
+
+    #[inline]
+    fn limit_reached(&self) -> bool {
+        self.plan.byte_limit.is_some_and(|l| self.issued_bytes >= l)
+    }
+
+    #[inline]
+    fn measuring(&self, now: u64) -> bool {
+        now >= self.t0 && now < self.deadline
+    }
+
+    /// True when the loop must end: stopped, past the deadline, failed, or the byte limit
+    /// issued and every I/O back.
+    #[inline]
+    fn finished(&self, now: u64) -> bool {
+        let stopping = self.ch.stop.load(Ordering::Relaxed) || now >= self.deadline || self.end.fault.is_some();
+        stopping || (self.limit_reached() && self.inflight() == 0)
+    }
+
+    /// Send every interval that ended by `now` to the collector and start the next with a
+    /// recycled box. The ramp interval (-1) is sent too: the collector discards it, and the
+    /// worker gets a recycled box back either way.
+    #[inline]
+    fn advance(&mut self, now: u64) {
+        while now >= self.next_boundary && self.next_boundary <= self.deadline {
+            self.send_interval();
+        }
+    }
+
+    #[cold]
+    fn send_interval(&mut self) {
+        let fresh = self.ch.recycle.try_recv().unwrap_or_else(|_| Interval::new());
+        let mut full = std::mem::replace(&mut self.cur, fresh);
+        full.index = self.index;
+        let _ = self.ch.tx.send(Msg::Interval { job: self.plan.job, worker: self.plan.worker, iv: full });
+        self.cur.clear();
+        self.index += 1;
+        self.cur.index = self.index;
+        self.next_boundary = self.t0 + (self.index as u64 + 1) * SEC;
+    }
+
+    #[inline]
+    fn account_depth(&mut self, now: u64) {
+        self.depth.account(now, self.t0, self.deadline);
+    }
+
+    /// Queue the pending fsync, then as many I/Os as the free slots and the rate schedule
+    /// allow, submitted in batches. Returns when the open loop's next I/O is due
+    /// (`u64::MAX`: not waiting for one).
+    #[inline]
+    fn issue<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool, gen: &mut OffsetGen, now: u64) -> u64 {
+        if self.fsync_pending && !self.fsync_busy {
+            self.queue_fsync(backend, pool, now);
+        }
+        let mut unsubmitted = 0u32;
+        while !self.limit_reached() {
+            let issue_ns = match self.due(now) {
+                Due::Now(t) => t,
+                Due::Later(t) => return t,
+            };
+            let Some(slot) = self.free.pop() else { break };
+            self.due_i += 1;
+            if !self.issue_one(backend, pool, gen, slot, issue_ns, &mut unsubmitted) {
+                break;
+            }
+        }
+        u64::MAX
+    }
+
+    /// The schedule's next I/O: at once in a closed loop; at its intended time in an open
+    /// loop, which is also where its latency starts (so a late issue counts against it).
+    #[inline]
+    fn due(&self, now: u64) -> Due {
+        match self.period {
+            Some(p) => {
+                let due = (self.due_i as f64 * p) as u64;
+                if due > now {
+                    Due::Later(due)
+                } else {
+                    Due::Now(due)
+                }
+            }
+            None => Due::Now(now),
+        }
+    }
+
+    fn queue_fsync<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool, now: u64) {
+        let s = &mut self.slots[self.fsync_slot as usize];
+        s.issue_ns = now;
+        s.op = Op::Fsync;
+        if backend.queue(self.fsync_slot, Op::Fsync, 0, pool.slot_ptr(0), 0, 0).is_ok() {
+            self.fsync_busy = true;
+            self.fsync_pending = false;
+        }
+    }
+
+    /// Queue one I/O in `slot` (and submit the batch once it is full). False when it could
+    /// not be queued: the fault is recorded and the slot is free again.
+    #[inline]
+    fn issue_one<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        pool: &mut BufferPool,
+        gen: &mut OffsetGen,
+        slot: u32,
+        issue_ns: u64,
+        unsubmitted: &mut u32,
+    ) -> bool {
+        let plan = self.plan;
+        let op = if gen.next_is_read() { Op::Read } else { Op::Write };
+        let offset = plan.region_offset + gen.next_block() * self.bs;
+        let buf_i = if op == Op::Read {
+            slot as usize
+        } else {
+            let i = self.write_buf_base + slot as usize;
+            self.write_tag = self.write_tag.wrapping_add(1);
+            stamp(pool.slot_mut(i), plan.data, self.write_tag, offset);
+            i
+        };
+        self.depth.add(op);
+        self.slots[slot as usize] = Slot { issue_ns, offset, op };
+        self.issued_bytes += self.bs;
+        let mut r = backend.queue(slot, op, offset, pool.slot_ptr(buf_i), plan.bs, buf_i as u16);
+        *unsubmitted += 1;
+        // Start the device on what is ready (fio iodepth_batch_submit semantics).
+        if r.is_ok() && *unsubmitted >= plan.submit_batch {
+            *unsubmitted = 0;
+            r = backend.poll();
+        }
+        match r {
+            Ok(()) => true,
+            Err(e) => {
+                self.end.fault = Some(IoFault {
+                    errno: e.raw_os_error().unwrap_or(libc::EIO),
+                    offset,
+                    op,
+                    transferred: 0,
+                    len: plan.bs,
+                });
+                // Not queued: undo the accounting for this slot.
+                self.depth.remove(op);
+                self.free.push(slot);
+                false
+            }
+        }
+    }
+
+    /// Wait for completions, but no later than the next interval boundary, the deadline or
+    /// the next intended issue; with nothing in flight, wait for that moment instead.
+    #[inline]
+    fn wait<B: Backend>(&mut self, backend: &mut B, now: u64, next_due: u64) -> Next {
+        let inflight = self.inflight();
+        let wake = self.next_boundary.min(self.deadline).min(next_due);
+        if inflight == 0 {
+            if self.end.fault.is_some() {
+                return Next::Stop;
+            }
+            idle_until(now, wake);
+            return Next::Again;
+        }
+        let (want, timeout) = wait_args(now, wake, next_due);
+        // With several I/Os in flight, submit and pick up what has already finished before
+        // sleeping: sleeping for every single completion doubles the context switches.
+        let r = if want == 1 && inflight > 1 {
+            backend.poll().and_then(|_| if backend.ready() { Ok(()) } else { backend.submit_and_wait(want, timeout) })
+        } else {
+            backend.submit_and_wait(want, timeout)
+        };
+        match r {
+            Ok(()) => Next::Reap,
+            Err(e) => {
+                self.end.fault = Some(IoFault {
+                    errno: e.raw_os_error().unwrap_or(libc::EIO),
+                    offset: 0,
+                    op: Op::Read,
+                    transferred: 0,
+                    len: 0,
+                });
+                Next::Stop
+            }
+        }
+    }
+
+    /// Take every ready completion, then publish the live counters; a fault raises the
+    /// shared stop flag.
+    #[inline]
+    fn reap<B: Backend>(&mut self, backend: &mut B, now: u64) {
+        let measuring = self.measuring(now);
+        backend.reap(|slot, res| self.complete(slot, res, now, measuring));
+        if measuring {
+            self.last_measured = now - self.t0;
+        }
+        let (live, l) = (&self.ch.live, self.live);
+        live.read_ops.store(l.read_ops, Ordering::Relaxed);
+        live.write_ops.store(l.write_ops, Ordering::Relaxed);
+        live.read_bytes.store(l.read_bytes, Ordering::Relaxed);
+        live.write_bytes.store(l.write_bytes, Ordering::Relaxed);
+        if self.end.fault.is_some() {
+            self.ch.stop.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// One completion: free its slot, count it (in the measured window) or record its fault.
+    #[inline]
+    fn complete(&mut self, slot: u32, res: i32, now: u64, measuring: bool) {
+        if slot == self.fsync_slot && self.fsync_busy {
+            self.fsync_busy = false;
+            if res < 0 && self.end.fault.is_none() {
+                self.end.fault = Some(IoFault { errno: -res, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
+            } else if measuring {
+                self.end.fsyncs += 1;
+            }
+            return;
+        }
+        let s = &self.slots[slot as usize];
+        let (op, offset, issue_ns) = (s.op, s.offset, s.issue_ns);
+        self.depth.remove(op);
+        if op != Op::Read {
+            self.writes_since_fsync += 1;
+            if self.plan.fsync_every > 0 && self.writes_since_fsync >= self.plan.fsync_every {
+                self.writes_since_fsync = 0;
+                self.fsync_pending = true;
+            }
+        }
+        self.free.push(slot);
+        if res != self.plan.bs as i32 {
+            if self.end.fault.is_none() {
+                self.end.fault = Some(IoFault {
+                    errno: if res < 0 { -res } else { 0 },
+                    offset,
+                    op,
+                    transferred: res.max(0),
+                    len: self.plan.bs,
+                });
+            }
+            return;
+        }
+        if measuring {
+            let lat = now.saturating_sub(issue_ns);
+            let bs = self.bs;
+            if op == Op::Read {
+                self.cur.read.record(lat);
+                self.cur.read_bytes += bs;
+                self.live.read_ops += 1;
+                self.live.read_bytes += bs;
+            } else {
+                self.cur.write.record(lat);
+                self.cur.write_bytes += bs;
+                self.live.write_ops += 1;
+                self.live.write_bytes += bs;
+            }
+        }
+    }
+
+    /// The loop has ended at `stop_ns`: bring the depth areas up to it and fix the length of
+    /// the measured window (a run that ends on its byte limit counts up to its last
+    /// measured completion).
+    fn close_window(&mut self, stop_ns: u64) {
+        self.account_depth(stop_ns.min(self.deadline));
+        self.end.measured_ns = if self.plan.byte_limit.is_some() && stop_ns < self.deadline {
+            self.last_measured
+        } else {
+            stop_ns.min(self.deadline).saturating_sub(self.t0)
+        };
+    }
+
+    /// Every I/O still in flight must complete before its buffer may be freed: wait for them
+    /// (at most about a minute); if some never return, leak the pool rather than free memory
+    /// the kernel may still write into.
+    fn drain<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool) {
+        let mut guard = 0u32;
+        while self.inflight() > 0 {
+            if backend.submit_and_wait(1, Some(Duration::from_millis(100))).is_err() {
+                guard += 1;
+                if guard > 600 {
+                    break; // the kernel keeps the buffers' pages pinned; leak rather than free
+                }
+            }
+            backend.reap(|slot, _| {
+                if slot == self.fsync_slot && self.fsync_busy {
+                    self.fsync_busy = false;
+                } else {
+                    self.depth.remove(self.slots[slot as usize].op)
+                }
+            });
+        }
+        if self.depth.reads + self.depth.writes > 0 {
+            // Could not drain: never free memory the kernel may still write into.
+            std::mem::forget(std::mem::replace(pool, BufferPool::new(1, 4096, 4096).expect("tiny alloc")));
+        }
+    }
+
+    /// Send the last (partial) interval and hand back the worker's end report (`cpu0`: the
+    /// thread's CPU time when it started).
+    fn finish(mut self, stop_ns: u64, cpu0: u64) -> WorkerEnd {
+        if self.index >= 0 || self.cur.read.count() + self.cur.write.count() > 0 {
+            let plan = self.plan;
+            let mut cur = self.cur;
+            cur.index = self.index;
+            let _ = self.ch.tx.send(Msg::Interval { job: plan.job, worker: plan.worker, iv: cur });
+        }
+        self.end.qd_area_read = self.depth.area_read;
+        self.end.qd_area_write = self.depth.area_write;
+        self.end.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
+        self.end.wall_ns = stop_ns;
+        self.end
+    }
+}
+
+/// How to wait with I/O in flight at `now` until `wake` at the latest (`next_due`: the open
+/// loop's next intended issue, `u64::MAX` for none): `(completions wanted, timeout)`.
+/// Close to an intended issue, poll instead of sleeping; a far boundary needs no timer.
+#[inline]
+fn wait_args(now: u64, wake: u64, next_due: u64) -> (u32, Option<Duration>) {
+    if wake > now && wake != u64::MAX {
+        let wait = wake - now;
+        if wake == next_due && wait <= SPIN_NS {
+            (0, None)
+        } else if wake == next_due {
+            (1, Some(Duration::from_nanos(wait - SPIN_NS)))
+        } else if wait < TIMER_NS {
+            (1, Some(Duration::from_nanos(wait)))
+        } else {
+            // A far boundary needs no timer: completions arrive long before it, and
+            // arming a kernel timer on every wait costs CPU at high IOPS.
+            (1, None)
+        }
+    } else if wake <= now {
+        (0, None)
+    } else {
+        (1, None)
+    }
+}
+
+/// Open loop and idle: wait for the next intended issue. Timer wake-ups overshoot by tens
+/// of microseconds, which open-loop timing would charge to the device as latency, so sleep
+/// coarsely and spin through the last stretch.
+#[inline]
+fn idle_until(now: u64, wake: u64) {
+    if wake > now && wake != u64::MAX {
+        let wait = wake - now;
+        if wait > SPIN_NS {
+            std::thread::sleep(Duration::from_nanos(wait - SPIN_NS));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::io::backend::{BackendConfig, Null};
+    use crate::io::offsets::worker_rng;
+    use crate::target::fault::NullFault;
+    use spec::{Distribution, RwMode};
+    use std::sync::mpsc;
+
+    const MS: u64 = 1_000_000;
+
+    fn plan(depth: u32) -> WorkerPlan {
+        WorkerPlan {
+            job: 0,
+            worker: 0,
+            depth,
+            bs: 4096,
+            region_offset: 0,
+            data: DataPattern::Random,
+            fsync_every: 0,
+            rate_iops: None,
+            t_start: Instant::now(),
+            ramp_ns: 0,
+            runtime_ns: u64::MAX,
+            byte_limit: None,
+            split_buffers: false,
+            submit_batch: 1,
+        }
+    }
+
+    fn channels() -> (Channels, mpsc::Receiver<Msg>) {
+        let (tx, rx) = mpsc::channel();
+        let (_, recycle) = mpsc::channel();
+        (Channels { tx, recycle, live: Arc::default(), stop: Arc::default() }, rx)
+    }
+
+    /// Run `plan` on the null engine over a 1 MiB region with `rw`.
+    fn run_null(plan: &WorkerPlan, rw: RwMode, fault: Option<NullFault>) -> (WorkerEnd, Vec<Interval>, Channels) {
+        let (ch, rx) = channels();
+        let cfg = BackendConfig { fd: -1, depth: plan.depth, buffers: None, register_file: false };
+        let mut backend = Null::new(&cfg, fault);
+        let slots = plan.depth as usize * if plan.split_buffers { 2 } else { 1 };
+        let mut pool = BufferPool::new(slots.max(1), plan.bs as usize, 4096).unwrap();
+        let mut gen = OffsetGen::new(rw, 50, &Distribution::Uniform, 256, 0, 1, worker_rng(1, 0, 0));
+        let end = run(plan, &mut backend, &mut pool, &mut gen, &ch);
+        let ivs = rx
+            .try_iter()
+            .filter_map(|m| match m {
+                Msg::Interval { iv, .. } => Some(*iv),
+                Msg::Done { .. } => None,
+            })
+            .collect();
+        (end, ivs, ch)
+    }
+
+    #[test]
+    fn wait_args_block_poll_or_time_out() {
+        let far = 10 * TIMER_NS;
+        // Nothing due: a far boundary blocks without a timer, a near one arms it.
+        assert_eq!(wait_args(0, far, u64::MAX), (1, None));
+        assert_eq!(wait_args(0, 5 * MS, u64::MAX), (1, Some(Duration::from_millis(5))));
+        // The boundary has passed: only submit and pick up.
+        assert_eq!(wait_args(7, 7, u64::MAX), (0, None));
+        assert_eq!(wait_args(8, 7, u64::MAX), (0, None));
+        // An intended issue close by: poll; further away: sleep until the spin stretch.
+        assert_eq!(wait_args(0, SPIN_NS, SPIN_NS), (0, None));
+        assert_eq!(wait_args(0, 3 * SPIN_NS, 3 * SPIN_NS), (1, Some(Duration::from_nanos(2 * SPIN_NS))));
+        // No boundary and no deadline at all (a byte-limited run's last second).
+        assert_eq!(wait_args(0, u64::MAX, u64::MAX), (1, None));
+    }
+
+    #[test]
+    fn depth_counts_only_the_measured_window() {
+        let mut d = Depth::default();
+        d.add(Op::Read);
+        d.add(Op::Read);
+        d.add(Op::Write);
+        // Ramp until 100: nothing counts before it; the deadline is 300.
+        d.account(50, 100, 300);
+        assert_eq!((d.area_read, d.area_write), (0.0, 0.0));
+        d.account(200, 100, 300);
+        assert_eq!((d.area_read, d.area_write), (200.0, 100.0));
+        d.remove(Op::Read);
+        d.account(400, 100, 300);
+        assert_eq!((d.area_read, d.area_write), (300.0, 200.0), "cut at the deadline");
+        assert_eq!((d.reads, d.writes, d.last_ns), (1, 1, 400));
+    }
+
+    #[test]
+    fn open_loop_schedule_issues_at_intended_times() {
+        let mut p = plan(4);
+        p.rate_iops = Some(1000.0);
+        let (ch, _rx) = channels();
+        let mut w = WorkerState::new(&p, &ch, 0);
+        assert_eq!(w.due(0), Due::Now(0));
+        w.due_i = 3;
+        assert_eq!(w.due(2 * MS), Due::Later(3 * MS));
+        assert_eq!(w.due(5 * MS), Due::Now(3 * MS), "late: the latency starts at the intended time");
+        let closed = plan(4);
+        let w = WorkerState::new(&closed, &ch, 0);
+        assert_eq!(w.due(12345), Due::Now(12345));
+    }
+
+    #[test]
+    fn intervals_advance_at_each_second_after_the_ramp() {
+        let mut p = plan(1);
+        p.ramp_ns = 500 * MS;
+        p.runtime_ns = 2 * SEC;
+        let (ch, rx) = channels();
+        let mut w = WorkerState::new(&p, &ch, 0);
+        assert_eq!((w.index, w.next_boundary), (-1, 500 * MS));
+        w.advance(499 * MS);
+        assert!(rx.try_recv().is_err());
+        // Past the ramp and the first second at once: both go out, in order.
+        w.advance(p.ramp_ns + SEC + 1);
+        let sent: Vec<i64> = rx
+            .try_iter()
+            .map(|m| match m {
+                Msg::Interval { iv, .. } => iv.index,
+                Msg::Done { .. } => unreachable!(),
+            })
+            .collect();
+        assert_eq!(sent, [-1, 0]);
+        assert_eq!((w.index, w.next_boundary), (1, p.ramp_ns + 2 * SEC));
+        // The deadline's boundary is the last one.
+        w.advance(u64::MAX);
+        assert_eq!(rx.try_iter().count(), 1);
+        assert_eq!(w.next_boundary, p.ramp_ns + 3 * SEC);
+    }
+
+    #[test]
+    fn a_byte_limit_ends_the_run_after_every_io_returns() {
+        let mut p = plan(8);
+        p.byte_limit = Some(100 * 4096);
+        let (end, ivs, ch) = run_null(&p, RwMode::RandRead, None);
+        assert!(end.fault.is_none());
+        let ops: u64 = ivs.iter().map(|iv| iv.read.count()).sum();
+        assert_eq!(ops, 100);
+        assert_eq!(ivs.iter().map(|iv| iv.read_bytes).sum::<u64>(), 100 * 4096);
+        assert_eq!(ch.live.read_ops.load(Ordering::Relaxed), 100);
+        assert!(!ch.stop.load(Ordering::Relaxed));
+        assert!(end.measured_ns > 0 && end.wall_ns >= end.measured_ns);
+    }
+
+    #[test]
+    fn fsync_every_n_writes_is_counted() {
+        let mut p = plan(4);
+        p.fsync_every = 10;
+        p.byte_limit = Some(200 * 4096);
+        let (end, ivs, _) = run_null(&p, RwMode::RandWrite, None);
+        assert!(end.fault.is_none());
+        assert_eq!(ivs.iter().map(|iv| iv.write.count()).sum::<u64>(), 200);
+        // One fsync per 10 writes, the last one possibly still pending when the limit ends it.
+        assert!((19..=20).contains(&end.fsyncs), "{}", end.fsyncs);
+    }
+
+    #[test]
+    fn a_failed_io_ends_the_worker_and_raises_stop() {
+        let mut p = plan(4);
+        p.split_buffers = true;
+        p.byte_limit = Some(1000 * 4096);
+        let fault = NullFault { after_ops: 50, errno: libc::ENOSPC };
+        let (end, ivs, ch) = run_null(&p, RwMode::RandRw, Some(fault));
+        let f = end.fault.expect("a fault");
+        assert_eq!((f.errno, f.transferred, f.len), (libc::ENOSPC, 0, 4096));
+        let ops: u64 = ivs.iter().map(|iv| iv.read.count() + iv.write.count()).sum();
+        assert_eq!(ops, 50, "every I/O before the fault is counted, none after");
+        assert!(ch.stop.load(Ordering::Relaxed));
+    }
+}
