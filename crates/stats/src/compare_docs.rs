@@ -488,7 +488,8 @@ pub fn compare_docs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Aggregate, HostInfo, LatSummary};
+    use crate::lat::LatSummary;
+    use crate::model::{Aggregate, HostInfo};
     use proptest::prelude::*;
 
     fn subject(label: &str) -> Subject {

@@ -6,49 +6,25 @@ use spec::JobSpec;
 
 pub use crate::cache::*;
 pub use crate::compare::*;
-use crate::hist::{CdfPoint, LatHist};
+use crate::hist::LatHist;
+use crate::lat::{CdfPoint, LatSummary};
 pub use crate::sla::*;
-use crate::StatsError;
 
 /// Schema identifier written into (and required from) every result document.
 pub const SCHEMA: &str = "diskmeter.result.v1";
 
-/// Warning codes (`warnings[].code`). Stable identifiers; messages are free text.
-pub mod codes {
-    pub const BUFFERED_IO: &str = "buffered-io";
-    pub const SMALL_TEST_AREA: &str = "small-test-area";
-    pub const DEVICE_CACHE_UNKNOWN: &str = "device-cache-unknown";
-    pub const UNWRITTEN_READ: &str = "unwritten-read";
-    pub const TOOL_BOTTLENECK: &str = "tool-bottleneck";
-    pub const CPU_SATURATED: &str = "cpu-saturated";
-    pub const PARTIAL: &str = "partial";
-    pub const RATE_NOT_MET: &str = "rate-not-met";
-    pub const ZERO_DATA: &str = "compressible-data";
-    /// The target lives in RAM (tmpfs, RAM disk, loop over tmpfs): figures describe memory.
-    pub const RAM_BACKED: &str = "ram-backed";
-    /// A measured point's IOPS or latency did not settle within the window cap (`sla`).
-    pub const UNSTABLE: &str = "unstable";
-    /// The target's speed changed while a multi-point measurement ran (`sla`).
-    pub const DRIFT: &str = "drift";
-    /// Compared results differ in a way that weakens the comparison (`compare`).
-    pub const COMPARE_CAVEAT: &str = "compare-caveat";
-    /// A job file's `ioengine` runs as another engine (`libaio` as io_uring, `sync` as psync);
-    /// the value of [`spec::PlanNote::ENGINE_SUBSTITUTED`].
-    pub const ENGINE_SUBSTITUTED: &str = spec::PlanNote::ENGINE_SUBSTITUTED;
-    /// The device saw more than one request per diskmeter I/O (or `bs` is above its limit).
-    pub const SPLIT_IO: &str = "split-io";
-    /// The device merged diskmeter's I/Os into fewer, larger requests.
-    pub const MERGED_IO: &str = "merged-io";
-    /// The device read less than diskmeter did: a cache above it answered.
-    pub const DEVICE_SAW_LESS: &str = "device-saw-less";
-    /// The device wrote more than diskmeter did: file system, journal or RAID amplification.
-    pub const DEVICE_SAW_MORE: &str = "device-saw-more";
-    /// Other I/O reached the device during the run.
-    pub const FOREIGN_IO: &str = "foreign-io";
-    /// A storage figure above the memory bandwidth the mem engine measured for the same
-    /// shape (rw, bs, qd, threads): it cannot come from the device. Name fixed by the CLI
-    /// contract.
-    pub const EXCEEDS_MEMORY_BANDWIDTH: &str = "exceeds-memory-bandwidth";
+/// Errors from reading a result document.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    #[error("result document is not valid JSON for {SCHEMA}: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error(
+        "unsupported result schema {found:?}: this diskmeter reads {SCHEMA:?} \
+         (written by a different diskmeter version?)"
+    )]
+    Schema { found: String },
+    #[error("not a diskmeter result document: no \"schema\" field (expected {SCHEMA:?})")]
+    NoSchema,
 }
 
 /// The whole result document.
@@ -343,20 +319,6 @@ impl DirStats {
     }
 }
 
-/// Completion-latency summary in nanoseconds; all zero when nothing completed.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct LatSummary {
-    pub min: u64,
-    pub mean: f64,
-    pub stddev: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub p99_9: u64,
-    pub p99_99: u64,
-    pub max: u64,
-}
-
 /// One interval of the time series (per second by default).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct SeriesPoint {
@@ -540,7 +502,7 @@ pub fn aggregate_passes(passes: &[PassResult], how: Aggregate) -> (Option<DirSta
 /// A non-fatal finding about the measurement's honesty or validity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
-    /// One of [`codes`].
+    /// One of [`codes`](crate::codes).
     pub code: String,
     pub message: String,
 }
@@ -566,6 +528,3 @@ impl ErrorInfo {
         Self { kind: kind.to_string(), message: message.into(), offset: None, job: None }
     }
 }
-
-#[cfg(test)]
-mod tests;
