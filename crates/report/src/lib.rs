@@ -9,6 +9,8 @@ mod cache_text;
 mod compare_text;
 mod csv_out;
 pub mod fmt;
+/// Only with the `fuzz` feature: for the fuzz target and its corpus replay test.
+#[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz_support;
 pub mod html;
@@ -20,11 +22,10 @@ mod surface_text;
 
 pub use html::render_html;
 
+/// The `sla` and `compare` documents of the section snapshot tests (shared with the
+/// integration tests in `tests/`).
 #[cfg(test)]
-mod fixtures;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
+#[path = "../tests/common/text_fixtures.rs"]
 mod text_fixtures;
 
 /// Output format of an export.

@@ -8,8 +8,6 @@ mod axis;
 mod cache;
 mod charts;
 mod surface;
-#[cfg(test)]
-mod tests;
 
 use askama::Template;
 use stats::{CompareResult, CompareRow, DirStats, JobResult, LatSummary, ResultDoc, SlaPoint, SlaResult, Verdict};
@@ -20,9 +18,9 @@ use charts::{CdfLine, SlaDot, TimeLine};
 /// At most this many lines in the latency CDF (more would be unreadable).
 const MAX_CDF_LINES: usize = 12;
 /// Timelines are drawn for at most this many jobs.
-const MAX_TIMELINES: usize = 8;
+pub const MAX_TIMELINES: usize = 8;
 /// Compare rows beyond this get no chart (the table still lists them).
-const MAX_COMPARE_CHARTS: usize = 60;
+pub const MAX_COMPARE_CHARTS: usize = 60;
 
 /// Render a result document as a self-contained HTML page. Never panics; a document
 /// with nothing to chart still gives a page with its environment and warnings.
