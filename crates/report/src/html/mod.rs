@@ -8,12 +8,14 @@ mod axis;
 mod cache;
 mod charts;
 mod surface;
+mod view;
 
 use askama::Template;
 use stats::{CompareResult, CompareRow, DirStats, JobResult, LatSummary, ResultDoc, SlaPoint, SlaResult, Verdict};
 
 use crate::fmt;
 use charts::{CdfLine, SlaDot, TimeLine};
+use view::{escape, legend, Figure};
 
 /// At most this many lines in the latency CDF (more would be unreadable).
 const MAX_CDF_LINES: usize = 12;
@@ -49,56 +51,8 @@ fn fallback(doc: &ResultDoc, why: &str) -> String {
     )
 }
 
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------
 // view structs (everything the template shows, already formatted)
-
-/// One chart: `<figure class="chart" id=… data-chart=…>`.
-struct Figure {
-    id: String,
-    kind: &'static str,
-    title: String,
-    caption: String,
-    /// The `<svg>…</svg>` text; empty when the chart could not be drawn (see `note`).
-    svg: String,
-    note: String,
-    legend: Vec<Legend>,
-}
-
-impl Figure {
-    fn new(id: String, kind: &'static str, title: String, caption: String, drawn: Result<String, String>) -> Self {
-        let (svg, note) = match drawn {
-            Ok(svg) => (svg, String::new()),
-            Err(why) => (String::new(), why),
-        };
-        Figure { id, kind, title, caption, svg, note, legend: Vec::new() }
-    }
-}
-
-struct Legend {
-    color: String,
-    label: String,
-    /// CSS class of the swatch: `line`, `dot`, `cross`, `ring`, `dash`.
-    mark: &'static str,
-}
-
-fn legend(c: plotters::style::RGBColor, label: impl Into<String>, mark: &'static str) -> Legend {
-    Legend { color: charts::hex(c), label: label.into(), mark }
-}
 
 struct Note {
     code: String,

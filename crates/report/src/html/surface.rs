@@ -9,7 +9,7 @@ use stats::surface::SurfaceResult;
 
 use super::axis::{self, Axis};
 use super::charts::{self, READ, WRITE};
-use super::{escape, legend, Figure};
+use super::view::{escape, legend, Figure};
 use crate::fmt;
 
 const W: f64 = 1100.0;
