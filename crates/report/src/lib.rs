@@ -69,23 +69,9 @@ pub fn try_render(doc: &ResultDoc, format: Format) -> Result<String, String> {
     }
 }
 
-/// Render a result document in `format`. Always returns text ending in a newline.
+/// Render a result document in `format`. Always returns text ending in a newline. Each
+/// format's renderer dispatches once on the document's [`kind`](stats::ResultDoc::kind).
 pub fn render(doc: &ResultDoc, format: Format) -> String {
-    if doc.cache.is_some() {
-        match format {
-            Format::Human => return cache_text::human(doc),
-            Format::Markdown => return cache_text::markdown(doc),
-            Format::Csv => return cache_text::csv(doc),
-            Format::Json | Format::Html => {}
-        }
-    }
-    if doc.surface.is_some() {
-        match format {
-            Format::Markdown => return surface_text::markdown(doc),
-            Format::Csv => return surface_text::csv(doc),
-            Format::Human | Format::Json | Format::Html => {}
-        }
-    }
     match format {
         Format::Human => human::render(doc),
         Format::Json => json::render(doc),

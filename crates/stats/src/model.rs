@@ -32,7 +32,8 @@ pub enum StatsError {
 pub struct ResultDoc {
     pub schema: String,
     pub tool: ToolInfo,
-    /// Subcommand that produced the document: `run`, `mark`, `sla`, `compare`, `surface`.
+    /// Subcommand that produced the document: `run`, `mark`, `sla`, `compare`, `surface`,
+    /// `cache`.
     pub command: String,
     /// RFC 3339 UTC timestamp of the start, supplied by the caller.
     pub started_at: String,
@@ -103,6 +104,44 @@ impl ResultDoc {
             self.warnings.push(w);
         }
     }
+
+    /// What the document holds, and so how it is rendered: the command section that is
+    /// filled (`cache`, `surface`, `sla`, `compare`, in that order of precedence), else
+    /// `mark` by the command name, else a plain job run. Every command fills at most one
+    /// section; the order only decides for documents made by hand.
+    pub fn kind(&self) -> DocKind {
+        if self.cache.is_some() {
+            DocKind::Cache
+        } else if self.surface.is_some() {
+            DocKind::Surface
+        } else if self.command == "mark" {
+            DocKind::Mark
+        } else if self.sla.is_some() {
+            DocKind::Sla
+        } else if self.compare.is_some() {
+            DocKind::Compare
+        } else {
+            DocKind::Run
+        }
+    }
+}
+
+/// The kind of a [`ResultDoc`] ([`ResultDoc::kind`]): which command's figures it holds.
+/// `top` and `health` write documents of their own, not result documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKind {
+    /// Jobs and their figures (`run`, and any document with no section it knows).
+    Run,
+    /// The CrystalDiskMark-style card (`mark`).
+    Mark,
+    /// Capacity under a latency bound (`sla`): the search, then the best point's jobs.
+    Sla,
+    /// Statistics and verdicts of a comparison (`compare`).
+    Compare,
+    /// A surface scan (`surface`).
+    Surface,
+    /// A simulated SSD cache (`cache`).
+    Cache,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
