@@ -20,7 +20,9 @@ mod markdown;
 mod sla_text;
 mod surface_text;
 
+pub use compare_text::compare_error;
 pub use html::render_html;
+pub use surface_text::verdict as surface_verdict;
 
 /// The `sla` and `compare` documents of the section snapshot tests (shared with the
 /// integration tests in `tests/`).
