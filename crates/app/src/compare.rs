@@ -305,8 +305,8 @@ fn gcd(a: u64, b: u64) -> u64 {
 /// Compare saved result documents (before/after a tuning change).
 pub fn compare_results(docs: &[(Subject, ResultDoc)], test: TestKind, confidence: f64) -> Result<ResultDoc> {
     let refs: Vec<(Subject, &ResultDoc)> = docs.iter().map(|(s, d)| (s.clone(), d)).collect();
-    let cmp =
-        stats::compare_docs::compare_docs(&refs, test, confidence).map_err(|e| EngineError::Invalid(e.to_string()))?;
+    let cmp = stats::compare_docs::compare_docs(&refs, test, confidence)
+        .map_err(|e| EngineError::Invalid(report::compare_error(&e)))?;
     let mut doc = session::new_doc("compare");
     doc.target = docs.first().and_then(|(_, d)| d.target.clone());
     for (s, d) in docs {

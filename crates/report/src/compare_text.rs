@@ -3,7 +3,8 @@
 //! with its interval, the p-value and the verdict — as human text, Markdown and CSV. Each
 //! renderer returns an empty string when the document has no `compare` section.
 
-use stats::{CompareResult, CompareRow, ResultDoc, SampleStats, TestKind, Verdict, Versus};
+use stats::compare_docs::{CompareError, WorkloadValue};
+use stats::{CompareResult, CompareRow, ResultDoc, SampleStats, TestKind, Verdict, Versus, SCHEMA};
 
 use crate::fmt;
 use crate::sla_text::{align, csv_text, md_esc, md_table_head, Row};
@@ -408,8 +409,60 @@ pub(crate) fn csv(doc: &ResultDoc) -> String {
     csv_text(&CSV_HEADER, &records)
 }
 
+// ---------------------------------------------------------------------------------------
+// Why documents cannot be compared
+
+/// The one-line message of a [`CompareError`] (`compare --results`).
+pub fn compare_error(e: &CompareError) -> String {
+    match e {
+        CompareError::TooFewSubjects(n) => format!("compare needs at least 2 results, got {n}"),
+        CompareError::DuplicateLabel(label) => format!("cannot compare: two results are both labelled {label:?}"),
+        CompareError::Schema { label, found } => {
+            format!("cannot compare {label}: unsupported result schema {found:?} (this diskmeter reads {SCHEMA:?})")
+        }
+        CompareError::Command { label, command } => {
+            format!("cannot compare {label}: compare needs run or mark results, this is a {command:?} result")
+        }
+        CompareError::Mismatch(m) => format!(
+            "cannot compare: test {:?} differs in {} ({} vs {}) between {} and {}",
+            m.test,
+            m.field(),
+            workload_value(&m.a_value),
+            workload_value(&m.b_value),
+            m.a,
+            m.b
+        ),
+        CompareError::MissingTests(tests) => {
+            let list: Vec<String> =
+                tests.iter().map(|t| format!("{:?} (missing from {})", t.test, t.missing_from.join(", "))).collect();
+            format!("cannot compare: tests not in every result: {}", list.join(", "))
+        }
+        CompareError::NoTests => "nothing to compare: the results contain no tests".to_string(),
+        CompareError::Confidence(c) => format!("confidence must be between 0 and 1 (exclusive), got {c}"),
+    }
+}
+
+/// A workload field's value as a job's options spell it: `randread`, `70% read`, `4096`,
+/// `zipf:1.2`, `compress:50`, `none`, `true`.
+fn workload_value(v: &WorkloadValue) -> String {
+    match v {
+        WorkloadValue::Rw(m) => m.name().to_string(),
+        WorkloadValue::Mix(pct) => format!("{pct}% read"),
+        WorkloadValue::Bs(n) => n.to_string(),
+        WorkloadValue::Qd(n) | WorkloadValue::Threads(n) => n.to_string(),
+        WorkloadValue::Dist(d) => fmt::dist(d),
+        WorkloadValue::Data(d) => fmt::data_arg(d),
+        WorkloadValue::RateIops(r) => r.map_or_else(|| "none".to_string(), |v| v.to_string()),
+        WorkloadValue::Direct(b) => b.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use spec::{DataPattern, Distribution, JobSpec, RwMode};
+    use stats::compare_docs::{compare_docs, workload_difference, MissingTest};
+    use stats::{Aggregate, DirStats, HostInfo, JobResult, PassResult, Subject};
+
     use super::*;
     use crate::text_fixtures::{compare_doc, compare_live_doc};
 
@@ -494,5 +547,121 @@ mod tests {
         assert_eq!(p_text(Some(0.0004)), "<0.001");
         assert_eq!(p_text(Some(0.0342)), "0.034");
         assert_eq!(p_text(None), "n/a");
+    }
+
+    // Why documents cannot be compared (the numbers: `stats::compare_docs`).
+
+    fn subject(label: &str) -> Subject {
+        Subject { label: label.into(), source: format!("{label}.json"), device: None }
+    }
+
+    fn spec(name: &str, bs: u64) -> JobSpec {
+        JobSpec { name: name.into(), rw: RwMode::RandRead, bs, qd: 32, ..JobSpec::default() }
+    }
+
+    /// A mark document with one random-read test per entry whose passes run at `mb_s[i]`.
+    fn mark_doc(tests: &[(&str, u64, &[f64])]) -> ResultDoc {
+        let mut doc = ResultDoc::new("mark", "2025-01-15T10:30:00Z", HostInfo::default());
+        for (name, bs, mb_s) in tests {
+            let mut r = JobResult::new(spec(name, *bs));
+            let passes = mb_s
+                .iter()
+                .enumerate()
+                .map(|(i, &m)| {
+                    let d = DirStats { mb_s: m, bytes: 1000 * bs, ops: 1000, seconds: 5.0, ..DirStats::default() };
+                    PassResult { pass: i as u32 + 1, read: Some(d), write: None }
+                })
+                .collect();
+            r.set_passes(passes, Aggregate::Max);
+            doc.results.push(r);
+        }
+        doc
+    }
+
+    const A: &[f64] = &[400.0, 405.0, 398.0, 402.0, 401.0];
+    const B: &[f64] = &[480.0, 478.0, 485.0, 482.0, 479.0];
+
+    /// The first differing workload field and its two values, as the message spells them.
+    fn difference(a: &JobSpec, b: &JobSpec) -> Option<(&'static str, String, String)> {
+        workload_difference(a, b).map(|(x, y)| (x.field(), workload_value(&x), workload_value(&y)))
+    }
+
+    #[test]
+    fn different_block_size_is_an_error() {
+        let a = mark_doc(&[("RND4K Q32T1", 4096, A)]);
+        let b = mark_doc(&[("RND4K Q32T1", 8192, B)]);
+        let err =
+            compare_docs(&[(subject("A"), &a), (subject("B"), &b)], TestKind::Welch, 0.95).expect_err("different bs");
+        assert_eq!(
+            compare_error(&err),
+            r#"cannot compare: test "RND4K Q32T1" differs in bs (4096 vs 8192) between A and B"#
+        );
+    }
+
+    #[test]
+    fn workload_fields() {
+        let base = spec("t", 4096);
+        let diff = |f: fn(&mut JobSpec)| {
+            let mut b = base.clone();
+            f(&mut b);
+            difference(&base, &b).map(|(field, a, b)| format!("{field} {a} {b}"))
+        };
+        assert_eq!(diff(|s| s.rw = RwMode::Read).as_deref(), Some("rw randread read"));
+        assert_eq!(diff(|s| s.qd = 1).as_deref(), Some("qd 32 1"));
+        assert_eq!(diff(|s| s.threads = 4).as_deref(), Some("threads 1 4"));
+        assert_eq!(diff(|s| s.dist = Distribution::Zipf { theta: 1.2 }).as_deref(), Some("dist uniform zipf:1.2"));
+        assert_eq!(diff(|s| s.data = DataPattern::Zeros).as_deref(), Some("data random zeros"));
+        assert_eq!(diff(|s| s.rate_iops = Some(1000)).as_deref(), Some("rate_iops none 1000"));
+        assert_eq!(diff(|s| s.direct = false).as_deref(), Some("direct true false"));
+        // Not workload: ignored.
+        assert_eq!(diff(|s| s.mix = 50), None, "mix of a non-mixed mode");
+        assert_eq!(diff(|s| s.size = Some(1 << 30)), None);
+        assert_eq!(diff(|s| s.engine = spec::EngineKind::Psync), None);
+        assert_eq!(diff(|s| s.seed = 1), None);
+        assert_eq!(diff(|s| s.runtime = std::time::Duration::from_secs(60)), None);
+        assert_eq!(diff(|s| s.target = Some("/dev/sdb".into())), None);
+        let mut seq = base.clone();
+        seq.rw = RwMode::Read;
+        let mut seq2 = seq.clone();
+        seq2.dist = Distribution::Pareto { h: 0.3 };
+        assert_eq!(workload_difference(&seq, &seq2), None, "dist of a sequential mode");
+        let mut m1 = base.clone();
+        m1.rw = RwMode::RandRw;
+        let mut m2 = m1.clone();
+        m2.mix = 50;
+        assert_eq!(difference(&m1, &m2), Some(("mix", "70% read".to_string(), "50% read".to_string())));
+    }
+
+    #[test]
+    fn missing_tests_are_an_error() {
+        let a = mark_doc(&[("SEQ1M Q8T1", 4096, A), ("RND4K Q32T1", 4096, A)]);
+        let b = mark_doc(&[("RND4K Q32T1", 4096, B), ("RND4K Q1T1", 4096, B)]);
+        let err = compare_docs(&[(subject("A"), &a), (subject("B"), &b)], TestKind::Welch, 0.95)
+            .expect_err("different tests");
+        assert_eq!(
+            compare_error(&err),
+            r#"cannot compare: tests not in every result: "SEQ1M Q8T1" (missing from B), "RND4K Q1T1" (missing from A)"#
+        );
+    }
+
+    #[test]
+    fn schema_and_command_messages() {
+        let a = mark_doc(&[("RND4K Q32T1", 4096, A)]);
+        let mut sla = a.clone();
+        sla.command = "sla".into();
+        let err = compare_docs(&[(subject("A"), &a), (subject("S"), &sla)], TestKind::Welch, 0.95).expect_err("sla");
+        assert_eq!(
+            compare_error(&err),
+            r#"cannot compare S: compare needs run or mark results, this is a "sla" result"#
+        );
+        let mut old = a.clone();
+        old.schema = "diskmeter.result.v0".into();
+        let err = compare_docs(&[(subject("A"), &a), (subject("O"), &old)], TestKind::Welch, 0.95).expect_err("schema");
+        assert!(compare_error(&err).starts_with("cannot compare O: unsupported result schema \"diskmeter.result.v0\""));
+        let missing =
+            CompareError::MissingTests(vec![MissingTest { test: "x".into(), missing_from: vec!["B".into()] }]);
+        for e in [err, CompareError::NoTests, missing] {
+            assert!(!compare_error(&e).contains('\n'));
+        }
     }
 }

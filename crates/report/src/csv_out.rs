@@ -1,6 +1,6 @@
 //! CSV: one row per (result, direction).
 
-use stats::{DirStats, JobResult, ResultDoc};
+use stats::{DirStats, DocKind, JobResult, ResultDoc};
 
 pub(crate) const HEADER: [&str; 22] = [
     "name",
@@ -71,11 +71,11 @@ fn try_render(doc: &ResultDoc) -> Result<String, Box<dyn std::error::Error>> {
 
 pub(crate) fn render(doc: &ResultDoc) -> String {
     // sla: one row per measured point; compare: one row per subject per figure.
-    if doc.sla.is_some() {
-        return crate::sla_text::csv(doc);
+    match doc.kind() {
+        DocKind::Cache => crate::cache_text::csv(doc),
+        DocKind::Surface => crate::surface_text::csv(doc),
+        DocKind::Sla => crate::sla_text::csv(doc),
+        DocKind::Compare => crate::compare_text::csv(doc),
+        DocKind::Run | DocKind::Mark => try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n")),
     }
-    if doc.compare.is_some() {
-        return crate::compare_text::csv(doc);
-    }
-    try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n"))
 }

@@ -66,6 +66,15 @@ pub fn rate(x: f64) -> String {
     format!("{x:.2}")
 }
 
+/// `512.3`, `98.1`, `7.25`: MB/s with one decimal, two below 10 (the surface scan's figures).
+pub fn rate_text(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
 /// Byte size with binary units: `4 KiB`, `1 GiB`, `931.51 GiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
@@ -127,6 +136,15 @@ pub fn data(d: &DataPattern) -> String {
         DataPattern::Random => "random data".to_string(),
         DataPattern::Zeros => "zero-filled data".to_string(),
         DataPattern::Compress { pct } => format!("{pct}% compressible data"),
+    }
+}
+
+/// Data pattern as on the command line: `random`, `zeros`, `compress:50`.
+pub fn data_arg(d: &DataPattern) -> String {
+    match d {
+        DataPattern::Random => "random".to_string(),
+        DataPattern::Zeros => "zeros".to_string(),
+        DataPattern::Compress { pct } => format!("compress:{pct}"),
     }
 }
 

@@ -1,8 +1,8 @@
 //! What `diskmeter report` and `compare --results` do with a result file, for the
 //! `result_json` fuzz target (`fuzz/`) and its corpus replay test
-//! (`tests/fuzz_corpus_result_json.rs`), so both run the same code. Not part of the API: it
-//! panics (an `assert!`) when an exporter breaks one of its promises, which is what a fuzzer
-//! looks for.
+//! (`tests/fuzz_corpus_result_json.rs`), so both run the same code; built with the `fuzz`
+//! feature only. Not part of the API: it panics (an `assert!`) when an exporter breaks one
+//! of its promises, which is what a fuzzer looks for.
 
 use stats::ResultDoc;
 
@@ -28,19 +28,4 @@ pub fn load_and_render(bytes: &[u8]) -> bool {
         }
     }
     true
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fixtures_load_and_render() {
-        for doc in [crate::fixtures::mark_doc(), crate::fixtures::run_doc(), crate::text_fixtures::sla_doc()] {
-            let json = render(&doc, Format::Json);
-            assert!(load_and_render(json.as_bytes()));
-        }
-        assert!(!load_and_render(b""));
-        assert!(!load_and_render(b"{\"schema\": \"diskmeter.result.v0\"}"));
-    }
 }

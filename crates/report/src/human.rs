@@ -2,35 +2,38 @@
 
 use std::fmt::Write as _;
 
-use stats::{DirStats, JobResult, ResultDoc, TargetInfo};
+use stats::{DirStats, DocKind, JobResult, ResultDoc, TargetInfo};
 
 use crate::fmt;
 
 pub(crate) fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
-    if doc.command == "mark" {
-        mark(doc, &mut out);
-    } else if doc.sla.is_some() {
-        // The search first; the best point's full figures follow.
-        head(doc, &mut out);
-        line(&mut out, "");
-        out.push_str(&crate::sla_text::human(doc));
-        for r in &doc.results {
+    match doc.kind() {
+        DocKind::Cache => return crate::cache_text::human(doc),
+        DocKind::Mark => mark(doc, &mut out),
+        DocKind::Sla => {
+            // The search first; the best point's full figures follow.
+            head(doc, &mut out);
             line(&mut out, "");
-            run_result(r, &mut out);
+            out.push_str(&crate::sla_text::human(doc));
+            for r in &doc.results {
+                line(&mut out, "");
+                run_result(r, &mut out);
+            }
+            line(&mut out, "");
         }
-        line(&mut out, "");
-    } else if doc.surface.is_some() {
-        head(doc, &mut out);
-        out.push_str(&crate::surface_text::human(doc));
-        line(&mut out, "");
-    } else if doc.compare.is_some() {
-        head(doc, &mut out);
-        line(&mut out, "");
-        out.push_str(&crate::compare_text::human(doc));
-        line(&mut out, "");
-    } else {
-        run(doc, &mut out);
+        DocKind::Surface => {
+            head(doc, &mut out);
+            out.push_str(&crate::surface_text::human(doc));
+            line(&mut out, "");
+        }
+        DocKind::Compare => {
+            head(doc, &mut out);
+            line(&mut out, "");
+            out.push_str(&crate::compare_text::human(doc));
+            line(&mut out, "");
+        }
+        DocKind::Run => run(doc, &mut out),
     }
     footer(doc, &mut out);
     out

@@ -9,6 +9,8 @@ mod cache_text;
 mod compare_text;
 mod csv_out;
 pub mod fmt;
+/// Only with the `fuzz` feature: for the fuzz target and its corpus replay test.
+#[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz_support;
 pub mod html;
@@ -18,13 +20,14 @@ mod markdown;
 mod sla_text;
 mod surface_text;
 
+pub use compare_text::compare_error;
 pub use html::render_html;
+pub use surface_text::verdict as surface_verdict;
 
+/// The `sla` and `compare` documents of the section snapshot tests (shared with the
+/// integration tests in `tests/`).
 #[cfg(test)]
-mod fixtures;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
+#[path = "../tests/common/text_fixtures.rs"]
 mod text_fixtures;
 
 /// Output format of an export.
@@ -68,23 +71,9 @@ pub fn try_render(doc: &ResultDoc, format: Format) -> Result<String, String> {
     }
 }
 
-/// Render a result document in `format`. Always returns text ending in a newline.
+/// Render a result document in `format`. Always returns text ending in a newline. Each
+/// format's renderer dispatches once on the document's [`kind`](stats::ResultDoc::kind).
 pub fn render(doc: &ResultDoc, format: Format) -> String {
-    if doc.cache.is_some() {
-        match format {
-            Format::Human => return cache_text::human(doc),
-            Format::Markdown => return cache_text::markdown(doc),
-            Format::Csv => return cache_text::csv(doc),
-            Format::Json | Format::Html => {}
-        }
-    }
-    if doc.surface.is_some() {
-        match format {
-            Format::Markdown => return surface_text::markdown(doc),
-            Format::Csv => return surface_text::csv(doc),
-            Format::Human | Format::Json | Format::Html => {}
-        }
-    }
     match format {
         Format::Human => human::render(doc),
         Format::Json => json::render(doc),

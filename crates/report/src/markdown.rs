@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use stats::{DirStats, ResultDoc};
+use stats::{DirStats, DocKind, ResultDoc};
 
 use crate::fmt;
 
@@ -23,29 +23,46 @@ fn table_head(out: &mut String, cols: &[&str], left: usize) {
 }
 
 pub(crate) fn render(doc: &ResultDoc) -> String {
+    let kind = doc.kind();
+    let body: fn(&ResultDoc, &mut String) = match kind {
+        DocKind::Cache => return crate::cache_text::markdown(doc),
+        DocKind::Surface => return crate::surface_text::markdown(doc),
+        DocKind::Mark => mark_table,
+        DocKind::Sla => sla_body,
+        DocKind::Compare => |doc, out| out.push_str(&crate::compare_text::markdown(doc)),
+        DocKind::Run => run_table,
+    };
     let mut out = String::new();
+    facts(doc, kind == DocKind::Mark, &mut out);
+    body(doc, &mut out);
+    problems(doc, &mut out);
+    out
+}
+
+/// Title, partial-result note and the facts list (with the test and figures lines of `mark`).
+fn facts(doc: &ResultDoc, mark: bool, out: &mut String) {
     let what = doc.target.as_ref().map(|t| esc(&t.path)).unwrap_or_else(|| "-".to_string());
-    push(&mut out, format!("# diskmeter {} — {what}", doc.command));
-    push(&mut out, "");
+    push(out, format!("# diskmeter {} — {what}", doc.command));
+    push(out, "");
     if doc.partial {
         let why = doc
             .error
             .as_ref()
             .map(|e| format!("{}: {}", e.kind, esc(&e.message)))
             .unwrap_or_else(|| "interrupted or failed before completion".to_string());
-        push(&mut out, format!("> **PARTIAL RESULTS** ({why}) — figures cover only the part that completed."));
-        push(&mut out, "");
+        push(out, format!("> **PARTIAL RESULTS** ({why}) — figures cover only the part that completed."));
+        push(out, "");
     }
     if let Some(t) = &doc.target {
         let mut what = format!("{}, {}", fmt::kind(t.kind), fmt::bytes(t.size_bytes));
         if t.created_by_diskmeter {
             what.push_str(", created by diskmeter");
         }
-        push(&mut out, format!("- **Target:** `{}` ({what})", t.path.replace('`', "'")));
-        push(&mut out, format!("- **Device:** {}", esc(&fmt::device(t))));
-        push(&mut out, format!("- **File system:** {}", esc(t.filesystem.as_deref().unwrap_or("-"))));
+        push(out, format!("- **Target:** `{}` ({what})", t.path.replace('`', "'")));
+        push(out, format!("- **Device:** {}", esc(&fmt::device(t))));
+        push(out, format!("- **File system:** {}", esc(t.filesystem.as_deref().unwrap_or("-"))));
         push(
-            &mut out,
+            out,
             format!(
                 "- **Media:** {} · scheduler {} · blocks {}",
                 fmt::media(t),
@@ -55,9 +72,9 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         );
     }
     if let Some(r) = doc.results.first() {
-        push(&mut out, format!("- **I/O:** {}", fmt::io_mode(&r.spec)));
+        push(out, format!("- **I/O:** {}", fmt::io_mode(&r.spec)));
     }
-    if doc.command == "mark" {
+    if mark {
         let passes = doc.results.iter().map(|r| r.passes.len()).max().unwrap_or(0).max(1);
         let how = doc.results.iter().find_map(|r| r.aggregate);
         if let Some(r) = doc.results.first() {
@@ -68,7 +85,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
                 .map(fmt::bytes)
                 .unwrap_or_else(|| "-".to_string());
             push(
-                &mut out,
+                out,
                 format!(
                     "- **Test:** {size} · {passes} {} × {} · {}",
                     if passes == 1 { "pass" } else { "passes" },
@@ -77,50 +94,47 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
                 ),
             );
         }
-        push(&mut out, format!("- **Figures:** {}", fmt::aggregation(how, passes)));
+        push(out, format!("- **Figures:** {}", fmt::aggregation(how, passes)));
     }
-    push(&mut out, format!("- **Date:** {} · {} {}", fmt::date(&doc.started_at), doc.tool.name, doc.tool.version));
-    push(&mut out, "");
+    push(out, format!("- **Date:** {} · {} {}", fmt::date(&doc.started_at), doc.tool.name, doc.tool.version));
+    push(out, "");
+}
 
-    if doc.command == "mark" {
-        mark_table(doc, &mut out);
-    } else if doc.sla.is_some() {
-        out.push_str(&crate::sla_text::markdown(doc));
-        push(&mut out, "");
-        push(&mut out, "## Best point in full");
-        push(&mut out, "");
-        run_table(doc, &mut out);
-    } else if doc.compare.is_some() {
-        out.push_str(&crate::compare_text::markdown(doc));
-    } else {
-        run_table(doc, &mut out);
-    }
+/// The search, then the best point's jobs.
+fn sla_body(doc: &ResultDoc, out: &mut String) {
+    out.push_str(&crate::sla_text::markdown(doc));
+    push(out, "");
+    push(out, "## Best point in full");
+    push(out, "");
+    run_table(doc, out);
+}
 
+/// The errors and warnings sections, when there are any.
+fn problems(doc: &ResultDoc, out: &mut String) {
     let errors: Vec<String> = doc
         .results
         .iter()
         .filter_map(|r| r.error.as_ref().map(|e| format!("- `{}` in {}: {}", e.kind, esc(&r.name), esc(&e.message))))
         .collect();
     if !errors.is_empty() || (doc.error.is_some() && !doc.partial) {
-        push(&mut out, "");
-        push(&mut out, "## Errors");
-        push(&mut out, "");
+        push(out, "");
+        push(out, "## Errors");
+        push(out, "");
         for e in errors {
-            push(&mut out, e);
+            push(out, e);
         }
         if let (Some(e), false) = (&doc.error, doc.partial) {
-            push(&mut out, format!("- `{}`: {}", e.kind, esc(&e.message)));
+            push(out, format!("- `{}`: {}", e.kind, esc(&e.message)));
         }
     }
     if !doc.warnings.is_empty() {
-        push(&mut out, "");
-        push(&mut out, "## Warnings");
-        push(&mut out, "");
+        push(out, "");
+        push(out, "## Warnings");
+        push(out, "");
         for w in &doc.warnings {
-            push(&mut out, format!("- `{}`: {}", w.code, esc(&w.message)));
+            push(out, format!("- `{}`: {}", w.code, esc(&w.message)));
         }
     }
-    out
 }
 
 fn run_table(doc: &ResultDoc, out: &mut String) {

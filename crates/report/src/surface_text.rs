@@ -95,7 +95,7 @@ pub(crate) fn human(doc: &ResultDoc) -> String {
             out,
             "transfer rate by position, {} zones (MB/s; bar height from 0 to {}):",
             s.zones.len(),
-            stats::surface::rate_text(hi)
+            fmt::rate_text(hi)
         );
         let vals: Vec<Option<f64>> = s.zones.iter().map(|z| z.mb_s).collect();
         // A zone holding a bad sector shows ✗ instead of its bar.
@@ -122,20 +122,16 @@ pub(crate) fn human(doc: &ResultDoc) -> String {
         let _ = writeln!(
             out,
             "rate        min {} · mean {} · max {} MB/s",
-            stats::surface::rate_text(lo),
-            stats::surface::rate_text(mean),
-            stats::surface::rate_text(hi)
+            fmt::rate_text(lo),
+            fmt::rate_text(mean),
+            fmt::rate_text(hi)
         );
         let w: Vec<f64> = s.zones.iter().filter_map(|z| z.write_mb_s).collect();
         if !w.is_empty() {
             let wlo = w.iter().copied().fold(f64::INFINITY, f64::min);
             let whi = w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let _ = writeln!(
-                out,
-                "write       min {} · max {} MB/s per zone",
-                stats::surface::rate_text(wlo),
-                stats::surface::rate_text(whi)
-            );
+            let _ =
+                writeln!(out, "write       min {} · max {} MB/s per zone", fmt::rate_text(wlo), fmt::rate_text(whi));
         }
         let bmin = s.zones.iter().filter(|z| z.blocks > 0).map(|z| z.lat_min_ns).min().unwrap_or(0);
         let bmax = s.zones.iter().map(|z| z.lat_max_ns).max().unwrap_or(0);
@@ -181,8 +177,8 @@ pub(crate) fn human(doc: &ResultDoc) -> String {
             out,
             "pass {}    write {} MB/s · verify {} MB/s · {} bad sector{}{}",
             p.pattern,
-            p.write_mb_s.map(stats::surface::rate_text).unwrap_or_else(|| "-".into()),
-            p.read_mb_s.map(stats::surface::rate_text).unwrap_or_else(|| "-".into()),
+            p.write_mb_s.map(fmt::rate_text).unwrap_or_else(|| "-".into()),
+            p.read_mb_s.map(fmt::rate_text).unwrap_or_else(|| "-".into()),
             p.bad_sectors,
             if p.bad_sectors == 1 { "" } else { "s" },
             if p.partial { " (partial)" } else { "" }
@@ -303,7 +299,7 @@ pub(crate) fn markdown(doc: &ResultDoc) -> String {
             out,
             "| {} | {} | {} | {} | {} |",
             fmt::bytes(z.offset),
-            z.mb_s.map(stats::surface::rate_text).unwrap_or_else(|| "-".into()),
+            z.mb_s.map(fmt::rate_text).unwrap_or_else(|| "-".into()),
             fmt::lat(z.lat_min_ns as f64),
             fmt::lat(z.lat_mean_ns),
             fmt::lat(z.lat_max_ns as f64)
@@ -362,10 +358,54 @@ pub(crate) fn csv(doc: &ResultDoc) -> String {
     out
 }
 
+/// The one-sentence verdict the `surface` section stores (`verdict`), e.g. "no bad sectors, 2 slow blocks (transient),
+/// 512.3–498.1 MB/s across the surface".
+pub fn verdict(r: &SurfaceResult, partial: bool) -> String {
+    let mut parts = Vec::new();
+    parts.push(match r.bad_sectors.len() {
+        0 => "no bad sectors".to_string(),
+        1 => "1 bad sector".to_string(),
+        n => format!("{n} bad sectors"),
+    });
+    let confirmed = r.slow_blocks.iter().filter(|s| s.confirmed()).count();
+    let transient = r.slow_blocks.len() - confirmed;
+    parts.push(match (confirmed, transient) {
+        (0, 0) => "no slow blocks".to_string(),
+        (c, 0) => format!("{c} slow block{} (confirmed)", if c == 1 { "" } else { "s" }),
+        (0, t) => format!("{t} slow block{} (transient)", if t == 1 { "" } else { "s" }),
+        (c, t) => format!("{} slow blocks ({c} confirmed, {t} transient)", c + t),
+    });
+    if !r.restore_failures.is_empty() {
+        parts.push(format!("{} block(s) NOT RESTORED", r.restore_failures.len()));
+    }
+    let rates: Vec<f64> = r.zones.iter().filter_map(|z| z.mb_s).filter(|x| x.is_finite()).collect();
+    if let (Some(first), Some(last)) = (rates.first(), rates.last()) {
+        let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if rates.len() == 1 {
+            parts.push(format!("{} MB/s", fmt::rate_text(*first)));
+        } else {
+            parts.push(format!(
+                "{}–{} MB/s across the surface (min {}, max {})",
+                fmt::rate_text(*first),
+                fmt::rate_text(*last),
+                fmt::rate_text(lo),
+                fmt::rate_text(hi)
+            ));
+        }
+    }
+    let mut s = parts.join(", ");
+    if partial {
+        s.push_str(" (partial scan)");
+    }
+    s
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use stats::surface::{zones, BadSector, SlowRule};
 
     #[test]
     fn sparkline_scales_from_zero() {
@@ -414,5 +454,51 @@ mod tests {
     fn squeeze_keeps_the_max() {
         assert_eq!(squeeze(&[1, 9, 2, 3, 4, 5], 3), vec![9, 3, 5]);
         assert_eq!(squeeze(&[1, 2], 3), vec![1, 2]);
+    }
+
+    fn bad(offset: u64, bytes: u64) -> BadSector {
+        BadSector { offset, bytes, errno: Some(5), error: "EIO".into(), phase: "read".into() }
+    }
+
+    #[test]
+    fn verdict_sentence() {
+        let mut r = SurfaceResult {
+            mode: "read".into(),
+            block_bytes: 100,
+            logical_block: 512,
+            offset: 0,
+            size: 200,
+            direct: true,
+            sample: None,
+            qd: 1,
+            scanned_bytes: 200,
+            blocks: 2,
+            seconds: 1.0,
+            zones: zones(0, 200, 100, 2, &[(0, 100, 1_000), (100, 100, 2_000)]),
+            access: None,
+            latency_map: None,
+            slow_rule: SlowRule { factor: 5.0, window: 64, floor_ns: 1, rereads: 2 },
+            slow_blocks: vec![],
+            bad_sectors: vec![],
+            passes: vec![],
+            badblocks: None,
+            restore_failures: vec![],
+            verdict: String::new(),
+        };
+        assert_eq!(
+            verdict(&r, false),
+            "no bad sectors, no slow blocks, 100.0–50.0 MB/s across the surface (min 50.0, max 100.0)"
+        );
+        r.bad_sectors.push(bad(0, 512));
+        r.slow_blocks.push(SlowBlock {
+            offset: 0,
+            bytes: 100,
+            lat_ns: 9,
+            median_ns: 1,
+            reread_ns: vec![1],
+            status: "transient".into(),
+        });
+        assert!(verdict(&r, true).starts_with("1 bad sector, 1 slow block (transient), "));
+        assert!(verdict(&r, true).ends_with("(partial scan)"));
     }
 }

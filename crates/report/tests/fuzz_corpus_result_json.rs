@@ -8,6 +8,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use diskmeter_report::fuzz_support::load_and_render;
+use diskmeter_report::{render, Format};
+
+mod common;
 
 /// The corpus holds at least this many files (a test over an empty directory proves nothing).
 const MIN_FILES: usize = 40;
@@ -38,4 +41,14 @@ fn corpus_replays_without_panics() {
     let real = files.iter().filter(|f| !f.file_name().unwrap().to_string_lossy().starts_with("bad_")).count();
     assert_eq!(loaded.len(), real, "loaded: {loaded:?}");
     assert!(loaded.iter().all(|n| !n.starts_with("bad_")), "loaded: {loaded:?}");
+}
+
+#[test]
+fn fixtures_load_and_render() {
+    for doc in [common::fixtures::mark_doc(), common::fixtures::run_doc(), common::text_fixtures::sla_doc()] {
+        let json = render(&doc, Format::Json);
+        assert!(load_and_render(json.as_bytes()));
+    }
+    assert!(!load_and_render(b""));
+    assert!(!load_and_render(b"{\"schema\": \"diskmeter.result.v0\"}"));
 }

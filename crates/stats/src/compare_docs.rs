@@ -15,39 +15,91 @@ use crate::compare::{CompareResult, CompareRow, SampleStats, Subject, TestKind, 
 use crate::infer;
 use crate::model::{DirStats, JobResult, PassResult, ResultDoc, SeriesPoint, SCHEMA};
 
-/// Why result documents cannot be compared. Each message is one line.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// Why result documents cannot be compared. The sentences are made by the report crate
+/// (`report::compare_error`).
+#[derive(Debug, Clone, PartialEq)]
 pub enum CompareError {
-    #[error("compare needs at least 2 results, got {0}")]
+    /// Fewer than 2 subjects: how many there were.
     TooFewSubjects(usize),
-    #[error("cannot compare: two results are both labelled {0:?}")]
+    /// Two subjects share this label.
     DuplicateLabel(String),
-    #[error("cannot compare {label}: unsupported result schema {found:?} (this diskmeter reads {SCHEMA:?})")]
-    Schema { label: String, found: String },
-    #[error("cannot compare {label}: compare needs run or mark results, this is a {command:?} result")]
-    Command { label: String, command: String },
-    #[error("{0}")]
+    /// A document of another schema.
+    Schema {
+        label: String,
+        found: String,
+    },
+    /// A document of a command other than `run` or `mark`.
+    Command {
+        label: String,
+        command: String,
+    },
     Mismatch(Box<WorkloadMismatch>),
-    #[error("cannot compare: tests not in every result: {0}")]
-    MissingTests(String),
-    #[error("nothing to compare: the results contain no tests")]
+    /// Tests not in every document, in order of first appearance.
+    MissingTests(Vec<MissingTest>),
+    /// The documents contain no tests.
     NoTests,
-    #[error("confidence must be between 0 and 1 (exclusive), got {0}")]
+    /// A confidence level outside (0, 1).
     Confidence(f64),
 }
 
+/// A test that some documents lack.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MissingTest {
+    /// The test's name (`name #2` for a repeated name's second occurrence).
+    pub test: String,
+    /// Labels of the documents without it.
+    pub missing_from: Vec<String>,
+}
+
 /// A test whose workload differs between two results.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("cannot compare: test {test:?} differs in {field} ({a_value} vs {b_value}) between {a} and {b}")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadMismatch {
     pub test: String,
-    /// The spec field: `rw`, `mix`, `bs`, `qd`, `threads`, `dist`, `data`, `rate_iops`, `direct`.
-    pub field: &'static str,
-    pub a_value: String,
-    pub b_value: String,
+    /// The field's value in the first result and in the second.
+    pub a_value: WorkloadValue,
+    pub b_value: WorkloadValue,
     /// Labels of the two results (the baseline first).
     pub a: String,
     pub b: String,
+}
+
+impl WorkloadMismatch {
+    /// The spec field that differs (see [`WorkloadValue::field`]).
+    pub fn field(&self) -> &'static str {
+        self.a_value.field()
+    }
+}
+
+/// The value of one compared workload field of a [`JobSpec`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkloadValue {
+    Rw(RwMode),
+    /// Percent of reads of a mixed mode, as the spec holds it.
+    Mix(u8),
+    Bs(u64),
+    Qd(u32),
+    Threads(u32),
+    Dist(Distribution),
+    Data(DataPattern),
+    RateIops(Option<u64>),
+    Direct(bool),
+}
+
+impl WorkloadValue {
+    /// The spec field: `rw`, `mix`, `bs`, `qd`, `threads`, `dist`, `data`, `rate_iops`, `direct`.
+    pub fn field(&self) -> &'static str {
+        match self {
+            WorkloadValue::Rw(_) => "rw",
+            WorkloadValue::Mix(_) => "mix",
+            WorkloadValue::Bs(_) => "bs",
+            WorkloadValue::Qd(_) => "qd",
+            WorkloadValue::Threads(_) => "threads",
+            WorkloadValue::Dist(_) => "dist",
+            WorkloadValue::Data(_) => "data",
+            WorkloadValue::RateIops(_) => "rate_iops",
+            WorkloadValue::Direct(_) => "direct",
+        }
+    }
 }
 
 /// A direction of a job.
@@ -304,64 +356,39 @@ fn keyed(doc: &ResultDoc) -> Vec<(TestKey, &JobResult)> {
         .collect()
 }
 
-fn dist_text(d: &Distribution) -> String {
-    match d {
-        Distribution::Uniform => "uniform".to_string(),
-        Distribution::Zipf { theta } => format!("zipf:{theta}"),
-        Distribution::Pareto { h } => format!("pareto:{h}"),
-        Distribution::Zoned { zones } => {
-            let z: Vec<String> = zones.iter().map(|z| format!("{}/{}", z.ops_pct, z.area_pct)).collect();
-            format!("zoned:{}", z.join(","))
-        }
-    }
-}
-
-fn data_text(d: &DataPattern) -> String {
-    match d {
-        DataPattern::Random => "random".to_string(),
-        DataPattern::Zeros => "zeros".to_string(),
-        DataPattern::Compress { pct } => format!("compress:{pct}"),
-    }
-}
-
 fn is_mixed(rw: RwMode) -> bool {
     matches!(rw, RwMode::RandRw | RwMode::ReadWrite)
 }
 
-/// The first workload field in which two specs differ: `(field, a, b)`. Compared: rw, mix
-/// (mixed modes only), bs, qd, threads, dist (random modes only: sequential jobs ignore
-/// it), data (it also shapes the preconditioning fill that reads see), rate_iops, direct.
-/// Not compared: target, size, offset, runtime, ramp, engine, seed and the like.
-fn workload_difference(a: &JobSpec, b: &JobSpec) -> Option<(&'static str, String, String)> {
-    if a.rw != b.rw {
-        return Some(("rw", a.rw.name().to_string(), b.rw.name().to_string()));
-    }
-    if is_mixed(a.rw) && a.mix != b.mix {
-        return Some(("mix", format!("{}% read", a.mix), format!("{}% read", b.mix)));
-    }
-    if a.bs != b.bs {
-        return Some(("bs", a.bs.to_string(), b.bs.to_string()));
-    }
-    if a.qd != b.qd {
-        return Some(("qd", a.qd.to_string(), b.qd.to_string()));
-    }
-    if a.threads != b.threads {
-        return Some(("threads", a.threads.to_string(), b.threads.to_string()));
-    }
-    if a.rw.is_random() && a.dist != b.dist {
-        return Some(("dist", dist_text(&a.dist), dist_text(&b.dist)));
-    }
-    if a.data != b.data {
-        return Some(("data", data_text(&a.data), data_text(&b.data)));
-    }
-    if a.rate_iops != b.rate_iops {
-        let r = |x: Option<u64>| x.map_or_else(|| "none".to_string(), |v| v.to_string());
-        return Some(("rate_iops", r(a.rate_iops), r(b.rate_iops)));
-    }
-    if a.direct != b.direct {
-        return Some(("direct", a.direct.to_string(), b.direct.to_string()));
-    }
-    None
+/// The first workload field in which two specs differ: its value in `a` and in `b`.
+/// Compared: rw, mix (mixed modes only), bs, qd, threads, dist (random modes only:
+/// sequential jobs ignore it), data (it also shapes the preconditioning fill that reads
+/// see), rate_iops, direct. Not compared: target, size, offset, runtime, ramp, engine, seed
+/// and the like.
+pub fn workload_difference(a: &JobSpec, b: &JobSpec) -> Option<(WorkloadValue, WorkloadValue)> {
+    use WorkloadValue as V;
+    let pair = if a.rw != b.rw {
+        (V::Rw(a.rw), V::Rw(b.rw))
+    } else if is_mixed(a.rw) && a.mix != b.mix {
+        (V::Mix(a.mix), V::Mix(b.mix))
+    } else if a.bs != b.bs {
+        (V::Bs(a.bs), V::Bs(b.bs))
+    } else if a.qd != b.qd {
+        (V::Qd(a.qd), V::Qd(b.qd))
+    } else if a.threads != b.threads {
+        (V::Threads(a.threads), V::Threads(b.threads))
+    } else if a.rw.is_random() && a.dist != b.dist {
+        (V::Dist(a.dist.clone()), V::Dist(b.dist.clone()))
+    } else if a.data != b.data {
+        (V::Data(a.data), V::Data(b.data))
+    } else if a.rate_iops != b.rate_iops {
+        (V::RateIops(a.rate_iops), V::RateIops(b.rate_iops))
+    } else if a.direct != b.direct {
+        (V::Direct(a.direct), V::Direct(b.direct))
+    } else {
+        return None;
+    };
+    Some(pair)
 }
 
 /// Compare saved result documents test by test. The first subject is the baseline.
@@ -425,11 +452,14 @@ pub fn compare_docs(
         }
     }
     if !missing.is_empty() {
-        let list: Vec<String> = missing
+        let list = missing
             .iter()
-            .map(|(&ti, labels)| format!("{:?} (missing from {})", display_key(all[ti]), labels.join(", ")))
+            .map(|(&ti, labels)| MissingTest {
+                test: display_key(all[ti]),
+                missing_from: labels.iter().map(|l| l.to_string()).collect(),
+            })
             .collect();
-        return Err(CompareError::MissingTests(list.join(", ")));
+        return Err(CompareError::MissingTests(list));
     }
 
     let base_label = &subjects[0].0.label;
@@ -437,10 +467,9 @@ pub fn compare_docs(
     for (key, base) in &keyed[0] {
         let jobs: Vec<&JobResult> = maps.iter().filter_map(|m| m.get(key).copied()).collect();
         for ((s, _), r) in subjects.iter().zip(&jobs).skip(1) {
-            if let Some((field, a_value, b_value)) = workload_difference(&base.spec, &r.spec) {
+            if let Some((a_value, b_value)) = workload_difference(&base.spec, &r.spec) {
                 return Err(CompareError::Mismatch(Box::new(WorkloadMismatch {
                     test: display_key(key),
-                    field,
                     a_value,
                     b_value,
                     a: base_label.clone(),
@@ -488,7 +517,8 @@ pub fn compare_docs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Aggregate, HostInfo, LatSummary};
+    use crate::lat::LatSummary;
+    use crate::model::{Aggregate, HostInfo};
     use proptest::prelude::*;
 
     fn subject(label: &str) -> Subject {
@@ -591,61 +621,8 @@ mod tests {
     }
 
     #[test]
-    fn different_block_size_is_an_error() {
-        let a = mark_doc(&[("RND4K Q32T1", 4096, A)]);
-        let b = mark_doc(&[("RND4K Q32T1", 8192, B)]);
-        let err =
-            compare_docs(&[(subject("A"), &a), (subject("B"), &b)], TestKind::Welch, 0.95).expect_err("different bs");
-        assert_eq!(
-            err.to_string(),
-            r#"cannot compare: test "RND4K Q32T1" differs in bs (4096 vs 8192) between A and B"#
-        );
-    }
-
-    #[test]
-    fn workload_fields() {
-        let base = spec("t", 4096);
-        let diff = |f: fn(&mut JobSpec)| {
-            let mut b = base.clone();
-            f(&mut b);
-            workload_difference(&base, &b).map(|(field, a, b)| format!("{field} {a} {b}"))
-        };
-        assert_eq!(diff(|s| s.rw = RwMode::Read).as_deref(), Some("rw randread read"));
-        assert_eq!(diff(|s| s.qd = 1).as_deref(), Some("qd 32 1"));
-        assert_eq!(diff(|s| s.threads = 4).as_deref(), Some("threads 1 4"));
-        assert_eq!(diff(|s| s.dist = Distribution::Zipf { theta: 1.2 }).as_deref(), Some("dist uniform zipf:1.2"));
-        assert_eq!(diff(|s| s.data = DataPattern::Zeros).as_deref(), Some("data random zeros"));
-        assert_eq!(diff(|s| s.rate_iops = Some(1000)).as_deref(), Some("rate_iops none 1000"));
-        assert_eq!(diff(|s| s.direct = false).as_deref(), Some("direct true false"));
-        // Not workload: ignored.
-        assert_eq!(diff(|s| s.mix = 50), None, "mix of a non-mixed mode");
-        assert_eq!(diff(|s| s.size = Some(1 << 30)), None);
-        assert_eq!(diff(|s| s.engine = spec::EngineKind::Psync), None);
-        assert_eq!(diff(|s| s.seed = 1), None);
-        assert_eq!(diff(|s| s.runtime = std::time::Duration::from_secs(60)), None);
-        assert_eq!(diff(|s| s.target = Some("/dev/sdb".into())), None);
-        let mut seq = base.clone();
-        seq.rw = RwMode::Read;
-        let mut seq2 = seq.clone();
-        seq2.dist = Distribution::Pareto { h: 0.3 };
-        assert_eq!(workload_difference(&seq, &seq2), None, "dist of a sequential mode");
-        let mut m1 = base.clone();
-        m1.rw = RwMode::RandRw;
-        let mut m2 = m1.clone();
-        m2.mix = 50;
-        assert_eq!(workload_difference(&m1, &m2), Some(("mix", "70% read".to_string(), "50% read".to_string())));
-    }
-
-    #[test]
     fn missing_tests_are_an_error() {
-        let a = mark_doc(&[("SEQ1M Q8T1", 4096, A), ("RND4K Q32T1", 4096, A)]);
-        let b = mark_doc(&[("RND4K Q32T1", 4096, B), ("RND4K Q1T1", 4096, B)]);
-        let err = compare_docs(&[(subject("A"), &a), (subject("B"), &b)], TestKind::Welch, 0.95)
-            .expect_err("different tests");
-        assert_eq!(
-            err.to_string(),
-            r#"cannot compare: tests not in every result: "SEQ1M Q8T1" (missing from B), "RND4K Q1T1" (missing from A)"#
-        );
+        // The sentence is the report crate's (its `compare_text` tests).
         let empty = ResultDoc::new("run", "x", HostInfo::default());
         let err = compare_docs(&[(subject("A"), &empty), (subject("B"), &empty)], TestKind::Welch, 0.95)
             .expect_err("no tests");
@@ -657,8 +634,10 @@ mod tests {
         let a = mark_doc(&[("RND4K Q32T1", 4096, A)]);
         let mut sla = a.clone();
         sla.command = "sla".into();
-        let err = compare_docs(&[(subject("A"), &a), (subject("S"), &sla)], TestKind::Welch, 0.95).expect_err("sla");
-        assert_eq!(err.to_string(), r#"cannot compare S: compare needs run or mark results, this is a "sla" result"#);
+        assert!(matches!(
+            compare_docs(&[(subject("A"), &a), (subject("S"), &sla)], TestKind::Welch, 0.95),
+            Err(CompareError::Command { .. })
+        ));
         let mut cmp = a.clone();
         cmp.command = "compare".into();
         assert!(matches!(
@@ -667,8 +646,10 @@ mod tests {
         ));
         let mut old = a.clone();
         old.schema = "diskmeter.result.v0".into();
-        let err = compare_docs(&[(subject("A"), &a), (subject("O"), &old)], TestKind::Welch, 0.95).expect_err("schema");
-        assert!(err.to_string().starts_with("cannot compare O: unsupported result schema \"diskmeter.result.v0\""));
+        assert!(matches!(
+            compare_docs(&[(subject("A"), &a), (subject("O"), &old)], TestKind::Welch, 0.95),
+            Err(CompareError::Schema { .. })
+        ));
         assert_eq!(compare_docs(&[(subject("A"), &a)], TestKind::Welch, 0.95), Err(CompareError::TooFewSubjects(1)));
         assert_eq!(
             compare_docs(&[(subject("A"), &a), (subject("A"), &a)], TestKind::Welch, 0.95),
@@ -684,9 +665,6 @@ mod tests {
         let mut partial = a.clone();
         partial.partial = true;
         assert!(compare_docs(&[(subject("A"), &a), (subject("P"), &partial)], TestKind::Welch, 0.95).is_ok());
-        for e in [err, CompareError::NoTests, CompareError::MissingTests("x".into())] {
-            assert!(!e.to_string().contains('\n'));
-        }
     }
 
     #[test]

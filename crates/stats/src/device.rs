@@ -256,7 +256,7 @@ impl DeviceView {
     }
 }
 
-use crate::model::codes;
+use crate::codes;
 
 fn ms(v: f64) -> String {
     if v >= 10.0 {

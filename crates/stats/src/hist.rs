@@ -12,7 +12,7 @@
 //! resident, where hdrhistogram's reset and merge-into-empty wrote all 66 pages of every
 //! histogram (2 MiB per job, 1.3 GB for a job file of 2000 sections).
 
-use crate::model::LatSummary;
+use crate::lat::{CdfPoint, LatSummary};
 
 /// Highest latency tracked: one hour, in nanoseconds. Larger values are clamped.
 pub const LAT_MAX_NS: u64 = 3_600_000_000_000;
@@ -90,13 +90,6 @@ pub const CDF_FRACTIONS: [f64; 30] = [
     0.0, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9,
     0.925, 0.95, 0.975, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999, 1.0,
 ];
-
-/// One point of a latency CDF: the fraction of I/Os completed within `ns`.
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
-pub struct CdfPoint {
-    pub fraction: f64,
-    pub ns: u64,
-}
 
 /// A zeroed counts array: anonymous pages from the kernel, so untouched pages cost nothing;
 /// the C heap if mapping fails (e.g. the map count limit).

@@ -6,49 +6,25 @@ use spec::JobSpec;
 
 pub use crate::cache::*;
 pub use crate::compare::*;
-use crate::hist::{CdfPoint, LatHist};
+use crate::hist::LatHist;
+use crate::lat::{CdfPoint, LatSummary};
 pub use crate::sla::*;
-use crate::StatsError;
 
 /// Schema identifier written into (and required from) every result document.
 pub const SCHEMA: &str = "diskmeter.result.v1";
 
-/// Warning codes (`warnings[].code`). Stable identifiers; messages are free text.
-pub mod codes {
-    pub const BUFFERED_IO: &str = "buffered-io";
-    pub const SMALL_TEST_AREA: &str = "small-test-area";
-    pub const DEVICE_CACHE_UNKNOWN: &str = "device-cache-unknown";
-    pub const UNWRITTEN_READ: &str = "unwritten-read";
-    pub const TOOL_BOTTLENECK: &str = "tool-bottleneck";
-    pub const CPU_SATURATED: &str = "cpu-saturated";
-    pub const PARTIAL: &str = "partial";
-    pub const RATE_NOT_MET: &str = "rate-not-met";
-    pub const ZERO_DATA: &str = "compressible-data";
-    /// The target lives in RAM (tmpfs, RAM disk, loop over tmpfs): figures describe memory.
-    pub const RAM_BACKED: &str = "ram-backed";
-    /// A measured point's IOPS or latency did not settle within the window cap (`sla`).
-    pub const UNSTABLE: &str = "unstable";
-    /// The target's speed changed while a multi-point measurement ran (`sla`).
-    pub const DRIFT: &str = "drift";
-    /// Compared results differ in a way that weakens the comparison (`compare`).
-    pub const COMPARE_CAVEAT: &str = "compare-caveat";
-    /// A job file's `ioengine` runs as another engine (`libaio` as io_uring, `sync` as psync);
-    /// the value of [`spec::PlanNote::ENGINE_SUBSTITUTED`].
-    pub const ENGINE_SUBSTITUTED: &str = spec::PlanNote::ENGINE_SUBSTITUTED;
-    /// The device saw more than one request per diskmeter I/O (or `bs` is above its limit).
-    pub const SPLIT_IO: &str = "split-io";
-    /// The device merged diskmeter's I/Os into fewer, larger requests.
-    pub const MERGED_IO: &str = "merged-io";
-    /// The device read less than diskmeter did: a cache above it answered.
-    pub const DEVICE_SAW_LESS: &str = "device-saw-less";
-    /// The device wrote more than diskmeter did: file system, journal or RAID amplification.
-    pub const DEVICE_SAW_MORE: &str = "device-saw-more";
-    /// Other I/O reached the device during the run.
-    pub const FOREIGN_IO: &str = "foreign-io";
-    /// A storage figure above the memory bandwidth the mem engine measured for the same
-    /// shape (rw, bs, qd, threads): it cannot come from the device. Name fixed by the CLI
-    /// contract.
-    pub const EXCEEDS_MEMORY_BANDWIDTH: &str = "exceeds-memory-bandwidth";
+/// Errors from reading a result document.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    #[error("result document is not valid JSON for {SCHEMA}: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error(
+        "unsupported result schema {found:?}: this diskmeter reads {SCHEMA:?} \
+         (written by a different diskmeter version?)"
+    )]
+    Schema { found: String },
+    #[error("not a diskmeter result document: no \"schema\" field (expected {SCHEMA:?})")]
+    NoSchema,
 }
 
 /// The whole result document.
@@ -56,7 +32,8 @@ pub mod codes {
 pub struct ResultDoc {
     pub schema: String,
     pub tool: ToolInfo,
-    /// Subcommand that produced the document: `run`, `mark`, `sla`, `compare`, `surface`.
+    /// Subcommand that produced the document: `run`, `mark`, `sla`, `compare`, `surface`,
+    /// `cache`.
     pub command: String,
     /// RFC 3339 UTC timestamp of the start, supplied by the caller.
     pub started_at: String,
@@ -127,6 +104,44 @@ impl ResultDoc {
             self.warnings.push(w);
         }
     }
+
+    /// What the document holds, and so how it is rendered: the command section that is
+    /// filled (`cache`, `surface`, `sla`, `compare`, in that order of precedence), else
+    /// `mark` by the command name, else a plain job run. Every command fills at most one
+    /// section; the order only decides for documents made by hand.
+    pub fn kind(&self) -> DocKind {
+        if self.cache.is_some() {
+            DocKind::Cache
+        } else if self.surface.is_some() {
+            DocKind::Surface
+        } else if self.command == "mark" {
+            DocKind::Mark
+        } else if self.sla.is_some() {
+            DocKind::Sla
+        } else if self.compare.is_some() {
+            DocKind::Compare
+        } else {
+            DocKind::Run
+        }
+    }
+}
+
+/// The kind of a [`ResultDoc`] ([`ResultDoc::kind`]): which command's figures it holds.
+/// `top` and `health` write documents of their own, not result documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DocKind {
+    /// Jobs and their figures (`run`, and any document with no section it knows).
+    Run,
+    /// The CrystalDiskMark-style card (`mark`).
+    Mark,
+    /// Capacity under a latency bound (`sla`): the search, then the best point's jobs.
+    Sla,
+    /// Statistics and verdicts of a comparison (`compare`).
+    Compare,
+    /// A surface scan (`surface`).
+    Surface,
+    /// A simulated SSD cache (`cache`).
+    Cache,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -343,20 +358,6 @@ impl DirStats {
     }
 }
 
-/// Completion-latency summary in nanoseconds; all zero when nothing completed.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct LatSummary {
-    pub min: u64,
-    pub mean: f64,
-    pub stddev: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub p99_9: u64,
-    pub p99_99: u64,
-    pub max: u64,
-}
-
 /// One interval of the time series (per second by default).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct SeriesPoint {
@@ -540,7 +541,7 @@ pub fn aggregate_passes(passes: &[PassResult], how: Aggregate) -> (Option<DirSta
 /// A non-fatal finding about the measurement's honesty or validity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
-    /// One of [`codes`].
+    /// One of [`codes`](crate::codes).
     pub code: String,
     pub message: String,
 }
@@ -566,6 +567,3 @@ impl ErrorInfo {
         Self { kind: kind.to_string(), message: message.into(), offset: None, job: None }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,6 +1,7 @@
 //! The `surface` section of a result document (an HD Tune / badblocks-style scan) and the
-//! pure maths behind it: per-zone transfer rates, the latency map, the `e2fsck -l`
-//! bad-block list and the one-sentence verdict. No I/O.
+//! pure maths behind it: per-zone transfer rates, the latency map and the `e2fsck -l`
+//! bad-block list. No I/O. The one-sentence verdict is made by the report crate
+//! (`report::surface_verdict`).
 
 use serde::{Deserialize, Serialize};
 
@@ -353,58 +354,6 @@ pub fn dedup_sectors(v: &mut Vec<BadSector>) {
     v.dedup_by_key(|s| s.offset);
 }
 
-/// `512.3`, `98.1`, `7.25`: MB/s with one decimal, two below 10.
-pub fn rate_text(x: f64) -> String {
-    if x >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
-}
-
-/// The one-sentence verdict, e.g. "no bad sectors, 2 slow blocks (transient),
-/// 512.3–498.1 MB/s across the surface".
-pub fn verdict(r: &SurfaceResult, partial: bool) -> String {
-    let mut parts = Vec::new();
-    parts.push(match r.bad_sectors.len() {
-        0 => "no bad sectors".to_string(),
-        1 => "1 bad sector".to_string(),
-        n => format!("{n} bad sectors"),
-    });
-    let confirmed = r.slow_blocks.iter().filter(|s| s.confirmed()).count();
-    let transient = r.slow_blocks.len() - confirmed;
-    parts.push(match (confirmed, transient) {
-        (0, 0) => "no slow blocks".to_string(),
-        (c, 0) => format!("{c} slow block{} (confirmed)", if c == 1 { "" } else { "s" }),
-        (0, t) => format!("{t} slow block{} (transient)", if t == 1 { "" } else { "s" }),
-        (c, t) => format!("{} slow blocks ({c} confirmed, {t} transient)", c + t),
-    });
-    if !r.restore_failures.is_empty() {
-        parts.push(format!("{} block(s) NOT RESTORED", r.restore_failures.len()));
-    }
-    let rates: Vec<f64> = r.zones.iter().filter_map(|z| z.mb_s).filter(|x| x.is_finite()).collect();
-    if let (Some(first), Some(last)) = (rates.first(), rates.last()) {
-        let lo = rates.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = rates.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if rates.len() == 1 {
-            parts.push(format!("{} MB/s", rate_text(*first)));
-        } else {
-            parts.push(format!(
-                "{}–{} MB/s across the surface (min {}, max {})",
-                rate_text(*first),
-                rate_text(*last),
-                rate_text(lo),
-                rate_text(hi)
-            ));
-        }
-    }
-    let mut s = parts.join(", ");
-    if partial {
-        s.push_str(" (partial scan)");
-    }
-    s
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -476,48 +425,6 @@ mod tests {
         assert_eq!(v, vec![0, 1, 2, 10]);
         assert_eq!(badblock_file(&v), "0\n1\n2\n10\n");
         assert_eq!(badblock_numbers(&[bad(1024, 512)], 1024), vec![1]);
-    }
-
-    #[test]
-    fn verdict_sentence() {
-        let mut r = SurfaceResult {
-            mode: "read".into(),
-            block_bytes: 100,
-            logical_block: 512,
-            offset: 0,
-            size: 200,
-            direct: true,
-            sample: None,
-            qd: 1,
-            scanned_bytes: 200,
-            blocks: 2,
-            seconds: 1.0,
-            zones: zones(0, 200, 100, 2, &[(0, 100, 1_000), (100, 100, 2_000)]),
-            access: None,
-            latency_map: None,
-            slow_rule: SlowRule { factor: 5.0, window: 64, floor_ns: 1, rereads: 2 },
-            slow_blocks: vec![],
-            bad_sectors: vec![],
-            passes: vec![],
-            badblocks: None,
-            restore_failures: vec![],
-            verdict: String::new(),
-        };
-        assert_eq!(
-            verdict(&r, false),
-            "no bad sectors, no slow blocks, 100.0–50.0 MB/s across the surface (min 50.0, max 100.0)"
-        );
-        r.bad_sectors.push(bad(0, 512));
-        r.slow_blocks.push(SlowBlock {
-            offset: 0,
-            bytes: 100,
-            lat_ns: 9,
-            median_ns: 1,
-            reread_ns: vec![1],
-            status: "transient".into(),
-        });
-        assert!(verdict(&r, true).starts_with("1 bad sector, 1 slow block (transient), "));
-        assert!(verdict(&r, true).ends_with("(partial scan)"));
     }
 
     #[test]

@@ -55,10 +55,9 @@
 //! [`Op::Discard`]: crate::Op::Discard
 
 use std::fmt;
-use std::path::Path;
 use std::str::FromStr;
 
-use crate::TraceError;
+use crate::error::TraceError;
 
 /// A trace file format. See the [module documentation](self) for the names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,52 +126,6 @@ impl TraceFormat {
             },
             _ => Err(TraceError::Invalid(format!("unknown trace format {name:?}: expected {FORMAT_NAMES}"))),
         }
-    }
-
-    /// Guesses the format from the file name and its first bytes (already decompressed if the
-    /// file is gzip'd). Recognises the binary magic, fio iolog headers, blkparse event lines
-    /// and the MSR, Alibaba and Tencent CSV layouts; `None` when unsure (generic CSV is never
-    /// guessed: its mapping cannot be).
-    pub fn detect(path: &Path, first_bytes: &[u8]) -> Option<TraceFormat> {
-        if first_bytes.starts_with(crate::binary::MAGIC) {
-            return Some(TraceFormat::Binary);
-        }
-        // Only complete lines are judged (the sample may cut the last one), unless the sample
-        // holds no newline at all.
-        let text = match memchr::memrchr(b'\n', first_bytes) {
-            Some(i) => first_bytes.get(..i).unwrap_or_default(),
-            None => first_bytes,
-        };
-        let mut judged = 0;
-        for line in text.split(|&c| c == b'\n') {
-            let t = crate::parse::fields::trim(line.strip_suffix(b"\r").unwrap_or(line));
-            if t.is_empty() || t.starts_with(b"Input file ") {
-                continue;
-            }
-            if t == b"fio version 2 iolog" || t == b"fio version 3 iolog" {
-                return Some(TraceFormat::FioLog);
-            }
-            if crate::parse::blkparse::looks_like_event(t) {
-                return Some(TraceFormat::Blkparse { action: 'Q' });
-            }
-            if let Some(f) = crate::parse::csvlike::guess(t) {
-                return Some(f);
-            }
-            // A header line may precede the data; give up after that.
-            judged += 1;
-            if judged >= 2 {
-                break;
-            }
-        }
-        let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
-        let name = name.strip_suffix(".gz").unwrap_or(&name);
-        if name.ends_with(".dmtrace") || name.ends_with(".dmt") {
-            return Some(TraceFormat::Binary);
-        }
-        if name.ends_with(".iolog") {
-            return Some(TraceFormat::FioLog);
-        }
-        None
     }
 }
 

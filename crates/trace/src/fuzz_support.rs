@@ -1,13 +1,16 @@
 //! One input through every trace reader, for the `trace_readers` fuzz target (`fuzz/`) and
-//! its corpus replay test (`tests/fuzz_corpus.rs`), so both run the same code. Not part of
-//! the API: it panics (an `assert!`) when a reader breaks one of its promises, which is
-//! what a fuzzer looks for.
+//! its corpus replay test (`tests/fuzz_corpus.rs`), so both run the same code; built with
+//! the `fuzz` feature only. Not part of the API: it panics (an `assert!`) when a reader
+//! breaks one of its promises, which is what a fuzzer looks for.
 
 use std::io::Cursor;
 use std::path::Path;
 
 use crate::binary::{BinaryReader, BinaryWriter};
-use crate::{detect_reader, ReadOptions, Request, TraceFormat, TraceReader};
+use crate::detect::detect_reader;
+use crate::format::TraceFormat;
+use crate::reader::{ReadOptions, TraceReader};
+use crate::request::Request;
 
 /// Every reader: each fixed format, the generic CSV with three mappings (one per delimiter
 /// family, one with a header) and the binary format.

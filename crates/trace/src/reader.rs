@@ -3,20 +3,21 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use flate2::bufread::MultiGzDecoder;
 
 use crate::binary::BinaryReader;
+use crate::detect::GZIP_MAGIC;
+use crate::error::TraceError;
 use crate::format::TraceFormat;
 use crate::lines::{Lines, LINE_BUF};
 use crate::parse::{dev_matches, LineError, LineParser, Parsed, Rec};
-use crate::{Op, Request, TraceError};
+use crate::request::{Op, Request};
 
 /// Read buffer size: large enough that syscalls and decompressor calls are rare.
 const BUF_SIZE: usize = 256 * 1024;
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// What to keep from a trace, and what to do with malformed lines.
 ///
@@ -354,23 +355,4 @@ impl State {
         self.last_id = Some(id);
         id
     }
-}
-
-/// Guesses a file's format from its name and first (decompressed) bytes; see
-/// [`TraceFormat::detect`].
-pub fn detect_file(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
-    let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
-    detect_reader(path, BufReader::new(file))
-}
-
-/// [`detect_file`] for a trace already open: `input` is read from its start (at most 4 KiB
-/// of it, decompressed if gzip'd); `path` is only a name, used as a hint and in errors.
-pub fn detect_reader(path: &Path, input: impl BufRead) -> Result<Option<TraceFormat>, TraceError> {
-    let mut input: Box<dyn BufRead + '_> = Box::new(input);
-    if input.fill_buf().map_err(|e| TraceError::io(path, e))?.starts_with(&GZIP_MAGIC) {
-        input = Box::new(BufReader::new(MultiGzDecoder::new(input)));
-    }
-    let mut head = Vec::with_capacity(4096);
-    input.take(4096).read_to_end(&mut head).map_err(|e| TraceError::io(path, e))?;
-    Ok(TraceFormat::detect(path, &head))
 }

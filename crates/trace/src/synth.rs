@@ -16,7 +16,8 @@ use rand::{Rng, SeedableRng};
 use rand_distr::Distribution;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::{Op, Request, TraceError};
+use crate::error::TraceError;
+use crate::request::{Op, Request};
 
 /// Which blocks the requests go to.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -974,7 +974,7 @@ pub fn scan_with(
             doc.error = Some(e);
         }
     }
-    r.verdict = sm::verdict(&r, doc.partial);
+    r.verdict = report::surface_verdict(&r, doc.partial);
     for (code, msg) in warnings.into_iter().chain(s.warnings) {
         doc.warn(&code, msg);
     }

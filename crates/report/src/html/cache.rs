@@ -5,7 +5,7 @@
 use stats::{CacheResult, MrcResult, PolicyResult, WarmupEstimate};
 
 use super::charts::{self, HitLine, SizeMark};
-use super::{legend, Figure};
+use super::view::{legend, Figure};
 use crate::fmt;
 
 /// At most this many policies get a line in the warm-up chart (the table lists all).

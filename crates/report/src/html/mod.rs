@@ -8,21 +8,23 @@ mod axis;
 mod cache;
 mod charts;
 mod surface;
-#[cfg(test)]
-mod tests;
+mod view;
 
 use askama::Template;
-use stats::{CompareResult, CompareRow, DirStats, JobResult, LatSummary, ResultDoc, SlaPoint, SlaResult, Verdict};
+use stats::{
+    CompareResult, CompareRow, DirStats, DocKind, JobResult, LatSummary, ResultDoc, SlaPoint, SlaResult, Verdict,
+};
 
 use crate::fmt;
 use charts::{CdfLine, SlaDot, TimeLine};
+use view::{escape, legend, Figure};
 
 /// At most this many lines in the latency CDF (more would be unreadable).
 const MAX_CDF_LINES: usize = 12;
 /// Timelines are drawn for at most this many jobs.
-const MAX_TIMELINES: usize = 8;
+pub const MAX_TIMELINES: usize = 8;
 /// Compare rows beyond this get no chart (the table still lists them).
-const MAX_COMPARE_CHARTS: usize = 60;
+pub const MAX_COMPARE_CHARTS: usize = 60;
 
 /// Render a result document as a self-contained HTML page. Never panics; a document
 /// with nothing to chart still gives a page with its environment and warnings.
@@ -51,56 +53,8 @@ fn fallback(doc: &ResultDoc, why: &str) -> String {
     )
 }
 
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------
 // view structs (everything the template shows, already formatted)
-
-/// One chart: `<figure class="chart" id=… data-chart=…>`.
-struct Figure {
-    id: String,
-    kind: &'static str,
-    title: String,
-    caption: String,
-    /// The `<svg>…</svg>` text; empty when the chart could not be drawn (see `note`).
-    svg: String,
-    note: String,
-    legend: Vec<Legend>,
-}
-
-impl Figure {
-    fn new(id: String, kind: &'static str, title: String, caption: String, drawn: Result<String, String>) -> Self {
-        let (svg, note) = match drawn {
-            Ok(svg) => (svg, String::new()),
-            Err(why) => (String::new(), why),
-        };
-        Figure { id, kind, title, caption, svg, note, legend: Vec::new() }
-    }
-}
-
-struct Legend {
-    color: String,
-    label: String,
-    /// CSS class of the swatch: `line`, `dot`, `cross`, `ring`, `dash`.
-    mark: &'static str,
-}
-
-fn legend(c: plotters::style::RGBColor, label: impl Into<String>, mark: &'static str) -> Legend {
-    Legend { color: charts::hex(c), label: label.into(), mark }
-}
 
 struct Note {
     code: String,
@@ -236,12 +190,54 @@ struct Page {
     env: Vec<EnvCard>,
 }
 
+/// The command's own part of the page.
+#[derive(Default)]
+struct Sections {
+    sla: Option<SlaView>,
+    compare: Option<CompareView>,
+    cache: Option<cache::CacheView>,
+    surface: Option<surface::SurfaceView>,
+    mark: Option<MarkCard>,
+    results: Option<ResultsTable>,
+}
+
+impl Sections {
+    /// The section of the document's kind, and the jobs table: always for a plain run,
+    /// never for `mark` (its card holds the jobs), else when there are jobs.
+    fn new(doc: &ResultDoc, kind: DocKind) -> Sections {
+        let jobs = |heading| (!doc.results.is_empty()).then(|| results_table(doc, heading));
+        match kind {
+            DocKind::Run => Sections { results: Some(results_table(doc, "Results")), ..Default::default() },
+            DocKind::Mark => Sections { mark: Some(mark_card(doc)), ..Default::default() },
+            DocKind::Sla => Sections {
+                sla: doc.sla.as_ref().map(sla_view),
+                results: jobs("Job results of the best point"),
+                ..Default::default()
+            },
+            DocKind::Compare => Sections {
+                compare: doc.compare.as_ref().map(compare_view),
+                results: jobs("Results"),
+                ..Default::default()
+            },
+            DocKind::Cache => Sections {
+                cache: doc.cache.as_ref().map(cache::cache_view),
+                results: jobs("Results"),
+                ..Default::default()
+            },
+            DocKind::Surface => Sections {
+                surface: doc.surface.as_ref().map(surface::surface_view),
+                results: jobs("Results"),
+                ..Default::default()
+            },
+        }
+    }
+}
+
 impl Page {
     fn new(doc: &ResultDoc) -> Page {
-        let is_mark = doc.command == "mark";
+        let kind = doc.kind();
         let (timelines, timeline_note) = timelines(doc);
-        let show_table = !doc.results.is_empty()
-            || (doc.sla.is_none() && doc.compare.is_none() && doc.cache.is_none() && doc.surface.is_none());
+        let Sections { sla, compare, cache, surface, mark, results } = Sections::new(doc, kind);
         Page {
             generator: format!("{} {}", doc.tool.name, doc.tool.version),
             title: format!("{} {} report", doc.tool.name, doc.command),
@@ -253,16 +249,16 @@ impl Page {
             },
             warnings: doc.warnings.iter().map(|w| Note { code: w.code.clone(), message: w.message.clone() }).collect(),
             job_errors: job_errors(doc),
-            sla: doc.sla.as_ref().map(sla_view),
-            compare: doc.compare.as_ref().map(compare_view),
-            cache: doc.cache.as_ref().map(cache::cache_view),
-            surface: doc.surface.as_ref().map(surface::surface_view),
-            mark: if is_mark { Some(mark_card(doc)) } else { None },
-            results: if !is_mark && show_table { Some(results_table(doc)) } else { None },
+            sla,
+            compare,
+            cache,
+            surface,
+            mark,
+            results,
             cdf: latency_cdf(doc),
             timelines,
             timeline_note,
-            env: environment(doc),
+            env: environment(doc, kind),
         }
     }
 }
@@ -316,7 +312,7 @@ fn opt(s: &Option<String>) -> String {
     s.clone().unwrap_or_else(|| "unknown".to_string())
 }
 
-fn environment(doc: &ResultDoc) -> Vec<EnvCard> {
+fn environment(doc: &ResultDoc, kind: DocKind) -> Vec<EnvCard> {
     let h = &doc.host;
     let mut host = vec![
         ("kernel".to_string(), if h.kernel.is_empty() { "unknown".to_string() } else { h.kernel.clone() }),
@@ -347,7 +343,9 @@ fn environment(doc: &ResultDoc) -> Vec<EnvCard> {
             }
             rows
         }
-        None if doc.cache.is_some() => vec![("target".to_string(), "none: simulated on a recorded trace".to_string())],
+        None if kind == DocKind::Cache => {
+            vec![("target".to_string(), "none: simulated on a recorded trace".to_string())]
+        }
         None => vec![("target".to_string(), "not recorded".to_string())],
     };
 
@@ -363,17 +361,17 @@ fn environment(doc: &ResultDoc) -> Vec<EnvCard> {
         ("started".to_string(), fmt::date(&doc.started_at)),
         ("status".to_string(), status),
     ];
-    match &doc.cache {
-        Some(c) if doc.results.is_empty() => run.push(("cache action".to_string(), c.action.clone())),
-        None if doc.surface.is_some() => {
-            run.push(("surface mode".to_string(), doc.surface.as_ref().map(|s| s.mode.clone()).unwrap_or_default()))
+    match (kind, &doc.cache, &doc.surface) {
+        (DocKind::Cache, Some(c), _) if doc.results.is_empty() => {
+            run.push(("cache action".to_string(), c.action.clone()))
         }
+        (DocKind::Surface, _, Some(s)) => run.push(("surface mode".to_string(), s.mode.clone())),
         _ => run.push(("jobs".to_string(), doc.results.len().to_string())),
     }
     if let Some(r) = doc.results.first() {
         run.push(("I/O".to_string(), fmt::io_mode(&r.spec)));
     }
-    if doc.command == "mark" {
+    if kind == DocKind::Mark {
         let passes = doc.results.iter().map(|r| r.passes.len()).max().unwrap_or(0).max(1);
         run.push(("figures".to_string(), fmt::aggregation(doc.results.iter().find_map(|r| r.aggregate), passes)));
     }
@@ -445,7 +443,7 @@ fn dir_cells(d: &Option<DirStats>) -> [String; 4] {
     }
 }
 
-fn results_table(doc: &ResultDoc) -> ResultsTable {
+fn results_table(doc: &ResultDoc, heading: &str) -> ResultsTable {
     let rows = doc
         .results
         .iter()
@@ -459,7 +457,6 @@ fn results_table(doc: &ResultDoc) -> ResultsTable {
             write: dir_cells(&r.write),
         })
         .collect();
-    let heading = if doc.sla.is_some() { "Job results of the best point" } else { "Results" };
     ResultsTable {
         heading: heading.to_string(),
         title: "Per-job figures".to_string(),

@@ -9,7 +9,7 @@ use stats::surface::SurfaceResult;
 
 use super::axis::{self, Axis};
 use super::charts::{self, READ, WRITE};
-use super::{escape, legend, Figure};
+use super::view::{escape, legend, Figure};
 use crate::fmt;
 
 const W: f64 = 1100.0;
@@ -421,8 +421,8 @@ pub(super) fn surface_view(s: &SurfaceResult) -> SurfaceView {
         notes.push(format!(
             "Pattern {}: write {} MB/s, verify {} MB/s, {} bad sector(s){}.",
             p.pattern,
-            p.write_mb_s.map(stats::surface::rate_text).unwrap_or_else(|| "–".into()),
-            p.read_mb_s.map(stats::surface::rate_text).unwrap_or_else(|| "–".into()),
+            p.write_mb_s.map(fmt::rate_text).unwrap_or_else(|| "–".into()),
+            p.read_mb_s.map(fmt::rate_text).unwrap_or_else(|| "–".into()),
             p.bad_sectors,
             if p.partial { ", cut short" } else { "" }
         ));

@@ -2,8 +2,8 @@
 //! `MAJ,MIN CPU SEQ SECS.NSECS PID ACTION RWBS [SECTOR + NSECTORS] [PROCESS]`.
 
 use super::fields::{bytes_u32, bytes_u64, num, parse_scaled, parse_u64, show, trim, Words};
-use super::{LineResult, Parsed, Rec};
-use crate::Op;
+use super::line::{LineResult, Parsed, Rec};
+use crate::request::Op;
 
 const SECTOR: u64 = 512;
 
@@ -141,8 +141,8 @@ pub(crate) fn looks_like_event(line: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    fn one(line: &str) -> crate::parse::Flat {
-        crate::parse::flat(Blkparse::new('Q').parse(line.as_bytes()))
+    fn one(line: &str) -> crate::parse::line::Flat {
+        crate::parse::line::flat(Blkparse::new('Q').parse(line.as_bytes()))
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Comma-separated formats: MSR Cambridge, Alibaba 2020, Tencent CBS 2018 and generic CSV.
 
 use super::fields::{bytes_u32, bytes_u64, not_a_number, num, parse_scaled, show, trim, Split, Words};
-use super::{LineResult, Parsed, Rec};
+use super::line::{LineResult, Parsed, Rec};
 use crate::format::{CsvMapping, TraceFormat};
-use crate::Op;
+use crate::request::Op;
 
 /// Windows filetime ticks are 100 ns.
 const FILETIME_NS: u64 = 100;
@@ -292,8 +292,8 @@ pub(crate) fn guess(line: &[u8]) -> Option<TraceFormat> {
 mod tests {
     use super::*;
 
-    fn req(r: LineResult<'_>) -> crate::parse::Flat {
-        crate::parse::flat(r)
+    fn req(r: LineResult<'_>) -> crate::parse::line::Flat {
+        crate::parse::line::flat(r)
     }
 
     #[test]

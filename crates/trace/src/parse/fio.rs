@@ -6,8 +6,8 @@
 //! `wait` there, and so do we.
 
 use super::fields::{bytes_u32, num, show, trim, Words};
-use super::{LineError, LineResult, Parsed, Rec};
-use crate::Op;
+use super::line::{LineError, LineResult, Parsed, Rec};
+use crate::request::Op;
 
 #[derive(Default)]
 pub(crate) struct Fio {
@@ -80,9 +80,9 @@ impl Fio {
 mod tests {
     use super::*;
 
-    fn run(lines: &[&str]) -> Vec<crate::parse::Flat> {
+    fn run(lines: &[&str]) -> Vec<crate::parse::line::Flat> {
         let mut p = Fio::default();
-        lines.iter().map(|l| crate::parse::flat(p.parse(l.as_bytes()))).collect()
+        lines.iter().map(|l| crate::parse::line::flat(p.parse(l.as_bytes()))).collect()
     }
 
     #[test]

@@ -1,7 +1,11 @@
+//! Every format of the `run` and `mark` documents: snapshots, shape and round trips.
+
+mod common;
+
 use std::path::Path;
 
-use crate::fixtures::{mark_doc, run_doc};
-use crate::{render, Format};
+use common::fixtures::{mark_doc, run_doc};
+use diskmeter_report::{render, Format};
 
 #[test]
 fn format_from_path() {

@@ -1,6 +1,9 @@
-use super::*;
-use spec::{JobSpec, RwMode};
+//! The result model: JSON round trips and shape, the figures' definitions, pass aggregation.
+
 use std::time::Duration;
+
+use diskmeter_stats::*;
+use spec::{JobSpec, RwMode};
 
 fn hist(values: &[(u64, u64)]) -> LatHist {
     let mut h = LatHist::new();

@@ -16,7 +16,9 @@ use stats::{
     WarmupEstimate,
 };
 
-use super::render_html;
+use diskmeter_report::html::{render_html, MAX_COMPARE_CHARTS, MAX_TIMELINES};
+
+mod common;
 
 // ---------------------------------------------------------------------------------------
 // fixture builders
@@ -127,7 +129,7 @@ fn spec(name: &str, rw: RwMode, bs: u64, qd: u32, threads: u32, runtime: u64) ->
 }
 
 /// `mark --profile default` on an NVMe SSD: four tests × three passes, CDFs kept.
-pub(super) fn mark_doc() -> ResultDoc {
+fn mark_doc() -> ResultDoc {
     let mut doc = ResultDoc::new("mark", "2025-03-02T09:14:05Z", host());
     doc.tool.version = "0.1.0".into();
     let mut t = nvme_target("/home/user/diskmeter.test", TargetKind::File, 1 << 30);
@@ -173,7 +175,7 @@ pub(super) fn mark_doc() -> ResultDoc {
 
 /// `run` with three jobs: a random read, a mixed job (with a name that needs escaping)
 /// and a sequential write with a stall.
-pub(super) fn run_doc() -> ResultDoc {
+fn run_doc() -> ResultDoc {
     let mut doc = ResultDoc::new("run", "2025-03-02T10:02:41Z", host());
     doc.tool.version = "0.1.0".into();
     doc.target = Some(nvme_target("/dev/nvme0n1", TargetKind::Block, 2_000_398_934_016));
@@ -253,7 +255,7 @@ fn sla_point(qd: u32, threads: u32, bound: f64, t_s: f64) -> SlaPoint {
 }
 
 /// `sla --latency 1ms --percentile 99` on random 4 KiB reads.
-pub(super) fn sla_doc() -> ResultDoc {
+fn sla_doc() -> ResultDoc {
     let mut doc = ResultDoc::new("sla", "2025-03-02T11:30:00Z", host());
     doc.tool.version = "0.1.0".into();
     doc.target = Some(nvme_target("/dev/nvme0n1", TargetKind::Block, 2_000_398_934_016));
@@ -269,12 +271,12 @@ pub(super) fn sla_doc() -> ResultDoc {
         "/dev/nvme0n1 sustains {:.0} IOPS ({:.1} MB/s) at p99 {} <= 1.00 ms with {} I/Os outstanding (QD {} x {} workers); beyond that latency climbs past the bound (knee at 16 outstanding: {:.0} IOPS, p99 {}; past it latency grows faster than throughput).",
         b.iops,
         b.mb_s,
-        crate::fmt::lat(b.metric_ns),
+        diskmeter_report::fmt::lat(b.metric_ns),
         b.outstanding,
         b.qd,
         b.threads,
         knee.as_ref().unwrap().iops,
-        crate::fmt::lat(knee.as_ref().unwrap().metric_ns),
+        diskmeter_report::fmt::lat(knee.as_ref().unwrap().metric_ns),
     );
     // The best point's job result, with its series and CDF.
     let mut r = JobResult::new(spec(
@@ -365,7 +367,7 @@ fn versus(base: &SampleStats, s: &SampleStats, higher_is_better: bool) -> Versus
 type CompareSpec = (&'static str, &'static str, &'static str, bool, [f64; 3], f64);
 
 /// `compare` of three drives, five passes each.
-pub(super) fn compare_doc() -> ResultDoc {
+fn compare_doc() -> ResultDoc {
     let mut doc = ResultDoc::new("compare", "2025-03-02T13:45:10Z", host());
     doc.tool.version = "0.1.0".into();
     let subjects = vec![
@@ -571,7 +573,7 @@ fn cache_base(action: &str) -> ResultDoc {
 }
 
 /// `cache simulate` of five policies over a six-hour trace, with an LRU miss-ratio curve.
-pub(super) fn cache_doc() -> ResultDoc {
+fn cache_doc() -> ResultDoc {
     let mut doc = cache_base("simulate");
     let c = doc.cache.as_mut().unwrap();
     c.trace = Some(cache_trace());
@@ -589,7 +591,7 @@ pub(super) fn cache_doc() -> ResultDoc {
 }
 
 /// `cache mrc` with SHARDS sampling.
-pub(super) fn cache_mrc_doc() -> ResultDoc {
+fn cache_mrc_doc() -> ResultDoc {
     let mut doc = cache_base("mrc");
     let c = doc.cache.as_mut().unwrap();
     c.trace = Some(cache_trace());
@@ -601,7 +603,7 @@ pub(super) fn cache_mrc_doc() -> ResultDoc {
 }
 
 /// `cache warmup`: the closed-form estimate only.
-pub(super) fn cache_warmup_doc() -> ResultDoc {
+fn cache_warmup_doc() -> ResultDoc {
     let mut doc = cache_base("warmup");
     doc.cache.as_mut().unwrap().warmup_estimate = Some(WarmupEstimate {
         capacity_bytes: 256 * GIB,
@@ -618,7 +620,7 @@ pub(super) fn cache_warmup_doc() -> ResultDoc {
 // checks
 
 /// Every `data-chart` value of the page, in order.
-pub(super) fn chart_kinds(html: &str) -> Vec<String> {
+fn chart_kinds(html: &str) -> Vec<String> {
     html.split("data-chart=\"").skip(1).filter_map(|s| s.split('"').next()).map(str::to_string).collect()
 }
 
@@ -706,7 +708,7 @@ const SVG_NS: &str = "http://www.w3.org/2000/svg";
 
 /// The structural promises of every page: CSP, no scripts, no external references, every
 /// chart figure holds one well-formed SVG (or a table).
-pub(super) fn check_page(html: &str) {
+fn check_page(html: &str) {
     assert!(html.starts_with("<!DOCTYPE html>"), "no doctype");
     assert!(html.trim_end().ends_with("</html>"), "page not closed");
     assert!(
@@ -784,7 +786,7 @@ fn mark_report() {
 
 #[test]
 fn mark_report_without_cdf_uses_the_percentiles() {
-    let html = render_html(&crate::fixtures::mark_doc());
+    let html = render_html(&common::fixtures::mark_doc());
     check_page(&html);
     assert_kinds(&html, &["mark-card", "latency-cdf"]);
     assert!(html.contains("summary percentiles"));
@@ -901,7 +903,7 @@ fn many_compare_rows_and_timelines_are_capped() {
     c.rows = (0..70).map(|_| row.clone()).collect();
     let html = render_html(&doc);
     check_page(&html);
-    assert_eq!(chart_kinds(&html).iter().filter(|k| *k == "compare-bars").count(), super::MAX_COMPARE_CHARTS);
+    assert_eq!(chart_kinds(&html).iter().filter(|k| *k == "compare-bars").count(), MAX_COMPARE_CHARTS);
     assert!(html.contains("Charts are drawn for the first 60 of 70 rows"));
 
     let mut doc = run_doc();
@@ -909,7 +911,7 @@ fn many_compare_rows_and_timelines_are_capped() {
     doc.results = (0..20).map(|_| job.clone()).collect();
     let html = render_html(&doc);
     check_page(&html);
-    assert_eq!(chart_kinds(&html).iter().filter(|k| *k == "timeline").count(), super::MAX_TIMELINES);
+    assert_eq!(chart_kinds(&html).iter().filter(|k| *k == "timeline").count(), MAX_TIMELINES);
     assert!(html.contains("first 8 of 20 jobs"));
     assert!(html.contains("the first 12 of 40 lines are shown"));
 }
@@ -999,7 +1001,7 @@ fn cache_simulate_report() {
     assert!(mrc.contains("64 MiB\n</text>") && mrc.contains("1 GiB\n</text>"), "binary size ticks");
     assert!(mrc.contains("Mattson stack distances (exact LRU)") && mrc.contains("unit 64 KiB"));
     let rec = doc.cache.as_ref().unwrap().mrc.as_ref().unwrap().recommended.unwrap();
-    assert!(mrc.contains(&format!("recommended {}", crate::fmt::bytes(rec.cache_bytes))));
+    assert!(mrc.contains(&format!("recommended {}", diskmeter_report::fmt::bytes(rec.cache_bytes))));
     assert!(mrc.contains("simulated cache 256 GiB"));
     assert!(!html.contains("id=\"warmup-estimate\""));
 }
@@ -1454,15 +1456,11 @@ fn write_browser_test_data() {
 #[test]
 fn browser_test_data_renders() {
     let files = [
-        ("mark", include_str!("../../tests/data/mark.json"), &["mark-card", "latency-cdf"][..]),
-        ("run", include_str!("../../tests/data/run.json"), &["results-table", "latency-cdf", "timeline"][..]),
-        (
-            "sla",
-            include_str!("../../tests/data/sla.json"),
-            &["sla-curve", "results-table", "latency-cdf", "timeline"][..],
-        ),
-        ("compare", include_str!("../../tests/data/compare.json"), &["compare-bars"][..]),
-        ("cache", include_str!("../../tests/data/cache.json"), &["cache-warmup", "cache-mrc"][..]),
+        ("mark", include_str!("data/mark.json"), &["mark-card", "latency-cdf"][..]),
+        ("run", include_str!("data/run.json"), &["results-table", "latency-cdf", "timeline"][..]),
+        ("sla", include_str!("data/sla.json"), &["sla-curve", "results-table", "latency-cdf", "timeline"][..]),
+        ("compare", include_str!("data/compare.json"), &["compare-bars"][..]),
+        ("cache", include_str!("data/cache.json"), &["cache-warmup", "cache-mrc"][..]),
     ];
     for (name, text, kinds) in files {
         let doc = ResultDoc::from_json(text).unwrap_or_else(|e| panic!("{name}.json: {e}"));

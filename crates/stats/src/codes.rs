@@ -1,0 +1,36 @@
+//! Warning codes (`warnings[].code`). Stable identifiers; messages are free text.
+
+pub const BUFFERED_IO: &str = "buffered-io";
+pub const SMALL_TEST_AREA: &str = "small-test-area";
+pub const DEVICE_CACHE_UNKNOWN: &str = "device-cache-unknown";
+pub const UNWRITTEN_READ: &str = "unwritten-read";
+pub const TOOL_BOTTLENECK: &str = "tool-bottleneck";
+pub const CPU_SATURATED: &str = "cpu-saturated";
+pub const PARTIAL: &str = "partial";
+pub const RATE_NOT_MET: &str = "rate-not-met";
+pub const ZERO_DATA: &str = "compressible-data";
+/// The target lives in RAM (tmpfs, RAM disk, loop over tmpfs): figures describe memory.
+pub const RAM_BACKED: &str = "ram-backed";
+/// A measured point's IOPS or latency did not settle within the window cap (`sla`).
+pub const UNSTABLE: &str = "unstable";
+/// The target's speed changed while a multi-point measurement ran (`sla`).
+pub const DRIFT: &str = "drift";
+/// Compared results differ in a way that weakens the comparison (`compare`).
+pub const COMPARE_CAVEAT: &str = "compare-caveat";
+/// A job file's `ioengine` runs as another engine (`libaio` as io_uring, `sync` as psync);
+/// the value of [`spec::PlanNote::ENGINE_SUBSTITUTED`].
+pub const ENGINE_SUBSTITUTED: &str = spec::PlanNote::ENGINE_SUBSTITUTED;
+/// The device saw more than one request per diskmeter I/O (or `bs` is above its limit).
+pub const SPLIT_IO: &str = "split-io";
+/// The device merged diskmeter's I/Os into fewer, larger requests.
+pub const MERGED_IO: &str = "merged-io";
+/// The device read less than diskmeter did: a cache above it answered.
+pub const DEVICE_SAW_LESS: &str = "device-saw-less";
+/// The device wrote more than diskmeter did: file system, journal or RAID amplification.
+pub const DEVICE_SAW_MORE: &str = "device-saw-more";
+/// Other I/O reached the device during the run.
+pub const FOREIGN_IO: &str = "foreign-io";
+/// A storage figure above the memory bandwidth the mem engine measured for the same
+/// shape (rw, bs, qd, threads): it cannot come from the device. Name fixed by the CLI
+/// contract.
+pub const EXCEEDS_MEMORY_BANDWIDTH: &str = "exceeds-memory-bandwidth";
