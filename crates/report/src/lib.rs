@@ -18,6 +18,7 @@ mod markdown;
 mod sla_text;
 mod surface_text;
 
+pub use cache_text::trace_summary;
 pub use html::render_html;
 
 #[cfg(test)]
