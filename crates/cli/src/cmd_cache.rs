@@ -2,8 +2,8 @@
 //! one-line summary of the trace written (synth, convert).
 
 use crate::args::{CacheAction, CacheArgs, TraceArgs};
-use crate::term::{fail, sanitize};
-use crate::{finish, plan_outputs, print_stdout, rendered, signals, Failure};
+use crate::term::{fail, print_stdout, sanitize};
+use crate::{finish, plan_outputs, rendered, signals, Failure};
 use app::cache;
 use std::process::ExitCode;
 
@@ -118,8 +118,9 @@ pub fn run(a: &CacheArgs) -> ExitCode {
         _ => false,
     };
     if json {
-        if let Err(f) = rendered(&doc, report::Format::Json).and_then(|t| print_stdout(&t)) {
-            return fail(&app::Error::Runtime(app_error(f).message().to_string()));
+        let printed = rendered(&doc, report::Format::Json).map_err(app_error).and_then(|t| print_stdout(&t));
+        if let Err(e) = printed {
+            return fail(&e);
         }
     } else if let Some(line) = report::trace_summary(&doc) {
         let _ = print_stdout(&format!("{}\n", sanitize(&line)));

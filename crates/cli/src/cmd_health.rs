@@ -1,10 +1,9 @@
 //! `diskmeter health`: options → app::health (SMART and endurance), then the report and the exit.
 
 use crate::progress::Progress;
-use crate::term::{fail, sanitize};
+use crate::term::{fail, print_stdout, sanitize};
 use app::health::{self, Config};
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -113,12 +112,7 @@ impl HealthArgs {
 /// The report on stdout (JSON or text), its warnings and unreadable disks on stderr, the -o file.
 fn write_out(doc: &health::HealthDoc, cfg: &Config) -> Result<(), app::Error> {
     if let Some(t) = cfg.stdout_text(doc) {
-        let mut out = std::io::stdout().lock();
-        if let Err(e) = out.write_all(t.as_bytes()).and_then(|_| out.flush()) {
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                return Err(app::Error::runtime(format!("cannot write to stdout: {e}")));
-            }
-        }
+        print_stdout(&t)?;
     }
     for w in &doc.warnings {
         eprintln!("warning: {}", sanitize(w));
