@@ -1,8 +1,12 @@
 //! diskmeter's command layer, between the command line (`cli`, clap only) and the I/O kernel
 //! (`engine`): one module per command, each with a validated configuration and a `run`.
+pub mod cache;
 pub mod compare;
 pub mod error;
+pub mod health;
+pub mod report;
 pub mod session;
 pub mod sla;
 pub mod surface;
+pub mod top;
 pub use error::{Error, Result};

@@ -94,7 +94,7 @@ pub enum Command {
     /// Disk health: SMART through smartctl, wear, error logs, self-tests, endurance forecast.
     Health(Box<crate::cmd_health::HealthArgs>),
     /// Surface scan: transfer rate and latency across the device, slow and bad blocks.
-    Surface(Box<crate::cmd_surface::SurfaceArgs>),
+    Surface(Box<SurfaceArgs>),
 }
 
 /// Options every command takes.
@@ -988,244 +988,108 @@ pub struct ConvertArgs {
     pub force: bool,
 }
 
-impl TraceArgs {
-    pub fn input(&self) -> Result<cachesim::session::TraceInput, SpecError> {
-        let format = match &self.format {
-            Some(f) => Some(trace::TraceFormat::parse(f).map_err(|e| SpecError::value("--format", e.to_string()))?),
-            None => None,
-        };
-        let ns = |o: &str, v: &Option<String>| -> Result<Option<u64>, SpecError> {
-            v.as_ref()
-                .map(|s| {
-                    units::parse_duration(o, s, TimeUnit::Seconds)
-                        .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64)
-                })
-                .transpose()
-        };
-        let from_ns = ns("--from", &self.from)?;
-        let until_ns = ns("--until", &self.until)?;
-        if let (Some(a), Some(b)) = (from_ns, until_ns) {
-            if b <= a {
-                return Err(SpecError::value("--until", "must be later than --from"));
-            }
-        }
-        Ok(cachesim::session::TraceInput {
-            path: self.trace.clone(),
-            format,
-            opts: trace::ReadOptions { skip_bad: self.skip_bad, device: self.device.clone(), from_ns, until_ns },
-        })
-    }
-}
+/// Options of `diskmeter surface`.
+#[derive(Debug, Args)]
+#[command(after_long_help = "\
+Modes:
+  read            reads every block; never writes (the default)
+  nondestructive  per block: read the original, write a pattern, read it back and compare,
+                  write the original back and compare again (like badblocks -n); Ctrl-C and
+                  errors stop only after the block in hand is restored
+  destructive     per pattern: write the whole span, then read it back and compare
+                  (like badblocks -w); the target ends filled with the last pattern
+Both writing modes need --destroy-data naming the device (and pass the safety guard:
+never a mounted, swap, held or system device), or --overwrite for a file.
 
-/// A cache-configuration error, attributed to the option that sets the offending value.
-fn config_error(e: cachesim::ConfigError) -> SpecError {
-    use cachesim::ConfigError as E;
-    let option = match &e {
-        E::Zero { what } | E::BadSize { what, .. } | E::OutOfRange { what, .. } => match *what {
-            w if w.starts_with("sub_block") => "--sub-block",
-            w if w.starts_with("block") => "--block",
-            w if w.contains("unit") => "--unit",
-            w if w.contains("seq") => "--seq-cutoff",
-            _ => "--cache-size",
-        },
-        E::SubBlockNotDivisor { .. } | E::TooManySubBlocks { .. } => "--sub-block",
-        E::UnknownName { what, .. } if *what == "mode" => "--mode",
-        E::UnknownName { .. } => "--preset",
-        _ => "--cache-size",
-    };
-    SpecError::value(option, e.to_string())
-}
+Slow blocks: latency > --slow-factor x the median of the previous --slow-window blocks and
+above --slow-floor (so scheduling jitter on fast devices is not flagged); each is re-read
+--rereads times: \"confirmed\" when every re-read is slow too, else \"transient\".
+Read errors are narrowed to the logical block (sector) and recorded with their errno.
 
-fn size_opt(option: &str, v: &Option<String>) -> Result<Option<u64>, SpecError> {
-    v.as_ref().map(|s| units::parse_size(option, s)).transpose()
-}
+Exit status: 0 scan complete, no bad sectors (slow blocks do not change it); 1 bad
+sectors found (full results are still printed), a runtime fault, a block that could not
+be restored, or the device vanished; 2 bad input (nothing read or written); 130
+interrupted (the part scanned is printed, marked partial).
 
-fn float_count(option: &str, s: &str) -> Result<f64, SpecError> {
-    let v: f64 = s.trim().parse().map_err(|_| SpecError::value(option, format!("{s:?} is not a number")))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(SpecError::value(option, format!("{s} must be a number above 0")));
-    }
-    Ok(v)
-}
-
-fn ns_of(option: &str, s: &str) -> Result<f64, SpecError> {
-    Ok(units::parse_duration(option, s, TimeUnit::Millis)?.as_nanos() as f64)
-}
-
-impl SimulateArgs {
-    pub fn config(&self) -> Result<cachesim::session::SimulateConfig, SpecError> {
-        use cachesim::session::PolicyKind;
-        let capacity = units::parse_size("--cache-size", &self.cache_size)?;
-        let preset: cachesim::Preset =
-            self.preset.parse().map_err(|e: cachesim::ConfigError| SpecError::value("--preset", e.to_string()))?;
-        let mut cache = preset.config(capacity);
-        let custom = self.block.is_some() || self.sub_block.is_some() || self.por.is_some() || self.pow.is_some();
-        if let Some(b) = size_opt("--block", &self.block)? {
-            cache.block_bytes = b;
-        }
-        if let Some(b) = size_opt("--sub-block", &self.sub_block)? {
-            cache.sub_block_bytes = b;
-        }
-        if let Some(p) = self.por {
-            cache.por = p;
-        }
-        if let Some(p) = self.pow {
-            cache.pow = p;
-        }
-        cache.mode = self.mode.parse().map_err(|e: cachesim::ConfigError| SpecError::value("--mode", e.to_string()))?;
-        cache.seq_cutoff = size_opt("--seq-cutoff", &self.seq_cutoff)?;
-        cache.validate().map_err(config_error)?;
-        let policies = PolicyKind::parse_list(&self.policy).map_err(|m| SpecError::value("--policy", m))?;
-        let unit = units::parse_size("--unit", &self.unit)?;
-        if unit == 0 {
-            return Err(SpecError::value("--unit", "must be at least 1 byte"));
-        }
-        let interval_ns = match &self.interval {
-            Some(s) => {
-                let d = units::parse_duration("--interval", s, TimeUnit::Seconds)?;
-                if d.is_zero() {
-                    return Err(SpecError::value("--interval", "must be longer than 0"));
-                }
-                Some(d.as_nanos().min(u128::from(u64::MAX)) as u64)
-            }
-            None => None,
-        };
-        if self.hdds == 0 {
-            return Err(SpecError::value("--hdds", "must be at least 1"));
-        }
-        if self.ssds == 0 {
-            return Err(SpecError::value("--ssds", "must be at least 1"));
-        }
-        if !(self.raid_penalty.is_finite() && self.raid_penalty >= 1.0) {
-            return Err(SpecError::value("--raid-penalty", "must be 1 or more (RAID10 2, RAID5 4, RAID6 6)"));
-        }
-        let profile = cachesim::DeviceProfile {
-            hdd_iops: float_count("--hdd-iops", &self.hdd_iops)?,
-            hdd_latency_ns: ns_of("--hdd-latency", &self.hdd_latency)?,
-            hdds: self.hdds,
-            raid_write_penalty: self.raid_penalty,
-            ssd_iops: float_count("--ssd-iops", &self.ssd_iops)?,
-            ssd_latency_ns: ns_of("--ssd-latency", &self.ssd_latency)?,
-            ssds: self.ssds,
-            ssd_write_penalty: 1.0,
-        };
-        Ok(cachesim::session::SimulateConfig {
-            preset: if custom { format!("{} (custom)", preset.name()) } else { preset.name().to_string() },
-            cache,
-            policies,
-            unit_bytes: unit,
-            interval_ns,
-            ssd_bytes: size_opt("--ssd-size", &self.ssd_size)?,
-            profile,
-            counter_limit: match &self.counter_limit {
-                Some(v) => {
-                    let n = units::parse_count("--counter-limit", v)?;
-                    if n == 0 || n > (1 << 32) {
-                        return Err(SpecError::value("--counter-limit", "must be between 1 and 4294967296 blocks"));
-                    }
-                    Some(n as usize)
-                }
-                None => None,
-            },
-        })
-    }
-}
-
-impl MrcArgs {
-    pub fn config(&self) -> Result<cachesim::session::MrcConfig, SpecError> {
-        let unit = units::parse_size("--unit", &self.unit)?;
-        if unit == 0 {
-            return Err(SpecError::value("--unit", "must be at least 1 byte"));
-        }
-        let sizes = match &self.sizes {
-            Some(list) => {
-                let mut v = Vec::new();
-                for s in list.split(',') {
-                    let b = units::parse_size("--sizes", s.trim())?;
-                    if b == 0 {
-                        return Err(SpecError::value("--sizes", "sizes must be above 0"));
-                    }
-                    v.push(b);
-                }
-                v.sort_unstable();
-                v.dedup();
-                v
-            }
-            None => Vec::new(),
-        };
-        let shards_rate = match &self.shards {
-            Some(s) => {
-                let p = units::parse_percent("--shards", s)?;
-                if p <= 0.0 {
-                    return Err(SpecError::value("--shards", "the sampling rate must be above 0%"));
-                }
-                Some(p / 100.0)
-            }
-            None => None,
-        };
-        let qsan = match self.policy.as_str() {
-            "lru" => None,
-            "qsan" => {
-                let preset: cachesim::Preset = self
-                    .preset
-                    .parse()
-                    .map_err(|e: cachesim::ConfigError| SpecError::value("--preset", e.to_string()))?;
-                let first = sizes.first().copied().unwrap_or(1 << 30);
-                Some(preset.config(first))
-            }
-            other => return Err(SpecError::value("--policy", format!("unknown policy {other:?}; use lru or qsan"))),
-        };
-        Ok(cachesim::session::MrcConfig { unit_bytes: unit, shards_rate, reads_only: self.reads_only, qsan, sizes })
-    }
-}
-
-impl WarmupArgs {
-    pub fn values(&self) -> Result<(u64, u32, f64, u64, u32), SpecError> {
-        let c = units::parse_size("--capacity", &self.capacity)?;
-        if c == 0 {
-            return Err(SpecError::value("--capacity", "must be above 0"));
-        }
-        if self.threshold == 0 {
-            return Err(SpecError::value("--threshold", "must be at least 1 (a threshold of 0 never fills)"));
-        }
-        let s = units::parse_size("--io-size", &self.io_size)?;
-        if s == 0 {
-            return Err(SpecError::value("--io-size", "must be above 0"));
-        }
-        if self.hdds == 0 {
-            return Err(SpecError::value("--hdds", "must be at least 1"));
-        }
-        Ok((c, self.threshold, float_count("--hdd-iops", &self.hdd_iops)?, s, self.hdds))
-    }
-}
-
-impl SynthArgs {
-    pub fn spec(&self) -> Result<trace::SynthSpec, SpecError> {
-        let dist = trace::parse_dist(&self.dist).map_err(|e| SpecError::value("--dist", e.to_string()))?;
-        let block_size = units::parse_size("--block-size", &self.block_size)?;
-        let spec = trace::SynthSpec {
-            dist,
-            blocks: units::parse_count("--blocks", &self.blocks)?,
-            block_size: u32::try_from(block_size)
-                .map_err(|_| SpecError::value("--block-size", "must be below 4 GiB"))?,
-            requests: units::parse_count("--requests", &self.requests)?,
-            read_pct: units::parse_percent("--read-pct", &self.read_pct)?.round() as u8,
-            iops: float_count("--iops", &self.iops)?,
-            seed: self.seed,
-            scatter: !self.contiguous,
-        };
-        spec.check().map_err(|(param, e)| {
-            let option = match param {
-                trace::SynthParam::Dist => "--dist",
-                trace::SynthParam::Blocks => "--blocks",
-                trace::SynthParam::BlockSize => "--block-size",
-                trace::SynthParam::ReadPct => "--read-pct",
-                trace::SynthParam::Iops => "--iops",
-            };
-            SpecError::value(option, e.to_string())
-        })?;
-        Ok(spec)
-    }
+Examples:
+  diskmeter surface /dev/sdb                       read scan of the whole disk
+  diskmeter surface /dev/sdb --sample 2000         quick benchmark: 2000 evenly spaced blocks
+  diskmeter surface /dev/sdb1 --badblocks-out bb.txt; e2fsck -l bb.txt /dev/sdb1   (unmounted)
+  diskmeter surface /dev/sdb --mode destructive --destroy-data /dev/sdb")]
+pub struct SurfaceArgs {
+    /// Block device or file to scan (the whole of it unless --offset/--size).
+    #[arg(value_name = "TARGET")]
+    pub target_pos: Option<PathBuf>,
+    /// Same as the positional TARGET.
+    #[arg(long, value_name = "PATH", conflicts_with = "target_pos")]
+    pub target: Option<PathBuf>,
+    /// read (never writes), nondestructive (read, write pattern, verify, restore) or destructive.
+    #[arg(long, default_value = "read", value_name = "MODE")]
+    pub mode: String,
+    /// Bytes per scanned block (a multiple of the logical block size).
+    #[arg(long, default_value = "1M", value_name = "SIZE")]
+    pub block: String,
+    /// Start of the span [default: 0].
+    #[arg(long, value_name = "SIZE")]
+    pub offset: Option<String>,
+    /// Length of the span [default: to the end of the target].
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Read only N evenly spaced blocks (HD Tune's quick benchmark); read and nondestructive modes.
+    #[arg(long, value_name = "N")]
+    pub sample: Option<String>,
+    /// Blocks in flight during a read scan (read mode; slow-block re-reads run at 1).
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub qd: String,
+    /// Zones of the transfer-rate chart (MB/s per zone = bytes / summed time of its blocks).
+    #[arg(long, default_value = "100", value_name = "N")]
+    pub zones: String,
+    /// A block is slow above this many times the rolling median latency.
+    #[arg(long, default_value = "5", value_name = "K")]
+    pub slow_factor: String,
+    /// Blocks in the rolling median.
+    #[arg(long, default_value = "64", value_name = "N")]
+    pub slow_window: String,
+    /// Never flag a block faster than this (jitter on fast devices), e.g. 20ms.
+    #[arg(long, default_value = "20ms", value_name = "DURATION")]
+    pub slow_floor: String,
+    /// Re-reads of a slow block to tell confirmed from transient (1 to 10).
+    #[arg(long, default_value = "2", value_name = "N")]
+    pub rereads: String,
+    /// Random 4k reads for the access time after the scan (0 = none).
+    #[arg(long, default_value = "200", value_name = "N")]
+    pub access: String,
+    /// Measure only the random access time (no scan).
+    #[arg(long)]
+    pub access_only: bool,
+    /// Non-destructive mode's pattern: a byte such as 0xaa, or random.
+    #[arg(long, default_value = "0xaa", value_name = "BYTE")]
+    pub pattern: String,
+    /// Destructive mode's patterns, written and verified in this order.
+    #[arg(long, default_value = "0xaa,0x55,0xff,0x00", value_name = "LIST")]
+    pub patterns: String,
+    /// Write the bad blocks as e2fsck -l / mke2fs -l read them: block numbers in --fs-block
+    /// units from the start of TARGET, one per line (an empty file when there are none).
+    #[arg(long, value_name = "FILE")]
+    pub badblocks_out: Option<PathBuf>,
+    /// File-system block size of --badblocks-out (a power of two; badblocks' own default is
+    /// 1024, ext4's usual block is 4096).
+    #[arg(long, default_value = "4096", value_name = "SIZE")]
+    pub fs_block: String,
+    /// Read through the page cache instead of direct I/O (measures RAM; the result is flagged).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Allow the writing modes on an existing file.
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Allow the writing modes on this exact block device (must name TARGET).
+    #[arg(long, value_name = "DEVICE")]
+    pub destroy_data: Option<PathBuf>,
+    /// Random seed (access-time positions, random pattern).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 #[cfg(test)]

@@ -1,18 +1,11 @@
-//! `diskmeter health`: SMART and endurance (thin: options → health crate).
+//! `diskmeter health`: options → app::health (SMART and endurance), then the report and the exit.
 
+use crate::progress::Progress;
+use crate::term::{fail, print_stdout, sanitize};
+use app::health::{self, Config};
 use clap::Args;
-use health::endurance::RatedSpec;
-use health::report::{self, HealthConfig, HealthDoc, SourceCache, WaitPlan};
-use health::selftest::WaitObserver;
-use health::smartctl::{self, SelfTestKind, SmartSource, Smartctl};
-use health::topology::SysPaths;
-use health::{render, state, units, HealthError};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 const AFTER_HELP: &str = "\
 SMART comes from smartctl's JSON output (smartmontools ≥ 7.0; apt-get install smartmontools). \
@@ -91,275 +84,72 @@ pub struct HealthArgs {
     pub poll: Option<String>,
 }
 
-enum OutFormat {
-    Json,
-    Text,
-}
-
-/// Everything checked before anything runs.
-struct Plan {
-    cfg: HealthConfig,
-    self_test: Option<SelfTestKind>,
-    poll: Duration,
-    output: Option<(files::output::OutputFile, OutFormat)>,
-    smartctl: Option<PathBuf>,
-    smartctl_timeout: Duration,
-}
-
-fn usage(msg: impl Into<String>) -> HealthError {
-    HealthError::Usage(msg.into())
-}
-
-fn plan(a: &HealthArgs) -> Result<Plan, HealthError> {
-    let device = match (&a.device, &a.target) {
-        (Some(_), Some(_)) => return Err(usage("give the device once: either DEVICE or --target DEVICE")),
-        (d, t) => d.clone().or_else(|| t.clone()),
-    };
-    let rated = match (&a.tbw, &a.dwpd) {
-        (Some(_), Some(_)) => return Err(usage("--tbw and --dwpd both give the rating; use one of them")),
-        (Some(t), None) => {
-            if a.warranty_years.is_some() {
-                return Err(usage("--warranty-years goes with --dwpd (--tbw is already the total)"));
-            }
-            Some(RatedSpec::Tbw(units::parse_tbw("--tbw", t)?, t.trim().to_string()))
-        }
-        (None, Some(d)) => {
-            let dwpd = units::parse_positive("--dwpd", d, "drive writes per day", 100.0)?;
-            let years = match &a.warranty_years {
-                Some(y) => units::parse_positive("--warranty-years", y, "years of warranty", 50.0)?,
-                None => 5.0,
-            };
-            Some(RatedSpec::Dwpd { dwpd, years })
-        }
-        (None, None) => {
-            if a.warranty_years.is_some() {
-                return Err(usage("--warranty-years needs --dwpd"));
-            }
-            None
-        }
-    };
-    let self_test = a.self_test.as_deref().map(|k| SelfTestKind::parse("--self-test", k)).transpose()?;
-    if a.wait && self_test.is_none() {
-        return Err(usage("--wait follows a self-test: add --self-test short|long|conveyance"));
-    }
-    if let Some(t) = &a.device_type {
-        if t.trim().is_empty() || t.starts_with('-') || t.chars().any(char::is_whitespace) {
-            return Err(usage(format!(
-                "invalid value for --device-type: \"{t}\" is not a smartctl device type; use one such as sat, nvme or megaraid,0"
-            )));
-        }
-    }
-    if a.state.is_some() && a.no_state {
-        return Err(usage("--state and --no-state contradict each other; use one"));
-    }
-    let poll = match &a.poll {
-        Some(p) => spec::units::parse_duration("--poll", p, spec::units::TimeUnit::Seconds)
-            .map_err(|e| usage(e.to_string()))?
-            .max(Duration::from_millis(10)),
-        None => Duration::from_secs(10),
-    };
-    let smartctl_timeout = match &a.smartctl_timeout {
-        Some(t) => smartctl::check_timeout(
-            "--smartctl-timeout",
-            spec::units::parse_duration("--smartctl-timeout", t, spec::units::TimeUnit::Seconds)
-                .map_err(|e| usage(e.to_string()))?,
-        )?,
-        None => smartctl::DEFAULT_TIMEOUT,
-    };
-    let output = match &a.output {
-        None => None,
-        Some(p) => {
-            let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
-            let fmt = match ext.as_deref() {
-                Some("json") => OutFormat::Json,
-                Some("txt") => OutFormat::Text,
-                _ => {
-                    return Err(usage(format!(
-                        "invalid value for --output: cannot tell the format of {}; use a .json or .txt file",
-                        p.display()
-                    )))
-                }
-            };
-            let out = files::output::plan(p, "--output", a.force).map_err(|e| usage(e.to_string()))?;
-            Some((out, fmt))
-        }
-    };
-    let state_path = if a.no_state {
-        None
-    } else if let Some(p) = &a.state {
-        Some(p.clone())
-    } else {
-        state::default_path(std::env::var("XDG_STATE_HOME").ok().as_deref(), std::env::var("HOME").ok().as_deref())
-    };
-    let smartctl = a.smartctl.clone().or_else(|| std::env::var_os("DISKMETER_SMARTCTL").map(PathBuf::from));
-    let now_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    Ok(Plan {
-        cfg: HealthConfig {
-            device,
-            device_type: a.device_type.clone(),
-            rated,
-            state_path,
-            raw: a.raw,
-            now_unix,
-            time: app::session::now_rfc3339(),
-            tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        },
-        self_test,
-        poll,
-        output,
-        smartctl,
-        smartctl_timeout,
-    })
-}
-
-/// `--wait` progress: a bar on a terminal, a line per change otherwise.
-struct WaitProgress {
-    bar: Option<ProgressBar>,
-    lines: bool,
-    last: Option<u64>,
-}
-
-impl WaitProgress {
-    fn new(quiet: bool) -> Self {
-        let tty = std::io::stderr().is_terminal();
-        let bar = (!quiet && tty).then(|| {
-            let b = ProgressBar::with_draw_target(Some(100), ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template("self-test [{bar:30}] {pos:>3}% {msg}") {
-                b.set_style(style.progress_chars("=> "));
-            }
-            b
-        });
-        Self { bar, lines: !quiet && !tty, last: None }
-    }
-}
-
-impl WaitObserver for WaitProgress {
-    fn progress(&mut self, done: Option<u64>, status: &str) {
-        if let Some(b) = &self.bar {
-            b.set_position(done.unwrap_or(0));
-            b.set_message(render::clean(status));
-        } else if self.lines && done != self.last {
-            eprintln!("self-test: {}", render::clean(status));
-        }
-        self.last = done;
-    }
-
-    fn done(&mut self) {
-        if let Some(b) = self.bar.take() {
-            b.finish_and_clear();
+impl HealthArgs {
+    fn options(&self) -> health::Options {
+        health::Options {
+            device: self.device.clone(),
+            target: self.target.clone(),
+            json: self.json,
+            output: self.output.clone(),
+            force: self.force,
+            quiet: self.quiet,
+            tbw: self.tbw.clone(),
+            dwpd: self.dwpd.clone(),
+            warranty_years: self.warranty_years.clone(),
+            state: self.state.clone(),
+            no_state: self.no_state,
+            self_test: self.self_test.clone(),
+            wait: self.wait,
+            smartctl: self.smartctl.clone(),
+            smartctl_timeout: self.smartctl_timeout.clone(),
+            device_type: self.device_type.clone(),
+            raw: self.raw,
+            poll: self.poll.clone(),
         }
     }
 }
 
-fn write_out(doc: &HealthDoc, a: &HealthArgs, p: &Plan) -> Result<(), String> {
-    let text = if a.json {
-        Some(render::json(doc) + "\n")
-    } else if !a.quiet {
-        Some(render::human(doc))
-    } else {
-        None
-    };
-    if let Some(t) = text {
-        let mut out = std::io::stdout().lock();
-        if let Err(e) = out.write_all(t.as_bytes()).and_then(|_| out.flush()) {
-            if e.kind() != std::io::ErrorKind::BrokenPipe {
-                return Err(format!("cannot write to stdout: {e}"));
-            }
-        }
+/// The report on stdout (JSON or text), its warnings and unreadable disks on stderr, the -o file.
+fn write_out(doc: &health::HealthDoc, cfg: &Config) -> Result<(), app::Error> {
+    if let Some(t) = cfg.stdout_text(doc) {
+        print_stdout(&t)?;
     }
     for w in &doc.warnings {
-        eprintln!("warning: {}", crate::sanitize(w));
+        eprintln!("warning: {}", sanitize(w));
     }
-    if a.json || a.quiet {
-        for d in doc.disks.iter().filter(|d| d.verdict == health::verdict::Verdict::Error) {
-            if let Some(r) = d.reasons.first() {
-                eprintln!("error: {}: {}", crate::sanitize(&d.path), crate::sanitize(&r.message));
-            }
-        }
+    for line in cfg.error_lines(doc) {
+        eprintln!("error: {}", sanitize(&line));
     }
-    if let Some((path, fmt)) = &p.output {
-        let body = match fmt {
-            OutFormat::Json => render::json(doc) + "\n",
-            OutFormat::Text => render::human(doc),
-        };
-        path.write(body.as_bytes()).map_err(|e| e.to_string())?;
-    }
-    Ok(())
+    cfg.write_output(doc)
 }
 
 pub fn run(a: &HealthArgs) -> ExitCode {
-    let p = match plan(a) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {}", crate::sanitize(&e.to_string()));
-            return ExitCode::from(2);
-        }
+    let cfg = match Config::new(&a.options()) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
     };
-    let sys = SysPaths::default();
-    // Ctrl-C (or SIGTERM, SIGHUP) kills a running smartctl, which is in a process group of
-    // its own and does not get the terminal's signal; --wait stops waiting on it.
-    let stop = crate::install_ctrlc();
-    let explicit = p.smartctl.clone();
-    let (timeout, runner_stop) = (p.smartctl_timeout, stop.clone());
-    let mut cache = SourceCache::new(move || {
-        Smartctl::locate(explicit.as_deref())
-            .map(|s| Box::new(s.with_timeout(timeout).with_stop(runner_stop.clone())) as Box<dyn SmartSource>)
-    });
-    let res = match p.self_test {
-        None => report::run(&p.cfg, &mut cache, &sys),
-        Some(kind) => {
-            if a.wait {
-                let mut obs = WaitProgress::new(a.quiet);
-                let plan = WaitPlan { poll: p.poll, stop: &stop, observer: &mut obs };
-                report::run_self_test(&p.cfg, kind, Some(plan), &mut cache, &sys)
-            } else {
-                report::run_self_test(&p.cfg, kind, None, &mut cache, &sys)
-            }
-        }
-    };
-    // Interrupted while smartctl ran (the runner killed it): no report. A Ctrl-C that only
-    // ended a --wait was cleared and gives the report with exit 130 below.
-    if stop.load(Ordering::SeqCst) && !matches!(&res, Ok(doc) if doc.interrupted) {
-        let msg = "interrupted: no report was produced (a running smartctl was killed)";
-        eprintln!("error: {msg}");
-        if a.json {
-            print_error_json("interrupted", msg);
-        }
-        return ExitCode::from(130);
-    }
+    let stop = crate::signals::install();
+    let mut progress = Progress::new(a.quiet);
+    let res = health::run(&cfg, &stop, &mut progress);
+    drop(progress);
     match res {
         Ok(doc) => {
-            if let Err(e) = write_out(&doc, a, &p) {
-                eprintln!("error: {}", crate::sanitize(&e));
-                return ExitCode::from(1);
+            if let Err(e) = write_out(&doc, &cfg) {
+                return fail(&e);
             }
             if doc.interrupted {
                 if let Some(t) = &doc.self_test {
-                    eprintln!("{}", crate::sanitize(&t.message));
+                    eprintln!("{}", sanitize(&t.message));
                 }
             }
             ExitCode::from(doc.exit_code())
         }
         Err(e) => {
-            eprintln!("error: {}", crate::sanitize(&e.to_string()));
-            if e.is_usage() {
-                return ExitCode::from(2);
+            let code = fail(&e);
+            if let Some(json) = health::error_json(&e).filter(|_| cfg.json) {
+                println!("{json}");
             }
-            if a.json {
-                print_error_json("runtime", &e.to_string());
-            }
-            ExitCode::from(1)
+            code
         }
     }
-}
-
-/// --json promises JSON on stdout, also when the run failed.
-fn print_error_json(kind: &str, message: &str) {
-    let doc = serde_json::json!({
-        "schema": report::SCHEMA,
-        "tool": {"name": "diskmeter", "version": env!("CARGO_PKG_VERSION")},
-        "disks": [],
-        "error": {"kind": kind, "message": message},
-    });
-    println!("{doc}");
 }

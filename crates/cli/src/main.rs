@@ -3,17 +3,17 @@
 //! written), 130 interrupted (partial results printed).
 
 mod args;
+mod cmd_cache;
 mod cmd_health;
+mod cmd_report;
 mod cmd_surface;
 mod cmd_top;
 mod progress;
 mod signals;
+mod term;
 
 use app::session::{self, SessionOptions};
-use args::{
-    CacheAction, CacheArgs, Cli, Command, CompareArgs, MarkArgs, OutputArgs, ReportArgs, RunArgs, SlaArgs,
-    DEFAULT_TARGET,
-};
+use args::{Cli, Command, CompareArgs, MarkArgs, OutputArgs, RunArgs, SlaArgs, DEFAULT_TARGET};
 use engine::backend::NullFault;
 use engine::EngineError;
 use spec::SpecError;
@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use term::sanitize;
 
 /// Why the command failed, mapped to an exit code.
 enum Failure {
@@ -46,11 +47,6 @@ impl From<EngineError> for Failure {
             Failure::Runtime(e.to_string())
         }
     }
-}
-
-/// Replace control characters so file names cannot drive the terminal.
-fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() && c != '\n' { '?' } else { c }).collect()
 }
 
 /// The stop flag raised by Ctrl-C and every other terminating signal (see [`signals`]).
@@ -312,162 +308,6 @@ fn cmd_compare(a: &CompareArgs, stop: Arc<AtomicBool>) -> Result<ResultDoc, Fail
     Ok(app::compare::compare_targets(&cfg, &a.targets, &opts, &mut obs)?)
 }
 
-fn cmd_report(a: &ReportArgs) -> Result<(), Failure> {
-    let out = match &a.output {
-        Some(p) => p.clone(),
-        None => a.result.with_extension("html"),
-    };
-    let fmt = if out.as_os_str() == "-" {
-        report::Format::Human
-    } else if out.extension().is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")) {
-        report::Format::Html
-    } else {
-        report::Format::from_path(&out).ok_or_else(|| {
-            Failure::Usage(format!(
-                "invalid value for --output: cannot tell the format of {}; use .html, .md, .csv, .txt or .json \
-                 (or - for text on stdout)",
-                files::path::shown(&out)
-            ))
-        })?
-    };
-    let dest = Dest::plan(&out, "--output", a.force)?;
-    if let (Dest::File(f), Ok(input)) = (&dest, a.result.canonicalize()) {
-        if f.destination().canonicalize().ok().as_ref() == Some(&input) {
-            return Err(Failure::Usage(format!(
-                "refusing to overwrite the input {}; choose another -o",
-                files::path::shown(&out)
-            )));
-        }
-    }
-    let doc = load_result(&a.result)?;
-    dest.write(&rendered(&doc, fmt)?)?;
-    if let Dest::File(f) = &dest {
-        eprintln!("wrote {}", files::path::shown(f.path()));
-    }
-    Ok(())
-}
-
-impl From<cachesim::session::SessionError> for Failure {
-    fn from(e: cachesim::session::SessionError) -> Self {
-        match e {
-            cachesim::session::SessionError::Usage(m) => Failure::Usage(m),
-            cachesim::session::SessionError::Runtime(m) => Failure::Runtime(m),
-        }
-    }
-}
-
-/// A `cache` result document; a result that covers only part of the trace is marked partial
-/// with the reason as its error (exit 130 when interrupted, 1 when the trace was cut short).
-fn cache_doc(outcome: cachesim::session::Outcome) -> ResultDoc {
-    use cachesim::session::Cut;
-    let mut doc = ResultDoc::new("cache", session::now_rfc3339(), session::host_info());
-    doc.cache = Some(outcome.result);
-    match outcome.cut {
-        None => {}
-        Some(Cut::Interrupted) => {
-            doc.partial = true;
-            doc.warn(stats::codes::PARTIAL, "interrupted");
-            doc.error = Some(stats::ErrorInfo::new("interrupted", "interrupted"));
-            signals::name_in(&mut doc);
-        }
-        Some(Cut::Trace(m)) => {
-            doc.partial = true;
-            doc.warn(stats::codes::PARTIAL, m.clone());
-            doc.error = Some(stats::ErrorInfo::new("trace", m));
-        }
-    }
-    doc
-}
-
-/// A `cache` command's result: its document, its output options and checked output files
-/// (`None`: the command prints a short summary only), and whether that summary is JSON.
-type CacheOutcome<'a> = (ResultDoc, Option<(&'a OutputArgs, Planned)>, bool);
-
-/// The `cache` commands.
-fn cmd_cache<'a>(a: &'a CacheArgs, stop: &AtomicBool) -> Result<CacheOutcome<'a>, Failure> {
-    match &a.action {
-        CacheAction::Simulate(s) => {
-            let planned = plan_outputs(&s.out)?;
-            let cfg = s.config()?;
-            let input = s.input.input()?;
-            Ok((cache_doc(cachesim::session::simulate(&input, &cfg, stop)?), Some((&s.out, planned)), false))
-        }
-        CacheAction::Mrc(m) => {
-            let planned = plan_outputs(&m.out)?;
-            let cfg = m.config()?;
-            let input = m.input.input()?;
-            Ok((cache_doc(cachesim::session::mrc(&input, &cfg, stop)?), Some((&m.out, planned)), false))
-        }
-        CacheAction::Warmup(w) => {
-            let planned = plan_outputs(&w.out)?;
-            let (c, p, i, sz, d) = w.values()?;
-            let outcome = cachesim::session::Outcome { result: cachesim::session::warmup(c, p, i, sz, d), cut: None };
-            Ok((cache_doc(outcome), Some((&w.out, planned)), false))
-        }
-        CacheAction::Synth(y) => {
-            let spec = y.spec()?;
-            let out = trace_output(&y.output, y.force)?;
-            Ok((cache_doc(cachesim::session::synth(&spec, &out, stop)?), None, y.json))
-        }
-        CacheAction::Convert(c) => {
-            let input = c.input.input()?;
-            let out = trace_output(&c.output, c.force)?;
-            Ok((cache_doc(cachesim::session::convert(&input, &out, stop)?), None, c.json))
-        }
-    }
-}
-
-/// A trace output (`synth`/`convert -o`): a checked regular file (a trace needs a seekable file,
-/// so `-` is not offered).
-fn trace_output(p: &Path, force: bool) -> Result<files::output::OutputFile, Failure> {
-    if p.as_os_str() == "-" {
-        return Err(Failure::Usage(
-            "invalid value for --output: a trace is written to a file (its header is completed at the end); \
-             name a file"
-                .into(),
-        ));
-    }
-    Ok(files::output::plan(p, "--output", force)?)
-}
-
-fn trace_summary_line(doc: &ResultDoc) -> Option<String> {
-    let t = doc.cache.as_ref().and_then(|c| c.trace.as_ref())?;
-    let verb = if doc.error.is_some() { "read" } else { "wrote" };
-    Some(format!(
-        "{verb} {} ({} requests: {} reads, {} writes{}; {:.1} s of trace time{})",
-        sanitize(&t.path),
-        t.requests,
-        t.reads,
-        t.writes,
-        if t.other > 0 { format!(", {} other", t.other) } else { String::new() },
-        t.span_s,
-        if t.skipped_lines > 0 { format!("; {} malformed lines skipped", t.skipped_lines) } else { String::new() }
-    ))
-}
-
-fn run_cache(a: &CacheArgs) -> ExitCode {
-    let stop = signals::install();
-    match cmd_cache(a, &stop) {
-        Ok((doc, Some((out, planned)), _)) => finish(&doc, out, &planned),
-        Ok((doc, None, json)) => {
-            if json {
-                if let Err(f) = rendered(&doc, report::Format::Json).and_then(|t| print_stdout(&t)) {
-                    return fail(Failure::Runtime(match f {
-                        Failure::Usage(m) | Failure::Runtime(m) => m,
-                    }));
-                }
-            } else if let Some(line) = trace_summary_line(&doc) {
-                let _ = print_stdout(&format!("{line}\n"));
-            }
-            if let Some(e) = &doc.error {
-                eprintln!("error: {}", sanitize(&e.message));
-            }
-            exit_for(&doc)
-        }
-        Err(f) => fail(f),
-    }
-}
-
 /// One error line and the exit code for a failure.
 fn fail(f: Failure) -> ExitCode {
     match f {
@@ -502,11 +342,11 @@ fn finish(doc: &ResultDoc, out: &OutputArgs, planned: &Planned) -> ExitCode {
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
     match &cli.command {
-        Command::Report(a) => return cmd_report(a).map_or_else(fail, |()| ExitCode::SUCCESS),
+        Command::Report(a) => return cmd_report::run(a),
         Command::Top(a) => return cmd_top::run(a),
         Command::Health(a) => return cmd_health::run(a),
         Command::Surface(a) => return cmd_surface::run(a),
-        Command::Cache(a) => return run_cache(a),
+        Command::Cache(a) => return cmd_cache::run(a),
         _ => {}
     }
     let (out, name) = match &cli.command {

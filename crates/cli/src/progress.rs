@@ -1,36 +1,58 @@
-//! Live progress on a terminal (stderr): phase, elapsed/ETA, live IOPS and MB/s.
-//! Silent when stderr is not a terminal or with --quiet.
+//! Live progress on stderr for every command: the phases of a run (elapsed/ETA, live IOPS and
+//! MB/s), a surface scan's bytes and rate, a self-test's percentage, and `top`'s warnings.
+//! Bars only on a terminal and without --quiet; notices and warnings always.
 
+use app::health::WaitObserver;
 use app::session::Observer;
+use app::surface::SurfaceObserver;
+use app::top::TopObserver;
 use engine::runner::Tick;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use crate::term::sanitize;
+
 pub struct Progress {
-    enabled: bool,
+    quiet: bool,
+    tty: bool,
     bar: Option<ProgressBar>,
     label: String,
     timed: bool,
     /// Multi-step commands: "step 3/12, ETA 1m05s" shown with every phase.
     overall: String,
+    /// A self-test's last percentage (a line per change when stderr is not a terminal).
+    last_percent: Option<u64>,
 }
 
 impl Progress {
     pub fn new(quiet: bool) -> Self {
         Self {
-            enabled: !quiet && std::io::stderr().is_terminal(),
+            quiet,
+            tty: std::io::stderr().is_terminal(),
             bar: None,
             label: String::new(),
             timed: false,
             overall: String::new(),
+            last_percent: None,
         }
+    }
+
+    /// Bars are drawn.
+    fn enabled(&self) -> bool {
+        !self.quiet && self.tty
     }
 
     fn finish(&mut self) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
+    }
+
+    fn styled(total: Option<u64>, template: &str, fallback: fn() -> ProgressStyle) -> ProgressBar {
+        let b = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+        b.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| fallback()));
+        b
     }
 }
 
@@ -55,30 +77,26 @@ fn hms(secs: f64) -> String {
     }
 }
 
+/// run, mark, sla, compare: timed phases with live figures.
 impl Observer for Progress {
     fn phase(&mut self, label: &str, planned: Option<Duration>) {
         self.finish();
-        if !self.enabled {
+        if !self.enabled() {
             return;
         }
         self.label = label.to_string();
         let bar = match planned {
             Some(d) => {
                 self.timed = true;
-                let b = ProgressBar::with_draw_target(Some(d.as_millis() as u64), ProgressDrawTarget::stderr());
-                b.set_style(
-                    ProgressStyle::with_template("{prefix:.bold} [{bar:24.cyan/blue}] {elapsed}/{duration} {msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
-                b
+                Self::styled(
+                    Some(d.as_millis() as u64),
+                    "{prefix:.bold} [{bar:24.cyan/blue}] {elapsed}/{duration} {msg}",
+                    ProgressStyle::default_bar,
+                )
             }
             None => {
                 self.timed = false;
-                let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-                b.set_style(
-                    ProgressStyle::with_template("{spinner} {prefix:.bold} {msg}")
-                        .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                );
+                let b = Self::styled(None, "{spinner} {prefix:.bold} {msg}", ProgressStyle::default_spinner);
                 b.enable_steady_tick(Duration::from_millis(120));
                 b
             }
@@ -123,7 +141,7 @@ impl Observer for Progress {
 
     /// Always shown (also with --quiet or without a terminal): it explains a wait.
     fn notice(&mut self, message: &str) {
-        let line = format!("note: {}", crate::sanitize(message));
+        let line = format!("note: {}", sanitize(message));
         match &self.bar {
             Some(b) => b.println(line),
             None => eprintln!("{line}"),
@@ -138,6 +156,65 @@ impl Observer for Progress {
             let left = elapsed.as_secs_f64() / done as f64 * (total - done) as f64;
             format!("step {}/{total} ETA {}", (done + 1).min(total), hms(left))
         };
+    }
+}
+
+/// surface: bytes, MB/s and ETA of each phase.
+impl SurfaceObserver for Progress {
+    fn phase(&mut self, label: &str, total: u64) {
+        self.finish();
+        if !self.enabled() {
+            return;
+        }
+        let b = Self::styled(
+            Some(total),
+            "{prefix:.bold} [{bar:28.cyan/blue}] {decimal_bytes}/{decimal_total_bytes} \
+             {decimal_bytes_per_sec} ETA {eta}",
+            ProgressStyle::default_bar,
+        );
+        b.set_prefix(label.to_string());
+        self.bar = Some(b);
+    }
+
+    fn progress(&mut self, done: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        }
+    }
+
+    fn phase_done(&mut self) {
+        self.finish();
+    }
+}
+
+/// health --self-test --wait: a bar on a terminal, a line per change otherwise.
+impl WaitObserver for Progress {
+    fn progress(&mut self, done: Option<u64>, status: &str) {
+        if self.bar.is_none() && self.enabled() {
+            let b = ProgressBar::with_draw_target(Some(100), ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("self-test [{bar:30}] {pos:>3}% {msg}") {
+                b.set_style(style.progress_chars("=> "));
+            }
+            self.bar = Some(b);
+        }
+        if let Some(b) = &self.bar {
+            b.set_position(done.unwrap_or(0));
+            b.set_message(app::health::clean(status));
+        } else if !self.quiet && !self.tty && done != self.last_percent {
+            eprintln!("self-test: {}", app::health::clean(status));
+        }
+        self.last_percent = done;
+    }
+
+    fn done(&mut self) {
+        self.finish();
+    }
+}
+
+/// top: warnings before the reports start.
+impl TopObserver for Progress {
+    fn warning(&mut self, message: &str) {
+        eprintln!("warning: {message}");
     }
 }
 

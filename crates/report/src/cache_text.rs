@@ -315,3 +315,53 @@ pub(crate) fn csv(doc: &ResultDoc) -> String {
     }
     out
 }
+
+/// The one-line summary of `cache synth` and `cache convert`: the trace written (or, when the
+/// command stopped early, read) and what it holds. `None` without a trace section.
+pub fn trace_summary(doc: &ResultDoc) -> Option<String> {
+    let t = doc.cache.as_ref().and_then(|c| c.trace.as_ref())?;
+    let verb = if doc.error.is_some() { "read" } else { "wrote" };
+    Some(format!(
+        "{verb} {} ({} requests: {} reads, {} writes{}; {:.1} s of trace time{})",
+        t.path,
+        t.requests,
+        t.reads,
+        t.writes,
+        if t.other > 0 { format!(", {} other", t.other) } else { String::new() },
+        t.span_s,
+        if t.skipped_lines > 0 { format!("; {} malformed lines skipped", t.skipped_lines) } else { String::new() }
+    ))
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+    use stats::{HostInfo, TraceSummary};
+
+    #[test]
+    fn the_summary_counts_what_the_trace_holds() {
+        let mut doc = ResultDoc::new("cache", "2026-01-01T00:00:00Z", HostInfo::default());
+        assert_eq!(trace_summary(&doc), None);
+        let t = TraceSummary {
+            path: "z.dmt".into(),
+            requests: 10,
+            reads: 7,
+            writes: 2,
+            other: 1,
+            span_s: 0.0125,
+            skipped_lines: 3,
+            ..TraceSummary::default()
+        };
+        doc.cache = Some(CacheResult { trace: Some(t), ..CacheResult::default() });
+        assert_eq!(
+            trace_summary(&doc).as_deref(),
+            Some(
+                "wrote z.dmt (10 requests: 7 reads, 2 writes, 1 other; 0.0 s of trace time; 3 malformed lines skipped)"
+            )
+        );
+        doc.error = Some(stats::ErrorInfo::new("trace", "cut short"));
+        assert!(
+            trace_summary(&doc).is_some_and(|s| s.starts_with("read z.dmt (10 requests: 7 reads, 2 writes, 1 other;"))
+        );
+    }
+}

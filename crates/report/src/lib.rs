@@ -20,6 +20,7 @@ mod markdown;
 mod sla_text;
 mod surface_text;
 
+pub use cache_text::trace_summary;
 pub use compare_text::compare_error;
 pub use html::render_html;
 pub use surface_text::verdict as surface_verdict;

@@ -14,8 +14,14 @@
 //! `--qd N` (read mode) keeps N blocks in flight from N threads for devices that need depth
 //! to reach their sequential rate; the blocks are judged afterwards in position order.
 
+mod badblocks;
+mod command;
 mod io;
+mod policy;
 pub mod slow;
+
+pub use command::{parse_byte, parse_fs_block, parse_patterns, run, Config, Options, Outcome};
+pub use policy::Ending;
 
 use engine::buffers::{fill_pattern, BufferPool};
 use engine::error::{EngineError, Result};

@@ -1,0 +1,226 @@
+//! `diskmeter cache`: the SSD-cache simulator's commands (simulate, mrc, warmup, synth,
+//! convert). Options in plain values → a validated [`Config`] (every limit and its message is
+//! here) → [`run`], which hands the typed settings to `cachesim` and makes the result document.
+//! The method is in docs/METHOD.md ("cache").
+
+mod options;
+#[cfg(test)]
+mod tests;
+
+use crate::error::{Error, Result};
+use crate::session;
+use cachesim::session::{Cut, MrcConfig, Outcome, SessionError, SimulateConfig, TraceInput};
+use files::output::OutputFile;
+use stats::ResultDoc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// Which trace and how to read it, as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct TraceOptions {
+    pub trace: PathBuf,
+    /// A format name (`blkparse`, `fio`, `csv:MAPPING`, …); `None`: detected.
+    pub format: Option<String>,
+    pub device: Option<String>,
+    /// Durations since the trace's first request.
+    pub from: Option<String>,
+    pub until: Option<String>,
+    pub skip_bad: bool,
+}
+
+/// `cache simulate`: the values of its options (sizes, durations and counts as typed).
+#[derive(Debug, Clone)]
+pub struct SimulateOptions {
+    pub input: TraceOptions,
+    pub preset: String,
+    pub cache_size: String,
+    pub block: Option<String>,
+    pub sub_block: Option<String>,
+    pub por: Option<u32>,
+    pub pow: Option<u32>,
+    pub mode: String,
+    pub seq_cutoff: Option<String>,
+    pub policy: String,
+    pub unit: String,
+    pub counter_limit: Option<String>,
+    pub interval: Option<String>,
+    pub ssd_size: Option<String>,
+    pub hdd_iops: String,
+    pub hdd_latency: String,
+    pub hdds: u32,
+    pub raid_penalty: f64,
+    pub ssd_iops: String,
+    pub ssd_latency: String,
+    pub ssds: u32,
+}
+
+/// `cache mrc`.
+#[derive(Debug, Clone)]
+pub struct MrcOptions {
+    pub input: TraceOptions,
+    pub unit: String,
+    pub sizes: Option<String>,
+    pub shards: Option<String>,
+    pub reads_only: bool,
+    pub policy: String,
+    pub preset: String,
+}
+
+/// `cache warmup`.
+#[derive(Debug, Clone)]
+pub struct WarmupOptions {
+    pub capacity: String,
+    pub threshold: u32,
+    pub hdd_iops: String,
+    pub io_size: String,
+    pub hdds: u32,
+}
+
+/// `cache synth`.
+#[derive(Debug, Clone)]
+pub struct SynthOptions {
+    pub dist: String,
+    pub blocks: String,
+    pub requests: String,
+    pub block_size: String,
+    pub read_pct: String,
+    pub iops: String,
+    pub contiguous: bool,
+    pub seed: u64,
+    pub output: PathBuf,
+    pub force: bool,
+}
+
+/// `cache convert`.
+#[derive(Debug, Clone)]
+pub struct ConvertOptions {
+    pub input: TraceOptions,
+    pub output: PathBuf,
+    pub force: bool,
+}
+
+/// One `cache` command's options.
+#[derive(Debug, Clone)]
+pub enum Options {
+    Simulate(Box<SimulateOptions>),
+    Mrc(MrcOptions),
+    Warmup(WarmupOptions),
+    Synth(SynthOptions),
+    Convert(ConvertOptions),
+}
+
+/// The closed-form warm-up estimate's inputs, checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Warmup {
+    pub capacity_bytes: u64,
+    pub threshold: u32,
+    pub hdd_iops: f64,
+    pub io_size_bytes: u64,
+    pub hdds: u32,
+}
+
+/// A validated `cache` command: nothing is read or written before this exists.
+pub enum Config {
+    Simulate {
+        input: TraceInput,
+        sim: SimulateConfig,
+    },
+    Mrc {
+        input: TraceInput,
+        mrc: MrcConfig,
+    },
+    Warmup(Warmup),
+    /// The trace output is a checked regular file.
+    Synth {
+        spec: trace::SynthSpec,
+        output: OutputFile,
+    },
+    Convert {
+        input: TraceInput,
+        output: OutputFile,
+    },
+}
+
+impl Config {
+    /// Checks every option, in the order the command line's errors are reported: the
+    /// settings first, then the trace's reading options, then the trace output.
+    pub fn new(o: &Options) -> Result<Config> {
+        Ok(match o {
+            Options::Simulate(s) => {
+                let sim = options::simulate(s)?;
+                Config::Simulate { input: options::trace_input(&s.input)?, sim }
+            }
+            Options::Mrc(m) => {
+                let mrc = options::mrc(m)?;
+                Config::Mrc { input: options::trace_input(&m.input)?, mrc }
+            }
+            Options::Warmup(w) => Config::Warmup(options::warmup(w)?),
+            Options::Synth(y) => {
+                let spec = options::synth(y)?;
+                Config::Synth { spec, output: trace_output(&y.output, y.force)? }
+            }
+            Options::Convert(c) => {
+                let input = options::trace_input(&c.input)?;
+                Config::Convert { input, output: trace_output(&c.output, c.force)? }
+            }
+        })
+    }
+}
+
+impl From<SessionError> for Error {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Usage(m) => Error::Usage(m),
+            SessionError::Runtime(m) => Error::Runtime(m),
+        }
+    }
+}
+
+/// A trace output (`synth`/`convert -o`): a checked regular file (a trace needs a seekable file,
+/// so `-` is not offered).
+fn trace_output(p: &Path, force: bool) -> Result<OutputFile> {
+    if p.as_os_str() == "-" {
+        return Err(Error::usage(
+            "invalid value for --output: a trace is written to a file (its header is completed at the end); \
+             name a file",
+        ));
+    }
+    Ok(files::output::plan(p, "--output", force)?)
+}
+
+/// Runs the command. A result that covers only part of the trace is marked partial with the
+/// reason as its error (kind `interrupted` when `stop` was raised, `trace` when the trace was
+/// cut short); `Err` only when nothing could be computed.
+pub fn run(cfg: &Config, stop: &AtomicBool) -> Result<ResultDoc> {
+    let outcome = match cfg {
+        Config::Simulate { input, sim } => cachesim::session::simulate(input, sim, stop)?,
+        Config::Mrc { input, mrc } => cachesim::session::mrc(input, mrc, stop)?,
+        Config::Warmup(w) => Outcome {
+            result: cachesim::session::warmup(w.capacity_bytes, w.threshold, w.hdd_iops, w.io_size_bytes, w.hdds),
+            cut: None,
+        },
+        Config::Synth { spec, output } => cachesim::session::synth(spec, output, stop)?,
+        Config::Convert { input, output } => cachesim::session::convert(input, output, stop)?,
+    };
+    Ok(doc(outcome))
+}
+
+/// A `cache` result document.
+fn doc(outcome: Outcome) -> ResultDoc {
+    let mut doc = ResultDoc::new("cache", session::now_rfc3339(), session::host_info());
+    doc.cache = Some(outcome.result);
+    match outcome.cut {
+        None => {}
+        Some(Cut::Interrupted) => {
+            doc.partial = true;
+            doc.warn(stats::codes::PARTIAL, "interrupted");
+            doc.error = Some(stats::ErrorInfo::new("interrupted", "interrupted"));
+        }
+        Some(Cut::Trace(m)) => {
+            doc.partial = true;
+            doc.warn(stats::codes::PARTIAL, m.clone());
+            doc.error = Some(stats::ErrorInfo::new("trace", m));
+        }
+    }
+    doc
+}

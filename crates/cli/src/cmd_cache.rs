@@ -1,0 +1,132 @@
+//! `diskmeter cache`: options → app::cache, then the results (simulate, mrc, warmup) or a
+//! one-line summary of the trace written (synth, convert).
+
+use crate::args::{CacheAction, CacheArgs, TraceArgs};
+use crate::term::{fail, print_stdout, sanitize};
+use crate::{finish, plan_outputs, rendered, signals, Failure};
+use app::cache;
+use std::process::ExitCode;
+
+impl TraceArgs {
+    fn options(&self) -> cache::TraceOptions {
+        cache::TraceOptions {
+            trace: self.trace.clone(),
+            format: self.format.clone(),
+            device: self.device.clone(),
+            from: self.from.clone(),
+            until: self.until.clone(),
+            skip_bad: self.skip_bad,
+        }
+    }
+}
+
+impl CacheAction {
+    fn options(&self) -> cache::Options {
+        match self {
+            CacheAction::Simulate(s) => cache::Options::Simulate(Box::new(cache::SimulateOptions {
+                input: s.input.options(),
+                preset: s.preset.clone(),
+                cache_size: s.cache_size.clone(),
+                block: s.block.clone(),
+                sub_block: s.sub_block.clone(),
+                por: s.por,
+                pow: s.pow,
+                mode: s.mode.clone(),
+                seq_cutoff: s.seq_cutoff.clone(),
+                policy: s.policy.clone(),
+                unit: s.unit.clone(),
+                counter_limit: s.counter_limit.clone(),
+                interval: s.interval.clone(),
+                ssd_size: s.ssd_size.clone(),
+                hdd_iops: s.hdd_iops.clone(),
+                hdd_latency: s.hdd_latency.clone(),
+                hdds: s.hdds,
+                raid_penalty: s.raid_penalty,
+                ssd_iops: s.ssd_iops.clone(),
+                ssd_latency: s.ssd_latency.clone(),
+                ssds: s.ssds,
+            })),
+            CacheAction::Mrc(m) => cache::Options::Mrc(cache::MrcOptions {
+                input: m.input.options(),
+                unit: m.unit.clone(),
+                sizes: m.sizes.clone(),
+                shards: m.shards.clone(),
+                reads_only: m.reads_only,
+                policy: m.policy.clone(),
+                preset: m.preset.clone(),
+            }),
+            CacheAction::Warmup(w) => cache::Options::Warmup(cache::WarmupOptions {
+                capacity: w.capacity.clone(),
+                threshold: w.threshold,
+                hdd_iops: w.hdd_iops.clone(),
+                io_size: w.io_size.clone(),
+                hdds: w.hdds,
+            }),
+            CacheAction::Synth(y) => cache::Options::Synth(cache::SynthOptions {
+                dist: y.dist.clone(),
+                blocks: y.blocks.clone(),
+                requests: y.requests.clone(),
+                block_size: y.block_size.clone(),
+                read_pct: y.read_pct.clone(),
+                iops: y.iops.clone(),
+                contiguous: y.contiguous,
+                seed: y.seed,
+                output: y.output.clone(),
+                force: y.force,
+            }),
+            CacheAction::Convert(c) => cache::Options::Convert(cache::ConvertOptions {
+                input: c.input.options(),
+                output: c.output.clone(),
+                force: c.force,
+            }),
+        }
+    }
+}
+
+fn app_error(f: Failure) -> app::Error {
+    match f {
+        Failure::Usage(m) => app::Error::Usage(m),
+        Failure::Runtime(m) => app::Error::Runtime(m),
+    }
+}
+
+pub fn run(a: &CacheArgs) -> ExitCode {
+    let stop = signals::install();
+    // simulate, mrc and warmup give a result document (output files checked first); synth and
+    // convert write a trace and print a summary of it.
+    let out = match &a.action {
+        CacheAction::Simulate(s) => Some(&s.out),
+        CacheAction::Mrc(m) => Some(&m.out),
+        CacheAction::Warmup(w) => Some(&w.out),
+        CacheAction::Synth(_) | CacheAction::Convert(_) => None,
+    };
+    let planned = match out.map(plan_outputs).transpose() {
+        Ok(p) => p,
+        Err(f) => return fail(&app_error(f)),
+    };
+    let mut doc = match cache::Config::new(&a.action.options()).and_then(|cfg| cache::run(&cfg, &stop)) {
+        Ok(d) => d,
+        Err(e) => return fail(&e),
+    };
+    signals::name_in(&mut doc);
+    if let (Some(out), Some(planned)) = (out, planned) {
+        return finish(&doc, out, &planned);
+    }
+    let json = match &a.action {
+        CacheAction::Synth(y) => y.json,
+        CacheAction::Convert(c) => c.json,
+        _ => false,
+    };
+    if json {
+        let printed = rendered(&doc, report::Format::Json).map_err(app_error).and_then(|t| print_stdout(&t));
+        if let Err(e) = printed {
+            return fail(&e);
+        }
+    } else if let Some(line) = report::trace_summary(&doc) {
+        let _ = print_stdout(&format!("{}\n", sanitize(&line)));
+    }
+    if let Some(e) = &doc.error {
+        eprintln!("error: {}", sanitize(&e.message));
+    }
+    crate::exit_for(&doc)
+}
