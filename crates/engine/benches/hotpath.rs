@@ -3,23 +3,30 @@
 //! * `lathist/record`      — `stats::LatHist::record` fed realistic completion latencies;
 //! * `offsets/next_block`  — `engine::offsets::OffsetGen::next_block` for the random
 //!   distributions (uniform, zipf:1.2, pareto:0.2, hotset 90/10) over 2^18 blocks;
-//! * `stamp`               — `engine::buffers::stamp` on a 4 KiB and a 1 MiB write buffer.
+//! * `stamp`               — `engine::buffers::stamp` on a 4 KiB and a 1 MiB write buffer;
+//! * `worker/null`         — the whole worker loop (`engine::worker::run`: issue, wait,
+//!   reap, account) on the null engine at QD 1 and 32, random reads and a 70/30 mix.
 //!
-//! Every benchmark does one operation per iteration and declares `Throughput::Elements(1)`,
-//! so criterion's time is the per-op cost and its throughput is ops/s.
+//! Every benchmark declares its operations as `Throughput::Elements`, so criterion's
+//! throughput is ops/s; all but `worker/null` do one operation per iteration, so their time
+//! is the per-op cost.
 //!
 //!   cargo bench -p diskmeter-engine --bench hotpath                       # full run
 //!   cargo bench -p diskmeter-engine --bench hotpath -- --quick            # a first look
 //!   cargo bench -p diskmeter-engine --bench hotpath -- offsets            # one group
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use diskmeter_engine::backend::{BackendConfig, Null};
 use diskmeter_engine::buffers::{fill_pattern, stamp, BufferPool, CHUNK};
 use diskmeter_engine::offsets::{worker_rng, OffsetGen};
+use diskmeter_engine::worker::{self, Channels, WorkerPlan};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use spec::{DataPattern, Distribution, RwMode, Zone};
 use stats::LatHist;
 use std::hint::black_box;
+use std::sync::{mpsc, Arc};
+use std::time::Instant;
 
 const SEED: u64 = 0x5EED_D15C;
 
@@ -128,5 +135,53 @@ fn bench_stamp(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_lathist, bench_offsets, bench_stamp);
+/// I/Os per `worker/null` iteration: enough that setting up a run is noise.
+const WORKER_OPS: u64 = 1 << 16;
+
+fn bench_worker(c: &mut Criterion) {
+    let mut g = c.benchmark_group("worker/null");
+    g.throughput(Throughput::Elements(WORKER_OPS));
+    for (name, rw, depth) in [
+        ("randread/qd1", RwMode::RandRead, 1u32),
+        ("randread/qd32", RwMode::RandRead, 32),
+        ("randrw70/qd32", RwMode::RandRw, 32),
+    ] {
+        let split = rw == RwMode::RandRw;
+        let mut pool = BufferPool::new(depth as usize * if split { 2 } else { 1 }, 4096, 4096).expect("buffers");
+        fill_pattern(pool.slot_mut(0), DataPattern::Random, &mut Xoshiro256PlusPlus::seed_from_u64(SEED));
+        let (tx, rx) = mpsc::channel();
+        let (_recycle_tx, recycle) = mpsc::channel();
+        let ch = Channels { tx, recycle, live: Arc::default(), stop: Arc::default() };
+        let cfg = BackendConfig { fd: -1, depth, buffers: None, register_file: false };
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let plan = WorkerPlan {
+                    job: 0,
+                    worker: 0,
+                    depth,
+                    bs: 4096,
+                    region_offset: 0,
+                    data: DataPattern::Random,
+                    fsync_every: 0,
+                    rate_iops: None,
+                    t_start: Instant::now(),
+                    ramp_ns: 0,
+                    runtime_ns: u64::MAX,
+                    byte_limit: Some(WORKER_OPS * 4096),
+                    split_buffers: split,
+                    submit_batch: 1,
+                };
+                let mut gen = OffsetGen::new(rw, 70, &Distribution::Uniform, 1 << 18, 0, 1, worker_rng(SEED, 0, 0));
+                let mut backend = Null::new(&cfg, None);
+                let end = worker::run(&plan, &mut backend, &mut pool, &mut gen, &ch);
+                // The intervals the run sent (one, or two past a second boundary).
+                black_box(rx.try_iter().count());
+                black_box(end)
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_lathist, bench_offsets, bench_stamp, bench_worker);
 criterion_main!(benches);

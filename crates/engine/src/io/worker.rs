@@ -421,8 +421,8 @@ impl<'a> WorkerState<'a> {
     }
 
     /// Queue one I/O in `slot` (and submit the batch once it is full). False when it could
-    /// not be queued: the fault is recorded and the slot is free again.
-    #[inline]
+    /// not be queued: the fault is recorded and the slot is free again. Per I/O: always inlined.
+    #[inline(always)]
     fn issue_one<B: Backend>(
         &mut self,
         backend: &mut B,
@@ -527,7 +527,8 @@ impl<'a> WorkerState<'a> {
     }
 
     /// One completion: free its slot, count it (in the measured window) or record its fault.
-    #[inline]
+    /// Per I/O: always inlined into the backend's reap loop, as the closure it replaces was.
+    #[inline(always)]
     fn complete(&mut self, slot: u32, res: i32, now: u64, measuring: bool) {
         if slot == self.fsync_slot && self.fsync_busy {
             self.fsync_busy = false;
