@@ -267,13 +267,10 @@ pub fn error_json(e: &Error) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::test_support::usage_message;
 
     fn usage(o: Options) -> String {
-        match Config::new(&o) {
-            Err(Error::Usage(m)) => m,
-            Err(e) => panic!("not a usage error: {e:?}"),
-            Ok(_) => panic!("accepted"),
-        }
+        usage_message(Config::new(&o))
     }
 
     fn with(f: impl FnOnce(&mut Options)) -> Options {

@@ -8,5 +8,7 @@ pub mod report;
 pub mod session;
 pub mod sla;
 pub mod surface;
+#[cfg(test)]
+mod test_support;
 pub mod top;
 pub use error::{Error, Result};

@@ -103,13 +103,10 @@ pub fn load_result(path: &Path) -> Result<ResultDoc> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::test_support::usage_message;
 
     fn usage(o: &Options) -> String {
-        match Config::new(o) {
-            Err(Error::Usage(m)) => m,
-            Err(e) => panic!("not a usage error: {e:?}"),
-            Ok(_) => panic!("accepted"),
-        }
+        usage_message(Config::new(o))
     }
 
     #[test]

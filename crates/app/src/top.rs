@@ -199,6 +199,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>, obs: &mut dyn TopObserver, stdout
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::test_support::usage_message;
 
     fn options() -> Options {
         Options { interval: "1s".into(), sort: "name".into(), ..Options::default() }
@@ -207,11 +208,7 @@ mod tests {
     fn usage(f: impl FnOnce(&mut Options)) -> String {
         let mut o = options();
         f(&mut o);
-        match Config::new(&o) {
-            Err(Error::Usage(m)) => m,
-            Err(e) => panic!("not a usage error: {e:?}"),
-            Ok(_) => panic!("accepted"),
-        }
+        usage_message(Config::new(&o))
     }
 
     #[test]

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::test_support::usage_message;
 
 /// A change to valid options and the start of the message it gives.
 type Case<O> = (fn(&mut O), &'static str);
@@ -69,11 +70,7 @@ fn synth(output: PathBuf) -> SynthOptions {
 }
 
 fn usage(o: Options) -> String {
-    match Config::new(&o) {
-        Err(Error::Usage(m)) => m,
-        Err(e) => panic!("not a usage error: {e:?}"),
-        Ok(_) => panic!("accepted"),
-    }
+    usage_message(Config::new(&o))
 }
 
 #[test]

@@ -225,6 +225,7 @@ fn scan_config(o: &Options) -> Result<SurfaceConfig, SpecError> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::test_support::usage_message;
 
     #[test]
     fn bytes_and_patterns() {
@@ -266,11 +267,7 @@ mod tests {
     fn usage(f: impl FnOnce(&mut Options)) -> String {
         let mut o = Options { target: Some("/dev/null".into()), ..Options::default() };
         f(&mut o);
-        match Config::new(&o) {
-            Err(Error::Usage(m)) => m,
-            Err(e) => panic!("not a usage error: {e:?}"),
-            Ok(_) => panic!("accepted"),
-        }
+        usage_message(Config::new(&o))
     }
 
     #[test]

@@ -1,0 +1,13 @@
+//! Helpers shared by the command modules' tests.
+
+use crate::Error;
+
+/// The message of a usage error; panics when the options were accepted or the error is of
+/// another kind.
+pub fn usage_message<T>(r: Result<T, Error>) -> String {
+    match r {
+        Err(Error::Usage(m)) => m,
+        Err(e) => panic!("not a usage error: {e:?}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
