@@ -19,6 +19,7 @@ mod sla_text;
 mod surface_text;
 
 pub use html::render_html;
+pub use sla_text::{sla_verdict, SlaAnswer};
 
 #[cfg(test)]
 mod fixtures;
