@@ -1,6 +1,6 @@
 //! What every measuring command (`run`, `mark`, `sla`, `compare`) shares: the observer that
 //! shows progress, the target and safety flags, the skeleton of the result document, and the
-//! honesty checks (`docs/METHOD.md`, "Warnings") that every result carries.
+//! honesty checks (`docs/METHOD.md`, "Honesty checks") that every result carries.
 
 use engine::probe;
 use engine::runner::{bind, run_group, RunControl, Tick};
@@ -45,6 +45,7 @@ pub(crate) fn target_event(obs: &mut dyn Observer, e: engine::target::TargetEven
 pub struct Silent;
 impl Observer for Silent {}
 
+/// How a command opens its targets and runs its jobs (from [`TargetFlags`]).
 #[derive(Clone, Default)]
 pub struct SessionOptions {
     pub target: TargetOptions,
