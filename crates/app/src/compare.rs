@@ -1,59 +1,187 @@
 //! `compare`: the same suite on several targets, passes interleaved so that drift of the
 //! machine (thermal, background load, SLC caches) hits every target alike, then per-test
-//! confidence intervals, ratios and a significance verdict.
+//! confidence intervals, ratios and a significance verdict. Or saved results compared
+//! (`--results`, before/after a change).
 
-use crate::session::{self, mark_label, Observer, Profile, SessionOptions};
-use engine::error::{EngineError, Result};
+use crate::mark::{card, Profile};
+use crate::parse::{device_engine, profile, rw, u32_count};
+use crate::session::{
+    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags,
+};
+use crate::{Error, Result};
 use engine::probe;
 use engine::runner::run_group;
 use engine::target::{open_target, target_info, Needs, OpenTarget};
-use spec::{EngineKind, JobSpec, RwMode};
+use spec::units::{self, TimeUnit};
+use spec::{EngineKind, JobSpec, SpecError};
 use stats::compare_docs::build_row;
 use stats::{Aggregate, CompareResult, JobResult, PassResult, ResultDoc, Subject, TestKind};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The confidence of the intervals and of the significance test.
+const CONFIDENCE: f64 = 0.95;
+/// Most measured passes per test and target.
+const MAX_PASSES: u32 = 1000;
+
+/// `compare`'s options as typed.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Two or more targets (the first is the baseline).
+    pub targets: Vec<PathBuf>,
+    /// Or two or more saved result files (the first is the baseline).
+    pub results: Vec<PathBuf>,
+    /// Comma-separated labels.
+    pub labels: Option<String>,
+    pub profile: String,
+    pub rw: Option<String>,
+    pub bs: String,
+    pub qd: String,
+    pub threads: String,
+    pub mix: Option<String>,
+    pub passes: String,
+    pub time: String,
+    pub no_warmup: bool,
+    pub size: String,
+    pub engine: String,
+    pub test: String,
+    pub seed: Option<u64>,
+    pub flags: TargetFlags,
+}
+
+/// A validated `compare`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    source: Source,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    /// Saved results, with their labels (none given: from the file names).
+    Results { files: Vec<PathBuf>, labels: Vec<String>, test: TestKind },
+    /// Targets measured now.
+    Targets(Targets),
+}
 
 /// What to run on every target.
 #[derive(Debug, Clone)]
-pub enum Suite {
+enum Suite {
     /// The tests of a `mark` profile (each read and write).
     Profile(Profile),
     /// One job as given (its rw decides the directions).
     Job(Box<JobSpec>),
 }
 
+/// A validated comparison of targets.
 #[derive(Debug, Clone)]
-pub struct CompareConfig {
-    pub suite: Suite,
-    pub passes: u32,
-    pub time: Duration,
-    pub warmup: bool,
-    pub size: u64,
-    pub engine: EngineKind,
-    pub direct: bool,
-    pub seed: u64,
-    pub test: TestKind,
-    pub confidence: f64,
+struct Targets {
+    targets: Vec<PathBuf>,
+    suite: Suite,
+    passes: u32,
+    time: Duration,
+    warmup: bool,
+    size: u64,
+    engine: EngineKind,
+    direct: bool,
+    seed: u64,
+    test: TestKind,
     /// Labels for the targets (default A, B, C, …).
-    pub labels: Vec<String>,
+    labels: Vec<String>,
+    flags: TargetFlags,
 }
 
-impl Default for CompareConfig {
-    fn default() -> Self {
-        Self {
-            suite: Suite::Profile(Profile::Default),
-            passes: 5,
-            time: Duration::from_secs(5),
-            warmup: true,
-            size: 1 << 30,
-            engine: EngineKind::IoUring,
-            direct: true,
-            seed: JobSpec::default().seed,
-            test: TestKind::Welch,
-            confidence: 0.95,
-            labels: Vec::new(),
+impl Config {
+    pub fn new(o: &Options) -> Result<Config> {
+        if !o.results.is_empty() {
+            if o.results.len() < 2 {
+                return Err(Error::usage("--results needs at least two result files (the first is the baseline)"));
+            }
+            let test = test_kind(&o.test)?;
+            let labels = labels(o.labels.as_deref(), o.results.len())?;
+            return Ok(Config { source: Source::Results { files: o.results.clone(), labels, test } });
         }
+        if o.targets.len() < 2 {
+            return Err(Error::usage(
+                "compare needs two or more targets (diskmeter compare A B) or --results A.json B.json",
+            ));
+        }
+        Ok(Config { source: Source::Targets(Targets::new(o)?) })
+    }
+}
+
+/// `--labels`: exactly `n` non-empty labels (none given: empty).
+fn labels(list: Option<&str>, n: usize) -> Result<Vec<String>, SpecError> {
+    match list {
+        None => Ok(Vec::new()),
+        Some(s) => {
+            let l: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
+            if l.len() != n || l.iter().any(String::is_empty) {
+                return Err(SpecError::value("--labels", format!("give {n} non-empty labels separated by commas")));
+            }
+            Ok(l)
+        }
+    }
+}
+
+fn test_kind(s: &str) -> Result<TestKind, SpecError> {
+    TestKind::parse(s)
+        .ok_or_else(|| SpecError::value("--test", format!("unknown test {s:?}; use welch or mann-whitney")))
+}
+
+impl Targets {
+    fn new(o: &Options) -> Result<Targets, SpecError> {
+        let passes = u32_count("--passes", &o.passes)?;
+        if passes == 0 || passes > MAX_PASSES {
+            return Err(SpecError::value("--passes", format!("{passes} is out of range; use 2 to {MAX_PASSES}")));
+        }
+        let time = units::parse_duration("--time", &o.time, TimeUnit::Seconds)?;
+        if time.is_zero() {
+            return Err(SpecError::value("--time", "must be longer than 0; e.g. --time 5s"));
+        }
+        let size = units::parse_size("--size", &o.size)?;
+        let engine = device_engine("--engine", &o.engine)?;
+        let direct = !o.flags.buffered;
+        let seed = o.seed.unwrap_or(JobSpec::default().seed);
+        let suite = match &o.rw {
+            Some(mode) => {
+                let rw = rw("--rw", mode)?;
+                let mut j = JobSpec {
+                    rw,
+                    bs: units::parse_size("--bs", &o.bs)?,
+                    qd: u32_count("--qd", &o.qd)?,
+                    threads: u32_count("--threads", &o.threads)?,
+                    size: Some(size),
+                    engine,
+                    direct,
+                    seed,
+                    runtime: time,
+                    ..JobSpec::default()
+                };
+                if let Some(m) = &o.mix {
+                    j.mix = units::parse_percent("--mix", m)?.round() as u8;
+                }
+                j.name = format!("{} {} Q{}T{}", rw.name(), units::format_bs_label(j.bs), j.qd, j.threads);
+                spec::validate::validate_job(&j)?;
+                Suite::Job(Box::new(j))
+            }
+            None => Suite::Profile(profile("--profile", &o.profile)?),
+        };
+        Ok(Targets {
+            targets: o.targets.clone(),
+            suite,
+            passes,
+            time,
+            warmup: !o.no_warmup,
+            size,
+            engine,
+            direct,
+            seed,
+            test: test_kind(&o.test)?,
+            labels: labels(o.labels.as_deref(), o.targets.len())?,
+            flags: o.flags.clone(),
+        })
     }
 }
 
@@ -67,27 +195,21 @@ pub fn default_label(i: usize) -> String {
 }
 
 /// (test name, direction, job) steps of the suite.
-fn steps(cfg: &CompareConfig) -> Vec<(String, &'static str, JobSpec)> {
+fn steps(cfg: &Targets) -> Vec<(String, &'static str, JobSpec)> {
     let mut out = Vec::new();
     match &cfg.suite {
         Suite::Profile(p) => {
-            for &(seq, bs, qd, threads) in p.tests() {
-                let base = JobSpec {
-                    name: mark_label(seq, bs, qd, threads),
-                    bs,
-                    qd,
-                    threads,
-                    size: Some(cfg.size),
-                    runtime: cfg.time,
-                    engine: cfg.engine,
-                    direct: cfg.direct,
-                    seed: cfg.seed,
-                    ..JobSpec::default()
-                };
-                let r = JobSpec { rw: if seq { RwMode::Read } else { RwMode::RandRead }, ..base.clone() };
-                let w = JobSpec { rw: if seq { RwMode::Write } else { RwMode::RandWrite }, ..base.clone() };
-                out.push((base.name.clone(), "read", r));
-                out.push((base.name.clone(), "write", w));
+            let template = JobSpec {
+                size: Some(cfg.size),
+                runtime: cfg.time,
+                engine: cfg.engine,
+                direct: cfg.direct,
+                seed: cfg.seed,
+                ..JobSpec::default()
+            };
+            for t in card(*p, &template) {
+                out.push((t.label.clone(), "read", t.read));
+                out.push((t.label, "write", t.write));
             }
         }
         Suite::Job(j) => {
@@ -105,19 +227,43 @@ fn steps(cfg: &CompareConfig) -> Vec<(String, &'static str, JobSpec)> {
     out
 }
 
-/// Run the suite on every target with interleaved passes and compare.
-pub fn compare_targets(
-    cfg: &CompareConfig,
-    targets: &[PathBuf],
-    opts: &SessionOptions,
-    obs: &mut dyn Observer,
-) -> Result<ResultDoc> {
-    if targets.len() < 2 {
-        return Err(EngineError::Invalid(
-            "compare needs at least two targets (or --results with two or more result files)".into(),
-        ));
+/// Runs the comparison; `stop` is raised by a signal (the result is then partial).
+pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
+    match &cfg.source {
+        Source::Results { files, labels, test } => compare_files(files, labels, *test),
+        Source::Targets(t) => {
+            let opts = t.flags.session(false, stop);
+            Ok(compare_targets(t, &opts, obs)?)
+        }
     }
-    let mut doc = session::new_doc("compare");
+}
+
+/// Reads the result files and compares them. Each is labelled as given, else by its file
+/// name; names that collide (a/result.json, b/result.json) fall back to A, B, …
+fn compare_files(files: &[PathBuf], labels: &[String], test: TestKind) -> Result<ResultDoc> {
+    let mut docs = Vec::new();
+    for (i, p) in files.iter().enumerate() {
+        let doc = crate::output::read_result(p)?;
+        let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let label = labels.get(i).cloned().unwrap_or(stem);
+        docs.push((Subject { label, source: p.display().to_string(), device: None }, doc));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if docs.iter().any(|(s, _)| s.label.is_empty() || !seen.insert(s.label.clone())) {
+        for (i, (s, _)) in docs.iter_mut().enumerate() {
+            s.label = default_label(i);
+        }
+    }
+    for (s, d) in &mut docs {
+        s.device = d.target.as_ref().and_then(|t| t.model.clone().or_else(|| t.device.clone()));
+    }
+    compare_results(&docs, test)
+}
+
+/// Run the suite on every target with interleaved passes and compare.
+fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
+    let targets = &cfg.targets;
+    let mut doc = new_doc("compare");
     let steps = steps(cfg);
     let null = cfg.engine == EngineKind::Null;
     let biggest = steps.iter().map(|(_, _, j)| engine::runner::pinned_bytes([j])).max().unwrap_or(0);
@@ -148,11 +294,11 @@ pub fn compare_targets(
             topts.prefill = topts.destroy_data.as_deref() == Some(t.as_path());
         }
         obs.phase(&format!("preparing {}", t.display()), None);
-        let o = open_target(t, needs, &topts, &opts.ctl.stop, &mut |e| crate::session::target_event(obs, e));
+        let o = open_target(t, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
         obs.phase_done();
         open.push(Some(o?));
         if opts.ctl.stop.load(Ordering::Relaxed) {
-            session::finish_error(&mut doc, None, true);
+            finish_error(&mut doc, None, true);
             return Ok(doc);
         }
     }
@@ -189,7 +335,7 @@ pub fn compare_targets(
                 let j = JobSpec { target: None, ..job.clone() };
                 engine::runner::bind(&j, o.as_ref())
             })
-            .collect::<Result<_>>()?;
+            .collect::<engine::error::Result<_>>()?;
         for round in 0..runs_per_target {
             let warm = cfg.warmup && round == 0;
             let pass_no = if cfg.warmup { round } else { round + 1 };
@@ -261,24 +407,24 @@ pub fn compare_targets(
                 if samples.iter().any(|(_, v, _)| v.is_empty()) {
                     continue;
                 }
-                rows.push(build_row(test, d, metric, higher, &samples, cfg.test, cfg.confidence));
+                rows.push(build_row(test, d, metric, higher, &samples, cfg.test, CONFIDENCE));
             }
         }
     }
     doc.compare = Some(CompareResult {
         test: cfg.test,
-        confidence: cfg.confidence,
+        confidence: CONFIDENCE,
         baseline: labels[0].clone(),
         subjects,
         interleaved: true,
         rows,
     });
     if let Some((e, i)) = stopped {
-        session::finish_error(&mut doc, e, i);
+        finish_error(&mut doc, e, i);
     }
     let jobs: Vec<&JobSpec> = steps.iter().map(|(_, _, j)| j).collect();
     for o in &open {
-        session::honesty_warnings(&mut doc, &jobs, o.as_ref(), cfg.size);
+        honesty_warnings(&mut doc, &jobs, o.as_ref(), cfg.size);
     }
     if cfg.passes < 3 {
         doc.warn(
@@ -294,20 +440,12 @@ pub fn compare_targets(
     Ok(doc)
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
 /// Compare saved result documents (before/after a tuning change).
-pub fn compare_results(docs: &[(Subject, ResultDoc)], test: TestKind, confidence: f64) -> Result<ResultDoc> {
+fn compare_results(docs: &[(Subject, ResultDoc)], test: TestKind) -> Result<ResultDoc> {
     let refs: Vec<(Subject, &ResultDoc)> = docs.iter().map(|(s, d)| (s.clone(), d)).collect();
-    let cmp = stats::compare_docs::compare_docs(&refs, test, confidence)
-        .map_err(|e| EngineError::Invalid(report::compare_error(&e)))?;
-    let mut doc = session::new_doc("compare");
+    let cmp = stats::compare_docs::compare_docs(&refs, test, CONFIDENCE)
+        .map_err(|e| Error::usage(report::compare_error(&e)))?;
+    let mut doc = new_doc("compare");
     doc.target = docs.first().and_then(|(_, d)| d.target.clone());
     for (s, d) in docs {
         if d.partial {
@@ -336,4 +474,150 @@ pub fn compare_results(docs: &[(Subject, ResultDoc)], test: TestKind, confidence
     }
     doc.compare = Some(cmp);
     Ok(doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> Options {
+        Options {
+            targets: vec!["a.test".into(), "b.test".into()],
+            results: Vec::new(),
+            labels: None,
+            profile: "default".into(),
+            rw: None,
+            bs: "4k".into(),
+            qd: "1".into(),
+            threads: "1".into(),
+            mix: None,
+            passes: "5".into(),
+            time: "5s".into(),
+            no_warmup: false,
+            size: "1G".into(),
+            engine: "io_uring".into(),
+            test: "welch".into(),
+            seed: None,
+            flags: TargetFlags::default(),
+        }
+    }
+
+    fn with(f: impl FnOnce(&mut Options)) -> Options {
+        let mut o = options();
+        f(&mut o);
+        o
+    }
+
+    fn usage(o: &Options) -> String {
+        match Config::new(o) {
+            Err(Error::Usage(m)) => m,
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    fn targets(c: &Config) -> &Targets {
+        match &c.source {
+            Source::Targets(t) => t,
+            Source::Results { .. } => panic!("targets expected"),
+        }
+    }
+
+    #[test]
+    fn two_or_more_of_either() {
+        assert_eq!(
+            usage(&with(|o| o.targets.truncate(1))),
+            "compare needs two or more targets (diskmeter compare A B) or --results A.json B.json"
+        );
+        assert_eq!(
+            usage(&with(|o| {
+                o.targets.clear();
+                o.results = vec!["a.json".into()];
+            })),
+            "--results needs at least two result files (the first is the baseline)"
+        );
+        let c = Config::new(&with(|o| {
+            o.targets.clear();
+            o.results = vec!["a.json".into(), "b.json".into()];
+            o.labels = Some("before, after".into());
+        }))
+        .expect("valid");
+        match c.source {
+            Source::Results { labels, test, .. } => {
+                assert_eq!(labels, ["before", "after"]);
+                assert_eq!(test, TestKind::Welch);
+            }
+            Source::Targets(_) => panic!("results expected"),
+        }
+    }
+
+    #[test]
+    fn bad_values_name_their_option() {
+        assert_eq!(
+            usage(&with(|o| o.passes = "0".into())),
+            "invalid value for --passes: 0 is out of range; use 2 to 1000"
+        );
+        assert_eq!(
+            usage(&with(|o| o.passes = "1001".into())),
+            "invalid value for --passes: 1001 is out of range; use 2 to 1000"
+        );
+        assert_eq!(
+            usage(&with(|o| o.time = "0s".into())),
+            "invalid value for --time: must be longer than 0; e.g. --time 5s"
+        );
+        assert_eq!(
+            usage(&with(|o| o.test = "chi2".into())),
+            "invalid value for --test: unknown test \"chi2\"; use welch or mann-whitney"
+        );
+        assert_eq!(
+            usage(&with(|o| o.labels = Some("x".into()))),
+            "invalid value for --labels: give 2 non-empty labels separated by commas"
+        );
+        assert_eq!(
+            usage(&with(|o| o.labels = Some("x,".into()))),
+            "invalid value for --labels: give 2 non-empty labels separated by commas"
+        );
+        assert_eq!(
+            usage(&with(|o| o.profile = "fast".into())),
+            "invalid value for --profile: unknown profile \"fast\"; use default, nvme, peak or real"
+        );
+        assert_eq!(
+            usage(&with(|o| o.rw = Some("up".into()))),
+            "invalid value for --rw: unknown mode \"up\"; use one of read, write, randread, randwrite, randrw, \
+             readwrite"
+        );
+        assert!(usage(&with(|o| o.engine = "mem".into())).starts_with("invalid value for --engine: the mem engine"));
+        // The job of --rw is checked as a whole (spec::validate), after its values.
+        assert!(usage(&with(|o| {
+            o.rw = Some("randread".into());
+            o.qd = "65536".into();
+        }))
+        .starts_with("invalid value for --qd: "));
+    }
+
+    #[test]
+    fn suites() {
+        let c = Config::new(&options()).expect("valid");
+        let t = targets(&c);
+        let s = steps(t);
+        assert_eq!(s.len(), 8);
+        assert_eq!((s[0].0.as_str(), s[0].1), ("SEQ1M Q8T1", "read"));
+        assert_eq!((s[1].0.as_str(), s[1].1), ("SEQ1M Q8T1", "write"));
+        assert!(s.iter().all(|(_, _, j)| j.target.is_none() && j.size == Some(1 << 30)));
+        let c = Config::new(&with(|o| {
+            o.rw = Some("randrw".into());
+            o.qd = "4".into();
+            o.mix = Some("60".into());
+        }))
+        .expect("valid");
+        let s = steps(targets(&c));
+        assert_eq!(s.len(), 1);
+        assert_eq!((s[0].0.as_str(), s[0].1, s[0].2.mix), ("randrw 4K Q4T1", "mixed", 60));
+    }
+
+    #[test]
+    fn default_labels() {
+        assert_eq!(default_label(0), "A");
+        assert_eq!(default_label(25), "Z");
+        assert_eq!(default_label(26), "T27");
+    }
 }

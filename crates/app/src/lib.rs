@@ -1,10 +1,15 @@
 //! diskmeter's command layer, between the command line (`cli`, clap only) and the I/O kernel
-//! (`engine`): one module per command, each with a validated configuration and a `run`.
+//! (`engine`): one module per command, each with its options as typed (`Options`), a
+//! validated configuration (`Config::new`, where every rule and limit lives) and a `run`.
 pub mod cache;
 pub mod compare;
 pub mod error;
 pub mod health;
+pub mod mark;
+pub mod output;
+mod parse;
 pub mod report;
+pub mod run;
 pub mod session;
 pub mod sla;
 pub mod surface;

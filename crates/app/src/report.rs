@@ -2,9 +2,8 @@
 //! text, Markdown, CSV or JSON.
 
 use crate::error::{Error, Result};
-use files::output::OutputFile;
-use stats::ResultDoc;
-use std::path::{Path, PathBuf};
+use crate::output::{read_result, rendered, Dest};
+use std::path::PathBuf;
 
 /// The options of `diskmeter report`.
 #[derive(Debug, Clone, Default)]
@@ -14,13 +13,6 @@ pub struct Options {
     /// Where to write; `-` is stdout (text). Default: the input with `.html`.
     pub output: Option<PathBuf>,
     pub force: bool,
-}
-
-/// Where the rendered result goes.
-pub enum Dest {
-    Stdout,
-    /// A checked file, never the input itself.
-    File(OutputFile),
 }
 
 /// A validated `report` command: the format is known and the destination checked before the
@@ -50,11 +42,7 @@ impl Config {
                 ))
             })?
         };
-        let dest = if out.as_os_str() == "-" {
-            Dest::Stdout
-        } else {
-            Dest::File(files::output::plan(&out, "--output", o.force)?)
-        };
+        let dest = Dest::plan(&out, "--output", o.force)?;
         if let (Dest::File(f), Ok(input)) = (&dest, o.result.canonicalize()) {
             if f.destination().canonicalize().ok().as_ref() == Some(&input) {
                 return Err(Error::usage(format!(
@@ -67,36 +55,14 @@ impl Config {
     }
 }
 
-/// What [`run`] did.
-pub enum Done {
-    /// The text for stdout (the caller prints it).
-    Stdout(String),
-    /// The report was written to this file.
-    Wrote(PathBuf),
-}
-
-/// Reads the result, renders it and writes the file (or hands back the text for stdout).
-pub fn run(cfg: &Config) -> Result<Done> {
-    let doc = load_result(&cfg.input)?;
-    let text =
-        report::try_render(&doc, cfg.format).map_err(|e| Error::runtime(format!("cannot write the result: {e}")))?;
-    match &cfg.dest {
-        Dest::Stdout => Ok(Done::Stdout(text)),
-        Dest::File(f) => {
-            f.write(text.as_bytes())?;
-            Ok(Done::Wrote(f.path().to_path_buf()))
-        }
-    }
-}
-
-/// Reads a result document with one clear error line. Only a regular file of at most 256 MiB
-/// is read.
-pub fn load_result(path: &Path) -> Result<ResultDoc> {
-    let bytes = files::input::read_capped(path, "the result file", files::input::RESULT_CAP)?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::usage(format!("{} is not a diskmeter result (not UTF-8 text)", files::path::shown(path)))
-    })?;
-    ResultDoc::from_json(&text).map_err(|e| Error::usage(format!("{}: {e}", files::path::shown(path))))
+/// Reads the result, renders it and writes it: to stdout, or to the file, which it returns.
+pub fn run(cfg: &Config) -> Result<Option<PathBuf>> {
+    let doc = read_result(&cfg.input)?;
+    cfg.dest.write(&rendered(&doc, cfg.format)?)?;
+    Ok(match &cfg.dest {
+        Dest::Stdout => None,
+        Dest::File(f) => Some(f.path().to_path_buf()),
+    })
 }
 
 #[cfg(test)]
@@ -144,7 +110,7 @@ mod tests {
         let p = dir.path().join("bad.json");
         std::fs::write(&p, [0xff, 0xfe]).unwrap();
         assert_eq!(
-            load_result(&p).unwrap_err(),
+            read_result(&p).unwrap_err(),
             Error::usage(format!("{} is not a diskmeter result (not UTF-8 text)", p.display()))
         );
     }

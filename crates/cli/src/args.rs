@@ -1,13 +1,9 @@
-//! Command-line definition (clap derive) and its conversion into typed configuration.
-//! Nothing below this module sees clap.
+//! Command-line definition (clap derive) and field-copy conversions into `app`'s options:
+//! checking and converting the values is `app`'s (`Config::new` of each command). Nothing
+//! below this module sees clap.
 
-use app::session::{MarkConfig, Profile};
 use clap::{Args, Parser, Subcommand};
-use engine::target::{TargetOptions, WhenBusy};
-use spec::units::{self, TimeUnit};
-use spec::{EngineKind, JobSpec, RwMode, SpecError};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Honest Linux storage benchmarks.
 ///
@@ -261,163 +257,6 @@ pub struct RunArgs {
     pub out: OutputArgs,
 }
 
-pub const DEFAULT_TARGET: &str = "diskmeter.test";
-
-fn engine(option: &str, s: &str) -> Result<EngineKind, SpecError> {
-    EngineKind::parse(s)
-        .ok_or_else(|| SpecError::value(option, format!("unknown engine {s:?}; use one of {}", EngineKind::NAMES)))
-}
-
-/// `--engine` of the commands that measure a device (mark, sla, compare): the mem engine
-/// is `run`'s only.
-fn device_engine(option: &str, s: &str) -> Result<EngineKind, SpecError> {
-    match engine(option, s)? {
-        EngineKind::Mem => Err(SpecError::value(
-            option,
-            "the mem engine measures memory, not a device, and is only for `diskmeter run`; use io_uring, \
-             psync or null",
-        )),
-        e => Ok(e),
-    }
-}
-
-fn u32_count(option: &str, s: &str) -> Result<u32, SpecError> {
-    let v = units::parse_count(option, s)?;
-    u32::try_from(v).map_err(|_| SpecError::value(option, format!("{s} is too large")))
-}
-
-impl TargetArgs {
-    pub fn options(&self, prefill: bool) -> TargetOptions {
-        TargetOptions {
-            overwrite: self.overwrite,
-            keep: self.keep,
-            destroy_data: self.destroy_data.clone(),
-            prefill,
-            when_busy: if self.no_wait { WhenBusy::Refuse } else { WhenBusy::Wait },
-        }
-    }
-}
-
-impl RunArgs {
-    /// Apply the command-line workload options on top of `base`.
-    pub fn job_defaults(&self) -> Result<JobSpec, SpecError> {
-        let mut j = JobSpec { name: self.name.clone().unwrap_or_else(|| "job".into()), ..JobSpec::default() };
-        if let Some(s) = &self.rw {
-            j.rw = RwMode::parse(s)
-                .ok_or_else(|| SpecError::value("--rw", format!("unknown mode {s:?}; use one of {}", RwMode::NAMES)))?;
-        }
-        if let Some(s) = &self.bs {
-            j.bs = units::parse_size("--bs", s)?;
-        }
-        if let Some(s) = &self.qd {
-            j.qd = u32_count("--qd", s)?;
-        }
-        if let Some(s) = &self.threads {
-            j.threads = u32_count("--threads", s)?;
-        }
-        if let Some(s) = &self.size {
-            j.size = Some(units::parse_size("--size", s)?);
-        }
-        if let Some(s) = &self.offset {
-            j.offset = units::parse_size("--offset", s)?;
-        }
-        if let Some(s) = &self.runtime {
-            j.runtime = units::parse_duration("--runtime", s, TimeUnit::Seconds)?;
-        }
-        if let Some(s) = &self.ramp {
-            j.ramp = units::parse_duration("--ramp", s, TimeUnit::Seconds)?;
-        }
-        if let Some(s) = &self.mix {
-            let p = units::parse_percent("--mix", s)?;
-            j.mix = p.round() as u8;
-        }
-        if let Some(s) = &self.engine {
-            j.engine = engine("--engine", s)?;
-        }
-        if let Some(s) = &self.rate_iops {
-            j.rate_iops = Some(units::parse_count("--rate-iops", s)?);
-        }
-        if let Some(s) = &self.dist {
-            j.dist = units::parse_distribution("--dist", s)?;
-        }
-        if let Some(s) = &self.data {
-            j.data = units::parse_data("--data", s)?;
-        }
-        if let Some(s) = &self.fsync {
-            j.fsync = u32_count("--fsync", s)?;
-        }
-        if let Some(s) = &self.submit_batch {
-            j.submit_batch = u32_count("--submit-batch", s)?;
-            if j.submit_batch == 0 {
-                return Err(SpecError::value("--submit-batch", "must be at least 1 (1 = submit each I/O at once)"));
-            }
-        }
-        if let Some(s) = self.seed {
-            j.seed = s;
-        }
-        j.direct = !self.target_args.buffered;
-        j.target = self.target.clone();
-        Ok(j)
-    }
-}
-
-impl MarkArgs {
-    pub fn target_path(&self) -> PathBuf {
-        self.target_pos.clone().or_else(|| self.target.clone()).unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))
-    }
-
-    pub fn config(&self) -> Result<MarkConfig, SpecError> {
-        let mut c = MarkConfig { mix: self.mix, ..MarkConfig::default() };
-        c.profile = Profile::parse(&self.profile).ok_or_else(|| {
-            SpecError::value(
-                "--profile",
-                format!("unknown profile {:?}; use default, nvme, peak or real", self.profile),
-            )
-        })?;
-        if self.quick {
-            c.size = 256 << 20;
-            c.passes = 1;
-            c.time = Duration::from_secs(1);
-            c.interval = Duration::ZERO;
-            c.warmup = false;
-        }
-        if let Some(s) = &self.size {
-            c.size = units::parse_size("--size", s)?;
-            c.size_explicit = true;
-        }
-        if let Some(p) = self.passes {
-            if p == 0 || p > 100 {
-                return Err(SpecError::value("--passes", format!("{p} is out of range; use 1 to 100")));
-            }
-            c.passes = p;
-        }
-        if let Some(s) = &self.time {
-            c.time = units::parse_duration("--time", s, TimeUnit::Seconds)?;
-            if c.time.is_zero() {
-                return Err(SpecError::value("--time", "must be longer than 0; e.g. --time 5s"));
-            }
-        }
-        if let Some(s) = &self.interval {
-            c.interval = units::parse_duration("--interval", s, TimeUnit::Seconds)?;
-        }
-        if self.no_warmup {
-            c.warmup = false;
-        }
-        c.engine = device_engine("--engine", &self.engine)?;
-        c.direct = !self.target_args.buffered;
-        if let Some(s) = self.seed {
-            c.seed = s;
-        }
-        if c.size < (1 << 20) {
-            return Err(SpecError::value(
-                "--size",
-                "the mark card needs at least 1M (its sequential tests use 1 MiB blocks)",
-            ));
-        }
-        Ok(c)
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct SlaArgs {
     /// File or block device to test [default: ./diskmeter.test, created and removed].
@@ -561,219 +400,126 @@ pub struct ReportArgs {
     pub force: bool,
 }
 
-fn percent_fraction(option: &str, s: &str) -> Result<f64, SpecError> {
-    let p = units::parse_percent(option, s)?;
-    if p <= 0.0 {
-        return Err(SpecError::value(option, format!("{s} must be above 0%")));
-    }
-    Ok(p / 100.0)
-}
+// ---------------------------------------------------------------------------------------
+// Field-copy conversions into app's options (checking the values is app's).
 
-impl SlaArgs {
-    pub fn target_path(&self) -> PathBuf {
-        self.target_pos.clone().or_else(|| self.target.clone()).unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))
-    }
-
-    pub fn config(&self, cpus: u32) -> Result<app::sla::SlaConfig, SpecError> {
-        let bound = units::parse_duration("--latency", &self.latency, TimeUnit::Seconds)?;
-        if bound.is_zero() {
-            return Err(SpecError::value(
-                "--latency",
-                format!("{} is not a usable bound; give a time above zero, e.g. --latency 10ms", self.latency),
-            ));
-        }
-        let percentile = stats::Percentile::parse(&self.percentile).ok_or_else(|| {
-            SpecError::value(
-                "--percentile",
-                format!("unknown statistic {:?}; use mean, 50, 90, 99 or 99.9", self.percentile),
-            )
-        })?;
-        let bs = units::parse_size("--bs", &self.bs)?;
-        let engine = device_engine("--engine", &self.engine)?;
-        let mut base = JobSpec { bs, engine, direct: !self.target_args.buffered, ..JobSpec::default() };
-        if let Some(s) = &self.dist {
-            base.dist = units::parse_distribution("--dist", s)?;
-        }
-        if let Some(s) = &self.data {
-            base.data = units::parse_data("--data", s)?;
-        }
-        if let Some(s) = self.seed {
-            base.seed = s;
-        }
-        let mix = match &self.mix {
-            Some(s) => {
-                let p = units::parse_percent("--mix", s)?.round() as u8;
-                Some(p)
-            }
-            None => None,
-        };
-        let modes: Vec<&str> = self.rw.split('+').map(str::trim).collect();
-        if modes.len() > 2 || modes.iter().any(|m| m.is_empty()) {
-            return Err(SpecError::value(
-                "--rw",
-                format!("{:?}: give one mode or two joined by + (randread+randwrite)", self.rw),
-            ));
-        }
-        let mut streams = Vec::new();
-        for m in &modes {
-            let rw = RwMode::parse(m)
-                .ok_or_else(|| SpecError::value("--rw", format!("unknown mode {m:?}; use one of {}", RwMode::NAMES)))?;
-            let mut j = JobSpec { rw, name: rw.name().to_string(), ..base.clone() };
-            if modes.len() == 1 {
-                if let Some(p) = mix {
-                    j.mix = p;
-                }
-            }
-            spec::validate::validate_job(&JobSpec { qd: 1, threads: 1, ..j.clone() })?;
-            streams.push(j);
-        }
-        let first_share = if modes.len() == 2 {
-            let p = mix.unwrap_or(50);
-            if p == 0 || p >= 100 {
-                return Err(SpecError::value(
-                    "--mix",
-                    "with two streams it is the first stream's share of the depth: use 1 to 99",
-                ));
-            }
-            p
-        } else {
-            50
-        };
-        let max_qd = u32_count("--max-qd", &self.max_qd)?;
-        if max_qd == 0 {
-            return Err(SpecError::value("--max-qd", "must be at least 1"));
-        }
-        let max_threads = match &self.max_threads {
-            Some(s) => u32_count("--max-threads", s)?,
-            None => cpus.max(1),
-        };
-        if max_threads == 0 {
-            return Err(SpecError::value("--max-threads", "must be at least 1"));
-        }
-        if max_threads > spec::validate::MAX_THREADS {
-            return Err(SpecError::value(
-                "--max-threads",
-                format!("{max_threads} is too many; use at most {}", spec::validate::MAX_THREADS),
-            ));
-        }
-        // The deepest point of the grid runs max_qd per worker on max_threads workers.
-        if let Some(m) = spec::validate::depth_problem(engine, max_qd, max_threads, "--max-qd", "--max-threads") {
-            return Err(SpecError::value("--max-qd", m));
-        }
-        let min_windows = u32_count("--min-windows", &self.min_windows)?;
-        let max_windows = u32_count("--max-windows", &self.max_windows)?;
-        if min_windows < 2 {
-            return Err(SpecError::value("--min-windows", "must be at least 2 (a spread needs two windows)"));
-        }
-        if max_windows < min_windows || max_windows > 3600 {
-            return Err(SpecError::value(
-                "--max-windows",
-                format!("must be between --min-windows ({min_windows}) and 3600"),
-            ));
-        }
-        let size = units::parse_size("--size", &self.size)?;
-        if size < bs {
-            return Err(SpecError::value(
-                "--size",
-                format!("{} is smaller than one block (--bs {})", self.size, self.bs),
-            ));
-        }
-        Ok(app::sla::SlaConfig {
-            bound_ns: bound.as_nanos().min(u128::from(u64::MAX)) as u64,
-            percentile,
-            streams,
-            first_share,
-            max_qd,
-            max_threads,
-            exhaustive: self.exhaustive,
-            open_loop: self.open_loop,
-            ramp: units::parse_duration("--ramp", &self.ramp, TimeUnit::Seconds)?,
-            min_windows,
-            max_windows,
-            cv_target: percent_fraction("--cv", &self.cv)?,
-            guard: units::parse_percent("--guard", &self.guard)? / 100.0,
-            size,
-        })
+impl From<&OutputArgs> for app::output::OutputOptions {
+    fn from(a: &OutputArgs) -> Self {
+        Self { json: a.json, output: a.output.clone(), quiet: a.quiet, html: a.html.clone(), force: a.force }
     }
 }
 
-impl CompareArgs {
-    pub fn labels(&self, n: usize) -> Result<Vec<String>, SpecError> {
-        match &self.labels {
-            None => Ok(Vec::new()),
-            Some(s) => {
-                let l: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
-                if l.len() != n || l.iter().any(String::is_empty) {
-                    return Err(SpecError::value("--labels", format!("give {n} non-empty labels separated by commas")));
-                }
-                Ok(l)
-            }
+impl From<&TargetArgs> for app::session::TargetFlags {
+    fn from(a: &TargetArgs) -> Self {
+        Self {
+            overwrite: a.overwrite,
+            keep: a.keep,
+            destroy_data: a.destroy_data.clone(),
+            buffered: a.buffered,
+            no_register_buffers: a.no_register_buffers,
+            no_pin: a.no_pin,
+            no_ceiling_check: a.no_ceiling_check,
+            no_wait: a.no_wait,
         }
     }
+}
 
-    pub fn test_kind(&self) -> Result<stats::TestKind, SpecError> {
-        stats::TestKind::parse(&self.test).ok_or_else(|| {
-            SpecError::value("--test", format!("unknown test {:?}; use welch or mann-whitney", self.test))
-        })
+impl From<&RunArgs> for app::run::Options {
+    fn from(a: &RunArgs) -> Self {
+        Self {
+            jobfile: a.jobfile.clone(),
+            target: a.target.clone(),
+            name: a.name.clone(),
+            rw: a.rw.clone(),
+            bs: a.bs.clone(),
+            qd: a.qd.clone(),
+            threads: a.threads.clone(),
+            size: a.size.clone(),
+            offset: a.offset.clone(),
+            runtime: a.runtime.clone(),
+            ramp: a.ramp.clone(),
+            mix: a.mix.clone(),
+            engine: a.engine.clone(),
+            rate_iops: a.rate_iops.clone(),
+            dist: a.dist.clone(),
+            data: a.data.clone(),
+            fsync: a.fsync.clone(),
+            submit_batch: a.submit_batch.clone(),
+            seed: a.seed,
+            prefill: a.prefill,
+            flags: (&a.target_args).into(),
+        }
     }
+}
 
-    pub fn config(&self) -> Result<app::compare::CompareConfig, SpecError> {
-        let passes = u32_count("--passes", &self.passes)?;
-        if passes == 0 || passes > 1000 {
-            return Err(SpecError::value("--passes", format!("{passes} is out of range; use 2 to 1000")));
+impl From<&MarkArgs> for app::mark::Options {
+    fn from(a: &MarkArgs) -> Self {
+        Self {
+            target: a.target_pos.clone().or_else(|| a.target.clone()),
+            profile: a.profile.clone(),
+            mix: a.mix,
+            size: a.size.clone(),
+            passes: a.passes,
+            time: a.time.clone(),
+            interval: a.interval.clone(),
+            no_warmup: a.no_warmup,
+            quick: a.quick,
+            engine: a.engine.clone(),
+            seed: a.seed,
+            flags: (&a.target_args).into(),
         }
-        let time = units::parse_duration("--time", &self.time, TimeUnit::Seconds)?;
-        if time.is_zero() {
-            return Err(SpecError::value("--time", "must be longer than 0; e.g. --time 5s"));
+    }
+}
+
+impl From<&SlaArgs> for app::sla::Options {
+    fn from(a: &SlaArgs) -> Self {
+        Self {
+            target: a.target_pos.clone().or_else(|| a.target.clone()),
+            latency: a.latency.clone(),
+            percentile: a.percentile.clone(),
+            rw: a.rw.clone(),
+            bs: a.bs.clone(),
+            mix: a.mix.clone(),
+            max_qd: a.max_qd.clone(),
+            max_threads: a.max_threads.clone(),
+            exhaustive: a.exhaustive,
+            open_loop: a.open_loop,
+            size: a.size.clone(),
+            ramp: a.ramp.clone(),
+            min_windows: a.min_windows.clone(),
+            max_windows: a.max_windows.clone(),
+            cv: a.cv.clone(),
+            guard: a.guard.clone(),
+            engine: a.engine.clone(),
+            dist: a.dist.clone(),
+            data: a.data.clone(),
+            seed: a.seed,
+            flags: (&a.target_args).into(),
         }
-        let size = units::parse_size("--size", &self.size)?;
-        let engine = device_engine("--engine", &self.engine)?;
-        let direct = !self.target_args.buffered;
-        let seed = self.seed.unwrap_or(JobSpec::default().seed);
-        let suite = match &self.rw {
-            Some(rw) => {
-                let rw = RwMode::parse(rw).ok_or_else(|| {
-                    SpecError::value("--rw", format!("unknown mode {rw:?}; use one of {}", RwMode::NAMES))
-                })?;
-                let mut j = JobSpec {
-                    rw,
-                    bs: units::parse_size("--bs", &self.bs)?,
-                    qd: u32_count("--qd", &self.qd)?,
-                    threads: u32_count("--threads", &self.threads)?,
-                    size: Some(size),
-                    engine,
-                    direct,
-                    seed,
-                    runtime: time,
-                    ..JobSpec::default()
-                };
-                if let Some(m) = &self.mix {
-                    j.mix = units::parse_percent("--mix", m)?.round() as u8;
-                }
-                j.name = format!("{} {} Q{}T{}", rw.name(), units::format_bs_label(j.bs), j.qd, j.threads);
-                spec::validate::validate_job(&j)?;
-                app::compare::Suite::Job(Box::new(j))
-            }
-            None => app::compare::Suite::Profile(Profile::parse(&self.profile).ok_or_else(|| {
-                SpecError::value(
-                    "--profile",
-                    format!("unknown profile {:?}; use default, nvme, peak or real", self.profile),
-                )
-            })?),
-        };
-        Ok(app::compare::CompareConfig {
-            suite,
-            passes,
-            time,
-            warmup: !self.no_warmup,
-            size,
-            engine,
-            direct,
-            seed,
-            test: self.test_kind()?,
-            confidence: 0.95,
-            labels: self.labels(self.targets.len())?,
-        })
+    }
+}
+
+impl From<&CompareArgs> for app::compare::Options {
+    fn from(a: &CompareArgs) -> Self {
+        Self {
+            targets: a.targets.clone(),
+            results: a.results.clone(),
+            labels: a.labels.clone(),
+            profile: a.profile.clone(),
+            rw: a.rw.clone(),
+            bs: a.bs.clone(),
+            qd: a.qd.clone(),
+            threads: a.threads.clone(),
+            mix: a.mix.clone(),
+            passes: a.passes.clone(),
+            time: a.time.clone(),
+            no_warmup: a.no_warmup,
+            size: a.size.clone(),
+            engine: a.engine.clone(),
+            test: a.test.clone(),
+            seed: a.seed,
+            flags: (&a.target_args).into(),
+        }
     }
 }
 

@@ -2,10 +2,9 @@
 //! one-line summary of the trace written (synth, convert).
 
 use crate::args::{CacheAction, CacheArgs, TraceArgs};
-use crate::term::{fail, print_stdout, sanitize};
-use crate::{finish, plan_outputs, rendered, signals, Failure};
+use crate::{measure, signals, Outcome};
 use app::cache;
-use std::process::ExitCode;
+use app::output::{print_stdout, rendered, sanitize};
 
 impl TraceArgs {
     fn options(&self) -> cache::TraceOptions {
@@ -83,50 +82,29 @@ impl CacheAction {
     }
 }
 
-fn app_error(f: Failure) -> app::Error {
-    match f {
-        Failure::Usage(m) => app::Error::Usage(m),
-        Failure::Runtime(m) => app::Error::Runtime(m),
-    }
-}
-
-pub fn run(a: &CacheArgs) -> ExitCode {
-    let stop = signals::install();
+pub fn run(a: &CacheArgs) -> Outcome {
+    let opts = a.action.options();
     // simulate, mrc and warmup give a result document (output files checked first); synth and
     // convert write a trace and print a summary of it.
-    let out = match &a.action {
-        CacheAction::Simulate(s) => Some(&s.out),
-        CacheAction::Mrc(m) => Some(&m.out),
-        CacheAction::Warmup(w) => Some(&w.out),
-        CacheAction::Synth(_) | CacheAction::Convert(_) => None,
+    let (out, json) = match &a.action {
+        CacheAction::Simulate(s) => (Some(&s.out), false),
+        CacheAction::Mrc(m) => (Some(&m.out), false),
+        CacheAction::Warmup(w) => (Some(&w.out), false),
+        CacheAction::Synth(y) => (None, y.json),
+        CacheAction::Convert(c) => (None, c.json),
     };
-    let planned = match out.map(plan_outputs).transpose() {
-        Ok(p) => p,
-        Err(f) => return fail(&app_error(f)),
-    };
-    let mut doc = match cache::Config::new(&a.action.options()).and_then(|cfg| cache::run(&cfg, &stop)) {
-        Ok(d) => d,
-        Err(e) => return fail(&e),
-    };
-    signals::name_in(&mut doc);
-    if let (Some(out), Some(planned)) = (out, planned) {
-        return finish(&doc, out, &planned);
+    if let Some(out) = out {
+        return measure("cache", out, |stop, _| cache::run(&cache::Config::new(&opts)?, &stop));
     }
-    let json = match &a.action {
-        CacheAction::Synth(y) => y.json,
-        CacheAction::Convert(c) => c.json,
-        _ => false,
-    };
+    let cfg = cache::Config::new(&opts)?;
+    let stop = signals::install();
+    let mut doc = cache::run(&cfg, &stop)?;
+    signals::name_in(&mut doc);
     if json {
-        let printed = rendered(&doc, report::Format::Json).map_err(app_error).and_then(|t| print_stdout(&t));
-        if let Err(e) = printed {
-            return fail(&e);
-        }
+        print_stdout(&rendered(&doc, report::Format::Json)?)?;
     } else if let Some(line) = report::trace_summary(&doc) {
+        // The trace is written; a closed stdout does not undo that.
         let _ = print_stdout(&format!("{}\n", sanitize(&line)));
     }
-    if let Some(e) = &doc.error {
-        eprintln!("error: {}", sanitize(&e.message));
-    }
-    crate::exit_for(&doc)
+    app::output::status(&doc).map(|()| 0)
 }

@@ -1,11 +1,11 @@
 //! `diskmeter health`: options → app::health (SMART and endurance), then the report and the exit.
 
 use crate::progress::Progress;
-use crate::term::{fail, print_stdout, sanitize};
+use crate::Outcome;
 use app::health::{self, Config};
+use app::output::{print_stdout, sanitize};
 use clap::Args;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 const AFTER_HELP: &str = "\
 SMART comes from smartctl's JSON output (smartmontools ≥ 7.0; apt-get install smartmontools). \
@@ -123,33 +123,22 @@ fn write_out(doc: &health::HealthDoc, cfg: &Config) -> Result<(), app::Error> {
     cfg.write_output(doc)
 }
 
-pub fn run(a: &HealthArgs) -> ExitCode {
-    let cfg = match Config::new(&a.options()) {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
-    };
+pub fn run(a: &HealthArgs) -> Outcome {
+    let cfg = Config::new(&a.options())?;
     let stop = crate::signals::install();
     let mut progress = Progress::new(a.quiet);
     let res = health::run(&cfg, &stop, &mut progress);
     drop(progress);
-    match res {
-        Ok(doc) => {
-            if let Err(e) = write_out(&doc, &cfg) {
-                return fail(&e);
-            }
-            if doc.interrupted {
-                if let Some(t) = &doc.self_test {
-                    eprintln!("{}", sanitize(&t.message));
-                }
-            }
-            ExitCode::from(doc.exit_code())
+    let doc = res.inspect_err(|e| {
+        if let Some(json) = health::error_json(e).filter(|_| cfg.json) {
+            println!("{json}");
         }
-        Err(e) => {
-            let code = fail(&e);
-            if let Some(json) = health::error_json(&e).filter(|_| cfg.json) {
-                println!("{json}");
-            }
-            code
+    })?;
+    write_out(&doc, &cfg)?;
+    if doc.interrupted {
+        if let Some(t) = &doc.self_test {
+            eprintln!("{}", sanitize(&t.message));
         }
     }
+    Ok(doc.exit_code())
 }

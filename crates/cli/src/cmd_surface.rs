@@ -2,10 +2,9 @@
 
 use crate::args::SurfaceArgs;
 use crate::progress::Progress;
-use crate::term::{fail, sanitize};
-use crate::{plan_outputs, signals, write_outputs, Failure};
+use crate::{signals, Outcome};
+use app::output::{sanitize, OutputOptions, Outputs};
 use app::surface::{self, Ending};
-use std::process::ExitCode;
 
 impl SurfaceArgs {
     fn options(&self) -> surface::Options {
@@ -37,37 +36,25 @@ impl SurfaceArgs {
     }
 }
 
-pub fn run(a: &SurfaceArgs) -> ExitCode {
-    let planned = match plan_outputs(&a.out) {
-        Ok(p) => p,
-        Err(Failure::Usage(m)) => return fail(&app::Error::Usage(m)),
-        Err(Failure::Runtime(m)) => return fail(&app::Error::Runtime(m)),
-    };
-    let cfg = match surface::Config::new(&a.options()) {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
-    };
+pub fn run(a: &SurfaceArgs) -> Outcome {
+    // Output paths are checked before anything runs.
+    let outputs = Outputs::plan(&OutputOptions::from(&a.out))?;
+    let cfg = surface::Config::new(&a.options())?;
     let stop = signals::install();
     let mut progress = Progress::new(a.out.quiet);
     let scanned = surface::run(&cfg, &stop, &mut progress);
     drop(progress);
-    let mut outcome = match scanned {
-        Ok(o) => o,
-        Err(e) => {
-            if a.out.json && !e.is_usage() {
-                let doc = app::session::error_doc("surface", "io", e.message());
-                println!("{}", report::render(&doc, report::Format::Json).trim_end());
-            }
-            return fail(&e);
+    let mut outcome = scanned.inspect_err(|e| {
+        if a.out.json && !e.is_usage() {
+            let doc = app::session::error_doc("surface", "io", e.message());
+            println!("{}", report::render(&doc, report::Format::Json).trim_end());
         }
-    };
+    })?;
     signals::name_in(&mut outcome.doc);
-    if let Err(Failure::Usage(m) | Failure::Runtime(m)) = write_outputs(&outcome.doc, &a.out, &planned) {
-        return fail(&app::Error::Runtime(m));
-    }
+    outputs.write(&outcome.doc).map_err(|e| app::Error::runtime(e.message()))?;
     let ending = Ending::of(&outcome);
     if let Some(line) = ending.line(!(a.out.json || a.out.quiet)) {
         eprintln!("{}", sanitize(&line));
     }
-    ExitCode::from(ending.exit_code())
+    Ok(ending.exit_code())
 }

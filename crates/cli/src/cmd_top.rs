@@ -5,7 +5,6 @@ use app::top::{self, Outcome};
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 /// Options of `diskmeter top`.
 #[derive(Debug, Args)]
@@ -82,24 +81,20 @@ impl TopArgs {
     }
 }
 
-/// One error line (control characters and newlines shown as `?`) and its exit code.
-fn fail(e: &app::Error) -> ExitCode {
-    eprintln!("error: {}", top::sanitize(e.message()));
-    ExitCode::from(e.exit_code())
-}
-
-pub fn run(a: &TopArgs) -> ExitCode {
-    let cfg = match top::Config::new(&a.options()) {
-        Ok(c) => c,
-        Err(e) => return fail(&e),
+pub fn run(a: &TopArgs) -> crate::Outcome {
+    // top shows newlines in messages as `?` too (its messages quote device and process names).
+    let shown = |e: app::Error| match e {
+        app::Error::Usage(m) => app::Error::Usage(top::sanitize(&m)),
+        app::Error::Runtime(m) => app::Error::Runtime(top::sanitize(&m)),
+        app::Error::Interrupted(m) => app::Error::Interrupted(top::sanitize(&m)),
     };
+    let cfg = top::Config::new(&a.options()).map_err(shown)?;
     let stop = crate::signals::install();
     let mut progress = Progress::new(a.quiet);
     // Not locked for the whole run: the TUI writes to the terminal, and so may its panic hook on
     // another thread.
-    match top::run(cfg, stop, &mut progress, &mut std::io::stdout()) {
-        Ok(Outcome::Done) => ExitCode::SUCCESS,
-        Ok(Outcome::Interrupted) => ExitCode::from(130),
-        Err(e) => fail(&e),
+    match top::run(cfg, stop, &mut progress, &mut std::io::stdout()).map_err(shown)? {
+        Outcome::Done => Ok(0),
+        Outcome::Interrupted => Ok(130),
     }
 }

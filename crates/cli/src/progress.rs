@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use crate::term::sanitize;
+use app::output::sanitize;
 
 pub struct Progress {
     quiet: bool,

@@ -28,6 +28,31 @@ pub fn lat(ns: f64) -> String {
     }
 }
 
+/// Latency for the `sla` answer sentence: `850 ns`, `5.5 µs`, `850 µs`, `1.20 ms`, `12.0 ms`,
+/// `2.00 s`. It rounds differently from [`lat`] (`5.5 µs` there `5.50 µs`, `150.0 ms` there
+/// `150 ms`): the sentence is stored in results (`sla.verdict`) and keeps its wording.
+pub fn lat_sentence(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{ns:.0} ns")
+    } else if ns < 1e6 {
+        let us = ns / 1e3;
+        if us < 10.0 {
+            format!("{us:.1} µs")
+        } else {
+            format!("{us:.0} µs")
+        }
+    } else if ns < 1e9 {
+        let ms = ns / 1e6;
+        if ms < 10.0 {
+            format!("{ms:.2} ms")
+        } else {
+            format!("{ms:.1} ms")
+        }
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
 /// Integer with `,` between groups of three digits: `74,312`.
 pub fn group(n: u64) -> String {
     let s = n.to_string();
@@ -303,6 +328,13 @@ pub fn dir_cells(d: &stats::DirStats) -> [String; 9] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sentence_latency() {
+        let got: Vec<String> =
+            [850.0, 5_500.0, 850_000.0, 1.2e6, 12e6, 150e6, 2e9].iter().map(|&n| lat_sentence(n)).collect();
+        assert_eq!(got, ["850 ns", "5.5 µs", "850 µs", "1.20 ms", "12.0 ms", "150.0 ms", "2.00 s"]);
+    }
 
     #[test]
     fn media_of_virtual_disks_is_not_taken_from_the_rotational_flag() {

@@ -23,6 +23,7 @@ mod surface_text;
 pub use cache_text::trace_summary;
 pub use compare_text::compare_error;
 pub use html::render_html;
+pub use sla_text::{sla_verdict, SlaAnswer};
 pub use surface_text::verdict as surface_verdict;
 
 /// The `sla` and `compare` documents of the section snapshot tests (shared with the

@@ -10,6 +10,75 @@ use crate::fmt;
 const WIDTH: usize = 100;
 
 // ---------------------------------------------------------------------------------------
+// The answer in one sentence (`sla.verdict`, made when the search ends)
+
+/// What the `sla` answer sentence is made of.
+#[derive(Debug, Clone, Copy)]
+pub struct SlaAnswer<'a> {
+    /// The target as the sentence names it (a path, or "the null engine").
+    pub what: &'a str,
+    /// The bound, ns.
+    pub bound_ns: f64,
+    pub percentile: Percentile,
+    /// The highest-IOPS feasible point.
+    pub best: Option<&'a SlaPoint>,
+    pub knee: Option<&'a SlaPoint>,
+    /// The first point measured (QD 1): the answer when no point meets the bound.
+    pub first: Option<&'a SlaPoint>,
+    /// Why the climb ended on the best worker count: `bound`, `plateau`, `max-qd`.
+    pub limit: Option<&'a str>,
+}
+
+/// One plain-language sentence with the `sla` answer.
+pub fn sla_verdict(a: &SlaAnswer) -> String {
+    let what = a.what;
+    let bound = fmt::lat_sentence(a.bound_ns);
+    let stat = a.percentile.label();
+    if let Some(b) = a.best {
+        let how = match b.rate_iops {
+            Some(r) => format!("an offered rate of {r} IOPS"),
+            None if b.threads > 1 => {
+                format!("{} I/Os outstanding (QD {} x {} workers)", b.outstanding, b.qd, b.threads)
+            }
+            None => format!("{} I/O{} outstanding", b.outstanding, if b.outstanding == 1 { "" } else { "s" }),
+        };
+        let mut s = format!(
+            "{what} sustains {:.0} IOPS ({:.1} MB/s) at {stat} {} ≤ {bound} with {how}",
+            b.iops,
+            b.mb_s,
+            fmt::lat_sentence(b.metric_ns)
+        );
+        match a.limit {
+            Some("bound") => s.push_str("; beyond that latency climbs past the bound"),
+            Some("plateau") => s.push_str("; more outstanding I/O adds latency, not throughput"),
+            Some("max-qd") => s.push_str("; the bound was not reached within --max-qd, so the device may give more"),
+            _ => {}
+        }
+        if let Some(k) = a.knee {
+            if k.outstanding < b.outstanding || k.rate_iops < b.rate_iops {
+                s.push_str(&format!(
+                    " (knee at {} outstanding: {:.0} IOPS, {stat} {}; past it latency grows faster than throughput)",
+                    k.outstanding,
+                    k.iops,
+                    fmt::lat_sentence(k.metric_ns)
+                ));
+            }
+        }
+        s.push('.');
+        s
+    } else if let Some(p) = a.first {
+        format!(
+            "even QD 1 misses the bound: {stat} {} > {bound} at {:.0} IOPS ({:.1} MB/s) with one I/O outstanding.",
+            fmt::lat_sentence(p.metric_ns),
+            p.iops,
+            p.mb_s
+        )
+    } else {
+        "no point was measured.".to_string()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Helpers shared with `compare_text`
 
 fn line(out: &mut String, s: impl AsRef<str>) {
@@ -558,6 +627,54 @@ pub(crate) fn csv(doc: &ResultDoc) -> String {
 mod tests {
     use super::*;
     use crate::text_fixtures::{sla_doc, sla_open_loop_doc, sla_qd1_miss_doc};
+
+    fn point(qd: u32, threads: u32, iops: f64, metric_ns: f64) -> SlaPoint {
+        let mut p = sla_doc().sla.and_then(|s| s.best).expect("the fixture has a best point");
+        p.qd = qd;
+        p.threads = threads;
+        p.outstanding = qd * threads;
+        p.rate_iops = None;
+        p.iops = iops;
+        p.mb_s = iops * 4096.0 / 1e6;
+        p.metric_ns = metric_ns;
+        p
+    }
+
+    #[test]
+    fn verdict_sentences() {
+        let best = point(32, 2, 418_200.0, 590_000.0);
+        let knee = point(8, 2, 172_000.0, 212_000.0);
+        let a = SlaAnswer {
+            what: "/dev/nvme1n1",
+            bound_ns: 1e6,
+            percentile: Percentile::P99,
+            best: Some(&best),
+            knee: Some(&knee),
+            first: None,
+            limit: Some("bound"),
+        };
+        assert_eq!(
+            sla_verdict(&a),
+            "/dev/nvme1n1 sustains 418200 IOPS (1712.9 MB/s) at p99 590 µs ≤ 1.00 ms with 64 I/Os outstanding (QD 32 \
+             x 2 workers); beyond that latency climbs past the bound (knee at 16 outstanding: 172000 IOPS, p99 212 µs; \
+             past it latency grows faster than throughput)."
+        );
+        let one = point(1, 1, 150.0, 5_500.0);
+        let plateau =
+            SlaAnswer { best: Some(&one), knee: None, limit: Some("plateau"), percentile: Percentile::Mean, ..a };
+        assert_eq!(
+            sla_verdict(&plateau),
+            "/dev/nvme1n1 sustains 150 IOPS (0.6 MB/s) at mean 5.5 µs ≤ 1.00 ms with 1 I/O outstanding; more \
+             outstanding I/O adds latency, not throughput."
+        );
+        let slow = point(1, 1, 80.0, 12_500_000.0);
+        let miss = SlaAnswer { best: None, knee: None, first: Some(&slow), bound_ns: 5e6, ..a };
+        assert_eq!(
+            sla_verdict(&miss),
+            "even QD 1 misses the bound: p99 12.5 ms > 5.00 ms at 80 IOPS (0.3 MB/s) with one I/O outstanding."
+        );
+        assert_eq!(sla_verdict(&SlaAnswer { first: None, ..miss }), "no point was measured.");
+    }
 
     #[test]
     fn human() {

@@ -5,68 +5,234 @@
 
 pub mod search;
 
-use crate::session::{self, Observer, SessionOptions};
-use engine::error::{EngineError, Result};
+use crate::parse::{device_engine, percent_fraction, rw, u32_count};
+use crate::session::{
+    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, DEFAULT_TARGET,
+};
+use crate::Result;
+use engine::error::EngineError;
 use engine::probe;
 use engine::runner::{run_group_windows, Window};
 use engine::target::{open_target, target_info, Needs, OpenTarget};
-use search::{GridPoint, MeasureMode, Prober, SearchConfig};
-use spec::{EngineKind, JobSpec};
+use search::{GridPoint, MeasureMode, Prober, SearchConfig, SearchOutcome};
+use spec::units::{self, TimeUnit};
+use spec::{EngineKind, JobSpec, SpecError};
 use stats::{codes, ErrorInfo, JobResult, LatHist, Percentile, ResultDoc, SlaPoint, SlaResult, SlaStream};
-use std::path::Path;
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Everything `sla` needs besides the target.
+/// `sla`'s options as typed.
 #[derive(Debug, Clone)]
-pub struct SlaConfig {
-    pub bound_ns: u64,
-    pub percentile: Percentile,
-    /// One stream, or two independent streams (e.g. randread + randwrite) whose depths
-    /// scale together. `qd`, `threads`, `runtime`, `ramp` and `rate_iops` are set per point.
-    pub streams: Vec<JobSpec>,
-    /// Two streams: the first stream's share of the outstanding I/O, percent.
-    pub first_share: u8,
-    pub max_qd: u32,
-    pub max_threads: u32,
+pub struct Options {
+    /// File or block device [default: `DEFAULT_TARGET`].
+    pub target: Option<PathBuf>,
+    /// The latency bound, e.g. `10ms`.
+    pub latency: String,
+    /// The statistic bounded: mean, 50, 90, 99, 99.9.
+    pub percentile: String,
+    /// One mode, or two joined by `+`.
+    pub rw: String,
+    pub bs: String,
+    pub mix: Option<String>,
+    pub max_qd: String,
+    /// Most workers [default: the CPUs this process may use].
+    pub max_threads: Option<String>,
     pub exhaustive: bool,
     pub open_loop: bool,
-    /// Ramp before each point (excluded from its figures).
-    pub ramp: Duration,
-    pub min_windows: u32,
-    pub max_windows: u32,
-    /// Coefficient of variation (fraction) under which IOPS and latency count as stable.
-    pub cv_target: f64,
-    /// A point whose statistic is within this fraction of the bound is measured twice.
-    pub guard: f64,
-    /// Test area (a file diskmeter creates, or the part of a device used).
-    pub size: u64,
+    pub size: String,
+    pub ramp: String,
+    pub min_windows: String,
+    pub max_windows: String,
+    pub cv: String,
+    pub guard: String,
+    pub engine: String,
+    pub dist: Option<String>,
+    pub data: Option<String>,
+    pub seed: Option<u64>,
+    pub flags: TargetFlags,
 }
 
-impl Default for SlaConfig {
-    fn default() -> Self {
-        Self {
-            bound_ns: 10_000_000,
-            percentile: Percentile::Mean,
-            streams: vec![JobSpec { rw: spec::RwMode::RandRead, ..JobSpec::default() }],
-            first_share: 50,
-            max_qd: 256,
-            max_threads: 1,
-            exhaustive: false,
-            open_loop: false,
-            ramp: Duration::from_secs(1),
-            min_windows: 3,
-            max_windows: 10,
-            cv_target: 0.05,
-            guard: 0.1,
-            size: 1 << 30,
+/// Most one-second windows per point.
+const MAX_WINDOWS: u32 = 3600;
+
+/// A validated `sla`: everything it needs besides the target. Built only by [`Config::new`],
+/// which checks every value.
+#[derive(Debug, Clone)]
+pub struct Config {
+    target: PathBuf,
+    pub(crate) bound_ns: u64,
+    pub(crate) percentile: Percentile,
+    /// One stream, or two independent streams (e.g. randread + randwrite) whose depths
+    /// scale together. `qd`, `threads`, `runtime`, `ramp` and `rate_iops` are set per point.
+    pub(crate) streams: Vec<JobSpec>,
+    /// Two streams: the first stream's share of the outstanding I/O, percent.
+    pub(crate) first_share: u8,
+    pub(crate) max_qd: u32,
+    pub(crate) max_threads: u32,
+    pub(crate) exhaustive: bool,
+    pub(crate) open_loop: bool,
+    /// Ramp before each point (excluded from its figures).
+    pub(crate) ramp: Duration,
+    pub(crate) min_windows: u32,
+    pub(crate) max_windows: u32,
+    /// Relative standard error (fraction) under which IOPS and latency count as stable.
+    pub(crate) cv_target: f64,
+    /// A point whose statistic is within this fraction of the bound is measured twice.
+    pub(crate) guard: f64,
+    /// Test area (a file diskmeter creates, or the part of a device used).
+    pub(crate) size: u64,
+    flags: TargetFlags,
+}
+
+impl Config {
+    /// Checks every option; the most workers default to the CPUs this process may use.
+    pub fn new(o: &Options) -> Result<Config> {
+        Ok(Self::checked(o, engine::runner::allowed_cpus().len() as u32)?)
+    }
+
+    fn checked(o: &Options, cpus: u32) -> Result<Config, SpecError> {
+        let bound = units::parse_duration("--latency", &o.latency, TimeUnit::Seconds)?;
+        if bound.is_zero() {
+            return Err(SpecError::value(
+                "--latency",
+                format!("{} is not a usable bound; give a time above zero, e.g. --latency 10ms", o.latency),
+            ));
         }
+        let percentile = Percentile::parse(&o.percentile).ok_or_else(|| {
+            SpecError::value(
+                "--percentile",
+                format!("unknown statistic {:?}; use mean, 50, 90, 99 or 99.9", o.percentile),
+            )
+        })?;
+        let bs = units::parse_size("--bs", &o.bs)?;
+        let engine = device_engine("--engine", &o.engine)?;
+        let mut base = JobSpec { bs, engine, direct: !o.flags.buffered, ..JobSpec::default() };
+        if let Some(s) = &o.dist {
+            base.dist = units::parse_distribution("--dist", s)?;
+        }
+        if let Some(s) = &o.data {
+            base.data = units::parse_data("--data", s)?;
+        }
+        if let Some(s) = o.seed {
+            base.seed = s;
+        }
+        let mix = match &o.mix {
+            Some(s) => Some(units::parse_percent("--mix", s)?.round() as u8),
+            None => None,
+        };
+        let modes: Vec<&str> = o.rw.split('+').map(str::trim).collect();
+        if modes.len() > 2 || modes.iter().any(|m| m.is_empty()) {
+            return Err(SpecError::value(
+                "--rw",
+                format!("{:?}: give one mode or two joined by + (randread+randwrite)", o.rw),
+            ));
+        }
+        let mut streams = Vec::new();
+        for m in &modes {
+            let rw = rw("--rw", m)?;
+            let mut j = JobSpec { rw, name: rw.name().to_string(), ..base.clone() };
+            if modes.len() == 1 {
+                if let Some(p) = mix {
+                    j.mix = p;
+                }
+            }
+            spec::validate::validate_job(&JobSpec { qd: 1, threads: 1, ..j.clone() })?;
+            streams.push(j);
+        }
+        let first_share = if modes.len() == 2 {
+            let p = mix.unwrap_or(50);
+            if p == 0 || p >= 100 {
+                return Err(SpecError::value(
+                    "--mix",
+                    "with two streams it is the first stream's share of the depth: use 1 to 99",
+                ));
+            }
+            p
+        } else {
+            50
+        };
+        let max_qd = u32_count("--max-qd", &o.max_qd)?;
+        if max_qd == 0 {
+            return Err(SpecError::value("--max-qd", "must be at least 1"));
+        }
+        let max_threads = match &o.max_threads {
+            Some(s) => u32_count("--max-threads", s)?,
+            None => cpus.max(1),
+        };
+        if max_threads == 0 {
+            return Err(SpecError::value("--max-threads", "must be at least 1"));
+        }
+        if max_threads > spec::validate::MAX_THREADS {
+            return Err(SpecError::value(
+                "--max-threads",
+                format!("{max_threads} is too many; use at most {}", spec::validate::MAX_THREADS),
+            ));
+        }
+        // The deepest point of the grid runs max_qd per worker on max_threads workers.
+        if let Some(m) = spec::validate::depth_problem(engine, max_qd, max_threads, "--max-qd", "--max-threads") {
+            return Err(SpecError::value("--max-qd", m));
+        }
+        let min_windows = u32_count("--min-windows", &o.min_windows)?;
+        let max_windows = u32_count("--max-windows", &o.max_windows)?;
+        if min_windows < 2 {
+            return Err(SpecError::value("--min-windows", "must be at least 2 (a spread needs two windows)"));
+        }
+        if max_windows < min_windows || max_windows > MAX_WINDOWS {
+            return Err(SpecError::value(
+                "--max-windows",
+                format!("must be between --min-windows ({min_windows}) and {MAX_WINDOWS}"),
+            ));
+        }
+        let size = units::parse_size("--size", &o.size)?;
+        if size < bs {
+            return Err(SpecError::value("--size", format!("{} is smaller than one block (--bs {})", o.size, o.bs)));
+        }
+        Ok(Config {
+            target: o.target.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET)),
+            bound_ns: bound.as_nanos().min(u128::from(u64::MAX)) as u64,
+            percentile,
+            streams,
+            first_share,
+            max_qd,
+            max_threads,
+            exhaustive: o.exhaustive,
+            open_loop: o.open_loop,
+            ramp: units::parse_duration("--ramp", &o.ramp, TimeUnit::Seconds)?,
+            min_windows,
+            max_windows,
+            cv_target: percent_fraction("--cv", &o.cv)?,
+            guard: units::parse_percent("--guard", &o.guard)? / 100.0,
+            size,
+            flags: o.flags.clone(),
+        })
+    }
+
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+    /// The latency bound, ns.
+    pub fn bound_ns(&self) -> u64 {
+        self.bound_ns
+    }
+    pub fn percentile(&self) -> Percentile {
+        self.percentile
+    }
+    pub fn streams(&self) -> &[JobSpec] {
+        &self.streams
+    }
+    pub fn max_qd(&self) -> u32 {
+        self.max_qd
+    }
+    pub fn max_threads(&self) -> u32 {
+        self.max_threads
     }
 }
 
 /// Per-stream depths of a point: one stream takes the grid depth; two streams split
 /// it by `first_share` (at least one each).
-fn stream_depths(cfg: &SlaConfig, qd: u32) -> Vec<u32> {
+fn stream_depths(cfg: &Config, qd: u32) -> Vec<u32> {
     if cfg.streams.len() < 2 {
         return vec![qd];
     }
@@ -186,16 +352,23 @@ impl PointAcc {
 }
 
 struct EngineProber<'a> {
-    cfg: &'a SlaConfig,
+    cfg: &'a Config,
     target: Option<&'a OpenTarget>,
     opts: &'a SessionOptions,
     obs: &'a mut dyn Observer,
     t0: Instant,
     /// Job results of each measurement (last run of it), for the best point's details.
     runs: Vec<(GridPoint, Vec<JobResult>)>,
-    error: Option<ErrorInfo>,
-    interrupted: bool,
-    usage_error: Option<EngineError>,
+}
+
+/// Why a measurement failed, which ends the search.
+enum Halt {
+    /// A signal: the result is partial.
+    Interrupted,
+    /// An I/O fault: the result is partial, with the fault as its error.
+    Failed(ErrorInfo),
+    /// Bad input found against the target: no result.
+    Usage(EngineError),
 }
 
 impl EngineProber<'_> {
@@ -222,17 +395,18 @@ impl EngineProber<'_> {
 
     /// One run of a point: ramp, then windows until stable (at least `min` windows, at
     /// most `max`), or early rejection.
-    fn run_once(&mut self, p: GridPoint, acc: &mut PointAcc, min: usize, max: usize, early_ok: bool) -> Option<bool> {
+    fn run_once(
+        &mut self,
+        p: GridPoint,
+        acc: &mut PointAcc,
+        min: usize,
+        max: usize,
+        early_ok: bool,
+    ) -> Result<bool, Halt> {
         let jobs = self.jobs_for(p, max as u32);
         let mut bound = Vec::with_capacity(jobs.len());
         for j in &jobs {
-            match engine::runner::bind(j, self.target) {
-                Ok(b) => bound.push(b),
-                Err(e) => {
-                    self.usage_error = Some(e);
-                    return None;
-                }
-            }
+            bound.push(engine::runner::bind(j, self.target).map_err(Halt::Usage)?);
         }
         let start = acc.windows();
         let bound_ns = self.cfg.bound_ns as f64;
@@ -261,39 +435,32 @@ impl EngineProber<'_> {
         match out {
             Ok(o) => {
                 if o.interrupted {
-                    self.interrupted = true;
-                    return None;
+                    return Err(Halt::Interrupted);
                 }
                 if let Some(e) = o.error {
-                    self.error = Some(e);
-                    return None;
+                    return Err(Halt::Failed(e));
                 }
                 if let Some(slot) = self.runs.last_mut() {
                     slot.1 = o.results;
                 }
-                Some(early)
+                Ok(early)
             }
-            Err(e) if e.is_usage() => {
-                self.usage_error = Some(e);
-                None
-            }
-            Err(e) => {
-                self.error = Some(ErrorInfo::new("io", e.to_string()));
-                None
-            }
+            Err(e) if e.is_usage() => Err(Halt::Usage(e)),
+            Err(e) => Err(Halt::Failed(ErrorInfo::new("io", e.to_string()))),
         }
     }
 }
 
 impl Prober for EngineProber<'_> {
+    type Halt = Halt;
+
     fn plan(&mut self, done: usize, estimate: usize) {
         self.obs.steps(done, estimate, self.t0.elapsed());
     }
 
-    fn measure(&mut self, p: GridPoint, mode: MeasureMode) -> Option<SlaPoint> {
+    fn measure(&mut self, p: GridPoint, mode: MeasureMode) -> Result<SlaPoint, Halt> {
         if self.opts.ctl.stop.load(Ordering::Relaxed) {
-            self.interrupted = true;
-            return None;
+            return Err(Halt::Interrupted);
         }
         let slots = self.cfg.streams.len();
         let mut acc = PointAcc::new(slots, self.cfg.percentile);
@@ -308,7 +475,7 @@ impl Prober for EngineProber<'_> {
             remeasured = true;
             self.run_once(p, &mut acc, min, max, false)?;
         }
-        Some(self.point(p, &acc, early, remeasured))
+        Ok(self.point(p, &acc, early, remeasured))
     }
 }
 
@@ -370,9 +537,29 @@ impl EngineProber<'_> {
     }
 }
 
-/// Run the `sla` search on `target` and build its result document.
-pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn Observer) -> Result<ResultDoc> {
-    let mut doc = session::new_doc("sla");
+/// Runs the search; `stop` is raised by a signal (the result is then partial).
+pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
+    let opts = cfg.flags.session(false, stop);
+    Ok(sla(cfg, &opts, obs)?)
+}
+
+/// The answer in one sentence (stored in the result as `sla.verdict`), made by `report`.
+pub(crate) fn verdict(o: &SearchOutcome, cfg: &SearchConfig, what: &str) -> String {
+    report::sla_verdict(&report::SlaAnswer {
+        what,
+        bound_ns: cfg.bound_ns,
+        percentile: cfg.percentile,
+        best: o.best.as_ref(),
+        knee: o.knee.as_ref(),
+        first: o.points.first(),
+        limit: o.limit,
+    })
+}
+
+/// Run the `sla` search on its target and build its result document.
+fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
+    let target = cfg.target();
+    let mut doc = new_doc("sla");
     let null = cfg.streams.iter().all(|s| s.engine == EngineKind::Null);
     // The deepest point pins the most registered memory: check before touching the target.
     let deepest: Vec<JobSpec> = cfg
@@ -408,7 +595,7 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
             topts.prefill = topts.destroy_data.is_some();
         }
         obs.phase(&format!("preparing {}", target.display()), None);
-        let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |e| crate::session::target_event(obs, e));
+        let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
         obs.phase_done();
         Some(t?)
     };
@@ -417,7 +604,7 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, cfg.size),
     });
     if opts.ctl.stop.load(Ordering::Relaxed) {
-        session::finish_error(&mut doc, None, true);
+        finish_error(&mut doc, None, true);
         return Ok(doc);
     }
 
@@ -431,48 +618,21 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
         ..SearchConfig::default()
     };
     let t0 = Instant::now();
-    let mut prober = EngineProber {
-        cfg,
-        target: t.as_ref(),
-        opts,
-        obs,
-        t0,
-        runs: Vec::new(),
-        error: None,
-        interrupted: false,
-        usage_error: None,
+    let mut prober = EngineProber { cfg, target: t.as_ref(), opts, obs, t0, runs: Vec::new() };
+    let (outcome, halt) = search::search(&scfg, &mut prober);
+    let mut halt = match halt {
+        Some(Halt::Usage(e)) => return Err(e),
+        h => h,
     };
-    let outcome = search::search(&scfg, &mut prober);
-    if let Some(e) = prober.usage_error.take() {
-        return Err(e);
-    }
     let searched_runs = prober.runs.len();
-    // Drift check: measure the first point again. A machine or device that changed during
-    // the search (another tenant, thermal throttling, an SLC cache running out) makes points
-    // measured at different times incomparable; say so.
+    // Drift check: measure the first point again.
     if let (false, Some(first)) = (outcome.stopped, outcome.points.first()) {
         let p = GridPoint { qd: first.qd, threads: first.threads, rate_iops: first.rate_iops };
         prober.plan(outcome.points.len(), outcome.points.len() + 1);
-        if let Some(again) = prober.measure(p, MeasureMode { allow_early_reject: false }) {
-            let change = if first.iops > 0.0 { again.iops / first.iops - 1.0 } else { 0.0 };
-            if change.abs() > 0.15 {
-                doc.warn(
-                    codes::DRIFT,
-                    format!(
-                        "the target changed during the search: QD {} x {} gave {:.0} IOPS at the start and {:.0} at the end \
-                         ({:+.0}%); points measured at different times are not comparable — rerun on a quiet machine \
-                         or compare several runs",
-                        first.qd,
-                        first.threads,
-                        first.iops,
-                        again.iops,
-                        change * 100.0
-                    ),
-                );
-            }
-        }
-        if let Some(e) = prober.usage_error.take() {
-            return Err(e);
+        match prober.measure(p, MeasureMode { allow_early_reject: false }) {
+            Ok(again) => drift_warning(&mut doc, first, &again),
+            Err(Halt::Usage(e)) => return Err(e),
+            Err(h) => halt = Some(h),
         }
     }
     let search_seconds = t0.elapsed().as_secs_f64();
@@ -480,7 +640,7 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
         Some(t) => t.path.display().to_string(),
         None => "the null engine".to_string(),
     };
-    let verdict = search::verdict(&outcome, &scfg, &what);
+    let verdict = verdict(&outcome, &scfg, &what);
 
     // The best point's full job results (series, CDF) go into `results`.
     if let Some(b) = &outcome.best {
@@ -523,12 +683,13 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
             ),
         );
     }
-    let (error, interrupted) = (prober.error.take(), prober.interrupted);
-    if error.is_some() || interrupted {
-        session::finish_error(&mut doc, error, interrupted);
+    match halt {
+        Some(Halt::Interrupted) => finish_error(&mut doc, None, true),
+        Some(Halt::Failed(e)) => finish_error(&mut doc, Some(e), false),
+        Some(Halt::Usage(_)) | None => {}
     }
     let jobs: Vec<&JobSpec> = cfg.streams.iter().collect();
-    session::honesty_warnings(&mut doc, &jobs, t.as_ref(), cfg.size);
+    honesty_warnings(&mut doc, &jobs, t.as_ref(), cfg.size);
     doc.sla = Some(SlaResult {
         latency_ns: cfg.bound_ns,
         percentile: cfg.percentile,
@@ -548,10 +709,27 @@ pub fn sla(cfg: &SlaConfig, target: &Path, opts: &SessionOptions, obs: &mut dyn 
     Ok(doc)
 }
 
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
+/// Drift check: the first point measured again at the end. A machine or device that changed
+/// during the search (another tenant, thermal throttling, an SLC cache running out) makes
+/// points measured at different times incomparable; say so.
+fn drift_warning(doc: &mut ResultDoc, first: &SlaPoint, again: &SlaPoint) {
+    let change = if first.iops > 0.0 { again.iops / first.iops - 1.0 } else { 0.0 };
+    if change.abs() > 0.15 {
+        doc.warn(
+            codes::DRIFT,
+            format!(
+                "the target changed during the search: QD {} x {} gave {:.0} IOPS at the start and {:.0} at the end \
+                 ({:+.0}%); points measured at different times are not comparable — rerun on a quiet machine \
+                 or compare several runs",
+                first.qd,
+                first.threads,
+                first.iops,
+                again.iops,
+                change * 100.0
+            ),
+        );
     }
 }
+
+#[cfg(test)]
+mod tests;

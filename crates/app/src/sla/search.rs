@@ -1,5 +1,6 @@
 //! The `sla` search, independent of any device: which points to measure, in what order,
-//! and what the measured points mean (best feasible point, knee, thrashing, verdict).
+//! and what the measured points mean (best feasible point, knee, thrashing). The sentence
+//! that states the answer is made by `report` (`report::sla_verdict`).
 //!
 //! Closed loop: points are (queue depth per worker, workers) on a half-octave depth grid
 //! (1, 2, 3, 4, 6, 8, 12, 16, …). The search climbs the grid geometrically (×4 steps while
@@ -26,10 +27,11 @@ pub struct MeasureMode {
     pub allow_early_reject: bool,
 }
 
-/// Something that measures points (the engine, or a model in tests). `Ok(None)` means the
-/// search must stop (interrupted or failed); the caller knows why.
+/// Something that measures points (the engine, or a model in tests).
 pub trait Prober {
-    fn measure(&mut self, p: GridPoint, mode: MeasureMode) -> Option<SlaPoint>;
+    /// Why a measurement failed (interrupted, an I/O error, …): the search stops at the first.
+    type Halt;
+    fn measure(&mut self, p: GridPoint, mode: MeasureMode) -> Result<SlaPoint, Self::Halt>;
     /// Progress hint: points measured so far and an estimate of the total.
     fn plan(&mut self, _done: usize, _estimate: usize) {}
 }
@@ -70,7 +72,7 @@ pub struct SearchOutcome {
     pub knee: Option<SlaPoint>,
     pub thrashing: Vec<Thrash>,
     pub qd1_misses: bool,
-    /// The search ended before it was finished (interrupted or an I/O error).
+    /// The search ended before it was finished: a measurement failed (see [`search`]).
     pub stopped: bool,
     /// Why the climb ended on the best worker count: `bound`, `plateau`, `max-qd`.
     pub limit: Option<&'static str>,
@@ -121,17 +123,20 @@ fn rate_at(base: f64, k: usize) -> u64 {
     (base * 2f64.powf(k as f64 / 2.0)).round().max(1.0) as u64
 }
 
-struct Run<'a> {
+struct Run<'a, P: Prober> {
     cfg: &'a SearchConfig,
-    prober: &'a mut dyn Prober,
+    prober: &'a mut P,
     points: Vec<SlaPoint>,
-    stopped: bool,
+    /// The failure that stopped the search.
+    halt: Option<P::Halt>,
     estimate: usize,
 }
 
-impl Run<'_> {
+impl<P: Prober> Run<'_, P> {
+    /// Measures `p` (once: a point measured before is taken as it was); `None` once a
+    /// measurement has failed, which stops the search.
     fn measure(&mut self, p: GridPoint) -> Option<SlaPoint> {
-        if self.stopped {
+        if self.halt.is_some() {
             return None;
         }
         // Never measure a point twice.
@@ -142,24 +147,29 @@ impl Run<'_> {
         }
         self.prober.plan(self.points.len(), self.estimate.max(self.points.len() + 1));
         let mode = MeasureMode { allow_early_reject: !self.cfg.exhaustive };
-        let Some(mut m) = self.prober.measure(p, mode) else {
-            self.stopped = true;
-            return None;
-        };
+        let mut m = self.attempt(p, mode)?;
         if !m.feasible && !self.cfg.exhaustive && self.implausible(&m) {
             // Latency jumped far more than the added depth can explain: most likely a
             // disturbance (another tenant, a flush), not the device's curve. Measure again,
             // in full, and keep the second figures.
             self.prober.plan(self.points.len(), self.estimate.max(self.points.len() + 1));
             let full = MeasureMode { allow_early_reject: false };
-            let Some(again) = self.prober.measure(p, full) else {
-                self.stopped = true;
-                return None;
-            };
+            let again = self.attempt(p, full)?;
             m = SlaPoint { remeasured: true, ..again };
         }
         self.points.push(m.clone());
         Some(m)
+    }
+
+    /// One measurement; a failure is kept and ends the search.
+    fn attempt(&mut self, p: GridPoint, mode: MeasureMode) -> Option<SlaPoint> {
+        match self.prober.measure(p, mode) {
+            Ok(m) => Some(m),
+            Err(h) => {
+                self.halt = Some(h);
+                None
+            }
+        }
     }
 
     /// At saturation the queue only adds waiting: by Little's law the mean latency grows at
@@ -304,9 +314,10 @@ pub fn best_point(points: &[SlaPoint]) -> Option<SlaPoint> {
         .cloned()
 }
 
-/// Run the search (or the exhaustive grid) with `prober`.
-pub fn search(cfg: &SearchConfig, prober: &mut dyn Prober) -> SearchOutcome {
-    let mut run = Run { cfg, prober, points: Vec::new(), stopped: false, estimate: 0 };
+/// Run the search (or the exhaustive grid) with `prober`. The first failed measurement stops
+/// it: the outcome then covers the points measured before, and the failure comes back beside it.
+pub fn search<P: Prober>(cfg: &SearchConfig, prober: &mut P) -> (SearchOutcome, Option<P::Halt>) {
+    let mut run = Run { cfg, prober, points: Vec::new(), halt: None, estimate: 0 };
     let grid = qd_grid(cfg.max_qd.max(1));
     let threads = thread_grid(cfg.max_threads.max(1));
     let mut limit = None;
@@ -339,7 +350,7 @@ pub fn search(cfg: &SearchConfig, prober: &mut dyn Prober) -> SearchOutcome {
             // feasible one: past a plateau extra depth only adds latency.
             let mut best_outstanding = b0.outstanding;
             for &t in &threads[1..] {
-                if run.stopped {
+                if run.halt.is_some() {
                     break;
                 }
                 // Same total depth spread over more workers.
@@ -362,14 +373,19 @@ pub fn search(cfg: &SearchConfig, prober: &mut dyn Prober) -> SearchOutcome {
     finish(cfg, run, &grid, limit)
 }
 
-fn finish(cfg: &SearchConfig, mut run: Run, grid: &[u32], mut limit: Option<&'static str>) -> SearchOutcome {
+fn finish<P: Prober>(
+    cfg: &SearchConfig,
+    mut run: Run<P>,
+    grid: &[u32],
+    mut limit: Option<&'static str>,
+) -> (SearchOutcome, Option<P::Halt>) {
     if !cfg.exhaustive && !cfg.open_loop {
         // Within a third of the grid's points: the search must stay far cheaper than it.
         let budget = grid.len() * thread_grid(cfg.max_threads.max(1)).len() / 3;
         refine_knee(&mut run, grid, budget);
     }
     let points = run.points;
-    let stopped = run.stopped;
+    let stopped = run.halt.is_some();
     let best = best_point(&points);
     let qd1_misses =
         points.iter().find(|p| p.qd == 1 && p.threads == 1 && p.rate_iops.is_none()).is_some_and(|p| !p.feasible)
@@ -387,17 +403,17 @@ fn finish(cfg: &SearchConfig, mut run: Run, grid: &[u32], mut limit: Option<&'st
             }
         });
     }
-    SearchOutcome { points, best, knee, thrashing, qd1_misses, stopped, limit }
+    (SearchOutcome { points, best, knee, thrashing, qd1_misses, stopped, limit }, run.halt)
 }
 
 /// The climb's big steps (×4) leave the knee coarse: when the next measured depth after
 /// the knee is more than one grid step away, measure the step right after it (at most
 /// twice, and only while the search has measured fewer than `budget` points), so the knee
 /// is placed at the grid's resolution.
-fn refine_knee(run: &mut Run, grid: &[u32], budget: usize) {
+fn refine_knee<P: Prober>(run: &mut Run<P>, grid: &[u32], budget: usize) {
     let Some(b) = best_point(&run.points) else { return };
     for _ in 0..2 {
-        if run.stopped || run.points.len() >= budget {
+        if run.halt.is_some() || run.points.len() >= budget {
             return;
         }
         let Some(k) = knee(&run.points, b.threads, false) else { return };
@@ -422,7 +438,7 @@ fn refine_knee(run: &mut Run, grid: &[u32], budget: usize) {
 
 /// Open loop: the QD-1 closed-loop rate is the base; offered rates climb in doublings,
 /// then the last doubling is bisected on the half-octave rate grid.
-fn open_loop(run: &mut Run, grid: &[u32]) {
+fn open_loop<P: Prober>(run: &mut Run<P>, grid: &[u32]) {
     let cap = grid.last().copied().unwrap_or(1);
     let threads = 1;
     let Some(base) = run.measure(GridPoint { qd: 1, threads, rate_iops: None }) else { return };
@@ -520,77 +536,6 @@ pub fn thrashing(points: &[SlaPoint]) -> Vec<Thrash> {
         }
     }
     out
-}
-
-/// One plain-language sentence with the answer.
-pub fn verdict(o: &SearchOutcome, cfg: &SearchConfig, what: &str) -> String {
-    let bound = fmt_ns(cfg.bound_ns);
-    let stat = cfg.percentile.label();
-    if let Some(b) = &o.best {
-        let how = match b.rate_iops {
-            Some(r) => format!("an offered rate of {r} IOPS"),
-            None if b.threads > 1 => {
-                format!("{} I/Os outstanding (QD {} x {} workers)", b.outstanding, b.qd, b.threads)
-            }
-            None => format!("{} I/O{} outstanding", b.outstanding, if b.outstanding == 1 { "" } else { "s" }),
-        };
-        let mut s = format!(
-            "{what} sustains {:.0} IOPS ({:.1} MB/s) at {stat} {} ≤ {bound} with {how}",
-            b.iops,
-            b.mb_s,
-            fmt_ns(b.metric_ns)
-        );
-        match o.limit {
-            Some("bound") => s.push_str("; beyond that latency climbs past the bound"),
-            Some("plateau") => s.push_str("; more outstanding I/O adds latency, not throughput"),
-            Some("max-qd") => s.push_str("; the bound was not reached within --max-qd, so the device may give more"),
-            _ => {}
-        }
-        if let Some(k) = &o.knee {
-            if k.outstanding < b.outstanding || k.rate_iops < b.rate_iops {
-                s.push_str(&format!(
-                    " (knee at {} outstanding: {:.0} IOPS, {stat} {}; past it latency grows faster than throughput)",
-                    k.outstanding,
-                    k.iops,
-                    fmt_ns(k.metric_ns)
-                ));
-            }
-        }
-        s.push('.');
-        s
-    } else if let Some(p) = o.points.first() {
-        format!(
-            "even QD 1 misses the bound: {stat} {} > {bound} at {:.0} IOPS ({:.1} MB/s) with one I/O outstanding.",
-            fmt_ns(p.metric_ns),
-            p.iops,
-            p.mb_s
-        )
-    } else {
-        "no point was measured.".to_string()
-    }
-}
-
-/// Compact latency for sentences: `850 µs`, `1.2 ms`, `12 ms`.
-pub fn fmt_ns(ns: f64) -> String {
-    if ns < 1e3 {
-        format!("{ns:.0} ns")
-    } else if ns < 1e6 {
-        let us = ns / 1e3;
-        if us < 10.0 {
-            format!("{us:.1} µs")
-        } else {
-            format!("{us:.0} µs")
-        }
-    } else if ns < 1e9 {
-        let ms = ns / 1e6;
-        if ms < 10.0 {
-            format!("{ms:.2} ms")
-        } else {
-            format!("{ms:.1} ms")
-        }
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::sla::verdict;
 use proptest::prelude::*;
 use stats::LatSummary;
 
@@ -58,9 +59,12 @@ impl Model {
 }
 
 impl Prober for Model {
-    fn measure(&mut self, p: GridPoint, mode: MeasureMode) -> Option<SlaPoint> {
+    /// The model only stops (`stop_after`).
+    type Halt = ();
+
+    fn measure(&mut self, p: GridPoint, mode: MeasureMode) -> Result<SlaPoint, ()> {
         if self.stop_after.is_some_and(|n| self.calls >= n) {
-            return None;
+            return Err(());
         }
         self.calls += 1;
         let (iops, mean_s) = match p.rate_iops {
@@ -94,7 +98,7 @@ impl Prober for Model {
         }
         let early = mode.allow_early_reject && metric > 2.0 * self.bound;
         self.seconds += if early { self.cost.1 } else { self.cost.0 };
-        Some(SlaPoint {
+        Ok(SlaPoint {
             qd: p.qd,
             threads: p.threads,
             rate_iops: p.rate_iops,
@@ -124,7 +128,7 @@ fn run(m: &Model, c: &SearchConfig) -> (SearchOutcome, f64, usize) {
     let mut m = m.clone();
     m.bound = c.bound_ns;
     m.percentile = c.percentile;
-    let o = search(c, &mut m);
+    let (o, _) = search(c, &mut m);
     (o, m.seconds, m.calls)
 }
 

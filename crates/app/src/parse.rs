@@ -1,0 +1,52 @@
+//! Option values as the user typed them, turned into typed values; every error names the
+//! option. Shared by the commands' `Config::new`.
+
+use crate::mark::Profile;
+use spec::units;
+use spec::{EngineKind, SpecError};
+
+/// `--engine`: any engine.
+pub(crate) fn engine(option: &str, s: &str) -> Result<EngineKind, SpecError> {
+    EngineKind::parse(s)
+        .ok_or_else(|| SpecError::value(option, format!("unknown engine {s:?}; use one of {}", EngineKind::NAMES)))
+}
+
+/// `--engine` of the commands that measure a device (mark, sla, compare): the mem engine
+/// is `run`'s only.
+pub(crate) fn device_engine(option: &str, s: &str) -> Result<EngineKind, SpecError> {
+    match engine(option, s)? {
+        EngineKind::Mem => Err(SpecError::value(
+            option,
+            "the mem engine measures memory, not a device, and is only for `diskmeter run`; use io_uring, \
+             psync or null",
+        )),
+        e => Ok(e),
+    }
+}
+
+/// A count that must fit 32 bits.
+pub(crate) fn u32_count(option: &str, s: &str) -> Result<u32, SpecError> {
+    let v = units::parse_count(option, s)?;
+    u32::try_from(v).map_err(|_| SpecError::value(option, format!("{s} is too large")))
+}
+
+/// A percentage above 0, as a fraction.
+pub(crate) fn percent_fraction(option: &str, s: &str) -> Result<f64, SpecError> {
+    let p = units::parse_percent(option, s)?;
+    if p <= 0.0 {
+        return Err(SpecError::value(option, format!("{s} must be above 0%")));
+    }
+    Ok(p / 100.0)
+}
+
+/// `--profile`: a mark profile.
+pub(crate) fn profile(option: &str, s: &str) -> Result<Profile, SpecError> {
+    Profile::parse(s)
+        .ok_or_else(|| SpecError::value(option, format!("unknown profile {s:?}; use default, nvme, peak or real")))
+}
+
+/// `--rw`: one access pattern.
+pub(crate) fn rw(option: &str, s: &str) -> Result<spec::RwMode, SpecError> {
+    spec::RwMode::parse(s)
+        .ok_or_else(|| SpecError::value(option, format!("unknown mode {s:?}; use one of {}", spec::RwMode::NAMES)))
+}

@@ -1,0 +1,383 @@
+//! `run`: any workload — command-line options or an fio job file — as a plan of groups run in
+//! order, jobs of a group concurrently, with the honesty checks on every result.
+
+use crate::parse::{engine, rw, u32_count};
+use crate::session::{
+    ceiling_check, finish_error, gcd, honesty_warnings, new_doc, split_limit_warning, target_event, Observer,
+    SessionOptions, TargetFlags, DEFAULT_TARGET,
+};
+use crate::{Error, Result};
+use engine::probe;
+use engine::runner::{bind, run_group};
+use engine::target::{open_target, target_info, Needs, OpenTarget};
+use spec::units::{self, TimeUnit};
+use spec::{EngineKind, JobGroup, JobSpec, RunPlan, SpecError};
+use stats::{codes, JobResult, ResultDoc};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// `run`'s options as typed. Workload options act as defaults for a job file's jobs.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// An fio job file.
+    pub jobfile: Option<PathBuf>,
+    /// File or block device; overrides a job file's `filename`.
+    pub target: Option<PathBuf>,
+    pub name: Option<String>,
+    pub rw: Option<String>,
+    pub bs: Option<String>,
+    pub qd: Option<String>,
+    pub threads: Option<String>,
+    pub size: Option<String>,
+    pub offset: Option<String>,
+    pub runtime: Option<String>,
+    pub ramp: Option<String>,
+    pub mix: Option<String>,
+    pub engine: Option<String>,
+    pub rate_iops: Option<String>,
+    pub dist: Option<String>,
+    pub data: Option<String>,
+    pub fsync: Option<String>,
+    pub submit_batch: Option<String>,
+    pub seed: Option<u64>,
+    /// Write the block device's test region before measuring.
+    pub prefill: bool,
+    pub flags: TargetFlags,
+}
+
+/// A validated `run`: the plan, and how its targets are opened.
+#[derive(Debug, Clone)]
+pub struct Config {
+    plan: RunPlan,
+    prefill: bool,
+    flags: TargetFlags,
+}
+
+impl Config {
+    /// Checks every option and builds the plan (reading the job file, if any).
+    pub fn new(o: &Options) -> Result<Config> {
+        let defaults = job_defaults(o)?;
+        let plan = match &o.jobfile {
+            Some(path) => {
+                let mut plan = spec::fiojob::read_jobfile(path, &defaults)?;
+                // --target on the command line overrides job files' filename.
+                if let Some(t) = &o.target {
+                    for g in &mut plan.groups {
+                        for j in &mut g.jobs {
+                            j.target = Some(t.clone());
+                        }
+                    }
+                }
+                plan
+            }
+            None => {
+                spec::validate::validate_job(&defaults)?;
+                single_job_plan(defaults)
+            }
+        };
+        spec::validate::validate_plan(&plan)?;
+        if o.prefill && o.flags.destroy_data.is_none() {
+            return Err(Error::usage(
+                "--prefill writes the whole test region of the device; it needs --destroy-data DEVICE",
+            ));
+        }
+        Ok(Config { plan, prefill: o.prefill, flags: o.flags.clone() })
+    }
+
+    pub fn plan(&self) -> &RunPlan {
+        &self.plan
+    }
+}
+
+/// The command-line workload options on top of the defaults.
+fn job_defaults(o: &Options) -> Result<JobSpec, SpecError> {
+    let mut j = JobSpec { name: o.name.clone().unwrap_or_else(|| "job".into()), ..JobSpec::default() };
+    if let Some(s) = &o.rw {
+        j.rw = rw("--rw", s)?;
+    }
+    if let Some(s) = &o.bs {
+        j.bs = units::parse_size("--bs", s)?;
+    }
+    if let Some(s) = &o.qd {
+        j.qd = u32_count("--qd", s)?;
+    }
+    if let Some(s) = &o.threads {
+        j.threads = u32_count("--threads", s)?;
+    }
+    if let Some(s) = &o.size {
+        j.size = Some(units::parse_size("--size", s)?);
+    }
+    if let Some(s) = &o.offset {
+        j.offset = units::parse_size("--offset", s)?;
+    }
+    if let Some(s) = &o.runtime {
+        j.runtime = units::parse_duration("--runtime", s, TimeUnit::Seconds)?;
+    }
+    if let Some(s) = &o.ramp {
+        j.ramp = units::parse_duration("--ramp", s, TimeUnit::Seconds)?;
+    }
+    if let Some(s) = &o.mix {
+        let p = units::parse_percent("--mix", s)?;
+        j.mix = p.round() as u8;
+    }
+    if let Some(s) = &o.engine {
+        j.engine = engine("--engine", s)?;
+    }
+    if let Some(s) = &o.rate_iops {
+        j.rate_iops = Some(units::parse_count("--rate-iops", s)?);
+    }
+    if let Some(s) = &o.dist {
+        j.dist = units::parse_distribution("--dist", s)?;
+    }
+    if let Some(s) = &o.data {
+        j.data = units::parse_data("--data", s)?;
+    }
+    if let Some(s) = &o.fsync {
+        j.fsync = u32_count("--fsync", s)?;
+    }
+    if let Some(s) = &o.submit_batch {
+        j.submit_batch = u32_count("--submit-batch", s)?;
+        if j.submit_batch == 0 {
+            return Err(SpecError::value("--submit-batch", "must be at least 1 (1 = submit each I/O at once)"));
+        }
+    }
+    if let Some(s) = o.seed {
+        j.seed = s;
+    }
+    j.direct = !o.flags.buffered;
+    j.target = o.target.clone();
+    Ok(j)
+}
+
+/// Build a one-group plan from a single job (the `run` command without a job file).
+fn single_job_plan(job: JobSpec) -> RunPlan {
+    RunPlan { groups: vec![JobGroup { jobs: vec![job], group_reporting: false }], ..RunPlan::default() }
+}
+
+/// Runs the plan; `stop` is raised by a signal (the result is then partial).
+pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
+    let opts = cfg.flags.session(cfg.prefill, stop);
+    Ok(run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, obs)?)
+}
+
+/// What the jobs need from one target. `existing` is the size of a target that already
+/// exists: jobs without --size then use it whole; a new file gets `default_size`.
+fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Needs {
+    let mut n = Needs { region_start: jobs.iter().map(|j| j.offset).min().unwrap_or(0), ..Needs::default() };
+    for j in jobs {
+        let rp = j.rw.read_pct(j.mix);
+        n.reads |= rp > 0;
+        n.writes |= rp < 100;
+        n.direct |= j.direct;
+        let end = match (j.size, existing) {
+            (Some(s), _) => j.offset.saturating_add(s),
+            (None, Some(total)) => total.max(j.offset),
+            (None, None) => j.offset.saturating_add(default_size),
+        };
+        n.region_end = n.region_end.max(end);
+        n.bs_gcd = gcd(n.bs_gcd, j.bs);
+    }
+    n
+}
+
+/// Run a plan: groups in order, jobs of a group concurrently. `default_target` serves
+/// jobs without a filename.
+fn run_plan(
+    plan: &RunPlan,
+    default_target: &Path,
+    opts: &SessionOptions,
+    obs: &mut dyn Observer,
+) -> engine::error::Result<ResultDoc> {
+    let mut doc = new_doc("run");
+    for n in &plan.notes {
+        doc.warn(&n.code, n.message.clone());
+    }
+    let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
+    let all_null = jobs.iter().all(|j| !j.engine.uses_target());
+    // Checked before any target is created or filled: bad input writes nothing.
+    let (need, njobs) = engine::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
+    engine::memory::check(&need, njobs, &engine::memory::Knobs::CLI)?;
+    let pinned = plan.groups.iter().map(|g| engine::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
+    engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+
+    // Open every distinct target once (validating everything before any I/O starts).
+    let mut paths: BTreeMap<PathBuf, Vec<&JobSpec>> = BTreeMap::new();
+    for j in &jobs {
+        if j.engine.uses_target() {
+            let p = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
+            paths.entry(p).or_default().push(j);
+        }
+    }
+    let mut targets: BTreeMap<PathBuf, OpenTarget> = BTreeMap::new();
+    for (p, js) in &paths {
+        let existing = probe::probe(p).ok().filter(|pr| pr.exists).map(|pr| pr.size_bytes);
+        let needs = needs_for(js, existing, opts.default_size);
+        obs.phase(&format!("preparing {}", p.display()), None);
+        let t = open_target(p, needs, &opts.target, &opts.ctl.stop, &mut |e| target_event(obs, e));
+        obs.phase_done();
+        targets.insert(p.clone(), t?);
+    }
+    if opts.ctl.stop.load(Ordering::Relaxed) {
+        finish_error(&mut doc, None, true);
+        return Ok(doc);
+    }
+    for (p, t) in &targets {
+        if let Some(js) = paths.get(p) {
+            split_limit_warning(&mut doc, js, t, obs);
+        }
+    }
+    if let Some((_, t)) = targets.iter().next() {
+        doc.target = Some(target_info(t));
+    } else if all_null {
+        doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, 0));
+    }
+    let mut region = 0u64;
+
+    for g in &plan.groups {
+        let mut bound = Vec::with_capacity(g.jobs.len());
+        for j in &g.jobs {
+            let t = if !j.engine.uses_target() {
+                None
+            } else {
+                targets.get(&j.target.clone().unwrap_or_else(|| default_target.to_path_buf()))
+            };
+            let b = bind(j, t)?;
+            region = region.max(b.region_len);
+            bound.push(b);
+        }
+        let label = g.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(" + ");
+        let planned = g.jobs.iter().map(|j| j.ramp + j.runtime).max();
+        obs.phase(&label, planned.filter(|d| !d.is_zero()));
+        let out = run_group(&bound, g.group_reporting, &opts.ctl, &mut |t| obs.tick(t));
+        obs.phase_done();
+        let out = out?;
+        let stop = out.error.is_some() || out.interrupted;
+        for r in out.results {
+            if !stop && opts.ceiling_check {
+                ceiling_check(&mut doc, &r, &opts.ctl);
+                engine::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
+            }
+            rate_check(&mut doc, &r);
+            doc.results.push(r);
+        }
+        if stop {
+            finish_error(&mut doc, out.error, out.interrupted);
+            break;
+        }
+    }
+    if all_null {
+        doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, region));
+    }
+    let first = targets.values().next();
+    // Memory is what the mem engine measures: the device checks do not apply to it.
+    let jobs: Vec<&JobSpec> = jobs.into_iter().filter(|j| j.engine != EngineKind::Mem).collect();
+    honesty_warnings(&mut doc, &jobs, first, region);
+    Ok(doc)
+}
+
+/// The result target's name when no job uses a device: `mem` when the mem engine ran, else
+/// `null`.
+fn no_target_name(jobs: &[&JobSpec]) -> &'static str {
+    if jobs.iter().any(|j| j.engine == EngineKind::Mem) {
+        "mem"
+    } else {
+        "null"
+    }
+}
+
+fn rate_check(doc: &mut ResultDoc, r: &JobResult) {
+    if let Some(rate) = r.spec.rate_iops {
+        let got = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
+        if got < 0.95 * rate as f64 && !r.spec.runtime.is_zero() {
+            doc.warn(
+                codes::RATE_NOT_MET,
+                format!(
+                    "{}: asked for {rate} IOPS, got {got:.0}: the device could not keep up, so latencies include \
+                     the backlog (open-loop timing)",
+                    r.name
+                ),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage(o: &Options) -> String {
+        match Config::new(o) {
+            Err(Error::Usage(m)) => m,
+            other => panic!("not a usage error: {other:?}"),
+        }
+    }
+
+    fn with(f: impl FnOnce(&mut Options)) -> Options {
+        let mut o = Options::default();
+        f(&mut o);
+        o
+    }
+
+    #[test]
+    fn defaults_make_one_job() {
+        let c = Config::new(&Options::default()).expect("valid");
+        let jobs: Vec<&JobSpec> = c.plan().groups.iter().flat_map(|g| &g.jobs).collect();
+        assert_eq!(jobs.len(), 1);
+        assert_eq!(jobs[0].name, "job");
+        assert!(jobs[0].direct && jobs[0].target.is_none());
+        let c = Config::new(&with(|o| o.flags.buffered = true)).expect("valid");
+        assert!(!c.plan().groups[0].jobs[0].direct);
+    }
+
+    #[test]
+    fn bad_values_name_their_option() {
+        assert_eq!(
+            usage(&with(|o| o.rw = Some("sideways".into()))),
+            "invalid value for --rw: unknown mode \"sideways\"; use one of read, write, randread, randwrite, randrw, \
+             readwrite"
+        );
+        assert_eq!(
+            usage(&with(|o| o.engine = Some("spdk".into()))),
+            "invalid value for --engine: unknown engine \"spdk\"; use one of io_uring, psync, null, mem"
+        );
+        assert_eq!(
+            usage(&with(|o| o.qd = Some("5000000000".into()))),
+            "invalid value for --qd: 5000000000 is too large"
+        );
+        assert_eq!(
+            usage(&with(|o| o.submit_batch = Some("0".into()))),
+            "invalid value for --submit-batch: must be at least 1 (1 = submit each I/O at once)"
+        );
+        assert!(usage(&with(|o| o.bs = Some("4q".into()))).starts_with("invalid value for --bs: "));
+        // The plan's own checks (spec::validate) come after the conversions.
+        assert!(usage(&with(|o| o.qd = Some("0".into()))).starts_with("invalid value for --qd: "));
+    }
+
+    #[test]
+    fn prefill_needs_destroy_data() {
+        assert_eq!(
+            usage(&with(|o| o.prefill = true)),
+            "--prefill writes the whole test region of the device; it needs --destroy-data DEVICE"
+        );
+        let o = with(|o| {
+            o.prefill = true;
+            o.flags.destroy_data = Some("/dev/null".into());
+        });
+        assert!(Config::new(&o).is_ok());
+    }
+
+    #[test]
+    fn needs_span_the_lowest_offset_to_the_furthest_end() {
+        let a = JobSpec { offset: 100 << 30, size: Some(16 << 20), ..JobSpec::default() };
+        let b = JobSpec { offset: 101 << 30, size: Some(1 << 20), ..JobSpec::default() };
+        let n = needs_for(&[&a, &b], None, 1 << 30);
+        assert_eq!(n.region_start, 100 << 30);
+        assert_eq!(n.region_end, (101 << 30) + (1 << 20));
+        // Without --size a new file gets the default size from the offset on.
+        let c = JobSpec { offset: 1 << 20, size: None, ..JobSpec::default() };
+        let n = needs_for(&[&c], None, 1 << 30);
+        assert_eq!((n.region_start, n.region_end), (1 << 20, (1 << 20) + (1 << 30)));
+    }
+}
