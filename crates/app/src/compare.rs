@@ -479,6 +479,7 @@ fn compare_results(docs: &[(Subject, ResultDoc)], test: TestKind) -> Result<Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{changed, usage_message};
 
     fn options() -> Options {
         Options {
@@ -503,16 +504,11 @@ mod tests {
     }
 
     fn with(f: impl FnOnce(&mut Options)) -> Options {
-        let mut o = options();
-        f(&mut o);
-        o
+        changed(options(), f)
     }
 
     fn usage(o: &Options) -> String {
-        match Config::new(o) {
-            Err(Error::Usage(m)) => m,
-            other => panic!("not a usage error: {other:?}"),
-        }
+        usage_message(Config::new(o))
     }
 
     fn targets(c: &Config) -> &Targets {

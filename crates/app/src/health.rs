@@ -267,16 +267,14 @@ pub fn error_json(e: &Error) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::test_support::usage_message;
+    use crate::test_support::{changed, usage_message};
 
     fn usage(o: Options) -> String {
         usage_message(Config::new(&o))
     }
 
     fn with(f: impl FnOnce(&mut Options)) -> Options {
-        let mut o = Options { no_state: true, ..Options::default() };
-        f(&mut o);
-        o
+        changed(Options { no_state: true, ..Options::default() }, f)
     }
 
     #[test]

@@ -444,6 +444,7 @@ fn push_partial(doc: &mut ResultDoc, mut result: JobResult, passes: Vec<PassResu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{changed, usage_message};
     use crate::Error;
 
     fn options() -> Options {
@@ -464,16 +465,11 @@ mod tests {
     }
 
     fn with(f: impl FnOnce(&mut Options)) -> Options {
-        let mut o = options();
-        f(&mut o);
-        o
+        changed(options(), f)
     }
 
     fn usage(o: &Options) -> String {
-        match Config::new(o) {
-            Err(Error::Usage(m)) => m,
-            other => panic!("not a usage error: {other:?}"),
-        }
+        usage_message(Config::new(o))
     }
 
     #[test]

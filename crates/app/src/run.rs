@@ -306,18 +306,14 @@ fn rate_check(doc: &mut ResultDoc, r: &JobResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{changed, usage_message};
 
     fn usage(o: &Options) -> String {
-        match Config::new(o) {
-            Err(Error::Usage(m)) => m,
-            other => panic!("not a usage error: {other:?}"),
-        }
+        usage_message(Config::new(o))
     }
 
     fn with(f: impl FnOnce(&mut Options)) -> Options {
-        let mut o = Options::default();
-        f(&mut o);
-        o
+        changed(Options::default(), f)
     }
 
     #[test]

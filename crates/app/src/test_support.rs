@@ -11,3 +11,9 @@ pub fn usage_message<T>(r: Result<T, Error>) -> String {
         Ok(_) => panic!("accepted"),
     }
 }
+
+/// `base` with `change` applied: one test case's options.
+pub fn changed<T>(mut base: T, change: impl FnOnce(&mut T)) -> T {
+    change(&mut base);
+    base
+}

@@ -1,4 +1,5 @@
 use super::*;
+use crate::test_support::{changed, usage_message};
 use crate::Error;
 
 fn options() -> Options {
@@ -28,20 +29,12 @@ fn options() -> Options {
 }
 
 fn with(f: impl FnOnce(&mut Options)) -> Options {
-    let mut o = options();
-    f(&mut o);
-    o
+    changed(options(), f)
 }
 
 /// The usage error for `o` on a machine of 8 CPUs.
 fn usage(o: &Options) -> String {
-    match Config::checked(o, 8) {
-        Err(e) => match Error::from(e) {
-            Error::Usage(m) => m,
-            other => panic!("not a usage error: {other:?}"),
-        },
-        Ok(c) => panic!("accepted: {c:?}"),
-    }
+    usage_message(Config::checked(o, 8).map_err(Error::from))
 }
 
 #[test]

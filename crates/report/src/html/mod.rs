@@ -178,12 +178,8 @@ struct Page {
     doc_error: String,
     warnings: Vec<Note>,
     job_errors: Vec<Note>,
-    sla: Option<SlaView>,
-    compare: Option<CompareView>,
-    cache: Option<cache::CacheView>,
-    surface: Option<surface::SurfaceView>,
-    mark: Option<MarkCard>,
-    results: Option<ResultsTable>,
+    /// The command's own part: one of these is filled.
+    sections: Sections,
     cdf: Option<Figure>,
     timelines: Vec<Figure>,
     timeline_note: String,
@@ -237,7 +233,6 @@ impl Page {
     fn new(doc: &ResultDoc) -> Page {
         let kind = doc.kind();
         let (timelines, timeline_note) = timelines(doc);
-        let Sections { sla, compare, cache, surface, mark, results } = Sections::new(doc, kind);
         Page {
             generator: format!("{} {}", doc.tool.name, doc.tool.version),
             title: format!("{} {} report", doc.tool.name, doc.command),
@@ -249,12 +244,7 @@ impl Page {
             },
             warnings: doc.warnings.iter().map(|w| Note { code: w.code.clone(), message: w.message.clone() }).collect(),
             job_errors: job_errors(doc),
-            sla,
-            compare,
-            cache,
-            surface,
-            mark,
-            results,
+            sections: Sections::new(doc, kind),
             cdf: latency_cdf(doc),
             timelines,
             timeline_note,
