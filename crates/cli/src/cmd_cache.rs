@@ -2,7 +2,7 @@
 //! one-line summary of the trace written (synth, convert).
 
 use crate::args::{CacheAction, CacheArgs, TraceArgs};
-use crate::{measure, signals, Outcome};
+use crate::{finished, measure, signals, Outcome};
 use app::cache;
 use app::output::{print_stdout, rendered, sanitize};
 
@@ -106,5 +106,5 @@ pub fn run(a: &CacheArgs) -> Outcome {
         // The trace is written; a closed stdout does not undo that.
         let _ = print_stdout(&format!("{}\n", sanitize(&line)));
     }
-    app::output::status(&doc).map(|()| 0)
+    finished(&doc)
 }

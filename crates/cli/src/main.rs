@@ -26,18 +26,27 @@ use std::sync::Arc;
 /// How a command ended: `Ok(code)` when it ran to its end (its messages shown), else the error.
 pub(crate) type Outcome = Result<u8, app::Error>;
 
-/// The one exit path: the error's line on stderr (an interruption's message as it is, anything
-/// else as `error: …`) and its exit code.
+/// The one exit path: the error's line on stderr (`error: …`) and its exit code.
 fn exit(r: Outcome) -> ExitCode {
     match r {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            match &e {
-                app::Error::Interrupted(m) => eprintln!("{}", sanitize(m)),
-                e => eprintln!("error: {}", sanitize(e.message())),
-            }
+            eprintln!("error: {}", sanitize(e.message()));
             ExitCode::from(e.exit_code())
         }
+    }
+}
+
+/// How a written result ends the command: an interruption's message as it is (the partial
+/// result is out, so it is a notice, not an error) and 130; the fault that cut the result short
+/// as an error; else 0.
+pub(crate) fn finished(doc: &ResultDoc) -> Outcome {
+    match app::output::status(doc) {
+        Err(app::Error::Interrupted(m)) => {
+            eprintln!("{}", sanitize(&m));
+            Ok(130)
+        }
+        other => other.map(|()| 0),
     }
 }
 
@@ -56,7 +65,7 @@ pub(crate) fn measure(
     signals::name_in(&mut doc);
     // An output that cannot be written is exit 1, never 0.
     outputs.write(&doc).map_err(|e| app::Error::runtime(e.message()))?;
-    app::output::status(&doc).map(|()| 0)
+    finished(&doc)
 }
 
 fn main() -> ExitCode {
