@@ -445,7 +445,6 @@ fn push_partial(doc: &mut ResultDoc, mut result: JobResult, passes: Vec<PassResu
 mod tests {
     use super::*;
     use crate::test_support::{changed, usage_message};
-    use crate::Error;
 
     fn options() -> Options {
         Options {
