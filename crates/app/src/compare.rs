@@ -195,7 +195,7 @@ pub fn default_label(i: usize) -> String {
 }
 
 /// (test name, direction, job) steps of the suite.
-fn steps(cfg: &Targets) -> Vec<(String, &'static str, JobSpec)> {
+fn steps(cfg: &Targets) -> Vec<Step> {
     let mut out = Vec::new();
     match &cfg.suite {
         Suite::Profile(p) => {
@@ -260,162 +260,48 @@ fn compare_files(files: &[PathBuf], labels: &[String], test: TestKind) -> Result
     compare_results(&docs, test)
 }
 
+/// One test of the suite: its name, direction (read, write, mixed) and job.
+type Step = (String, &'static str, JobSpec);
+
+/// Per-pass results: `passes[step][target]`.
+type Passes = Vec<Vec<Vec<PassResult>>>;
+
+/// Why the passes stopped early: the fault of the run that failed, and whether it was a signal.
+type Stopped = (Option<stats::ErrorInfo>, bool);
+
 /// Run the suite on every target with interleaved passes and compare.
 fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
-    let targets = &cfg.targets;
     let mut doc = new_doc("compare");
     let steps = steps(cfg);
-    let null = cfg.engine == EngineKind::Null;
-    let biggest = steps.iter().map(|(_, _, j)| engine::runner::pinned_bytes([j])).max().unwrap_or(0);
-    engine::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
-    let (need, _) = engine::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
-    engine::memory::check(&need, 1, &engine::memory::Knobs::CLI)?;
+    check_memory(&steps, opts)?;
     let labels: Vec<String> =
-        (0..targets.len()).map(|i| cfg.labels.get(i).cloned().unwrap_or_else(|| default_label(i))).collect();
-
+        (0..cfg.targets.len()).map(|i| cfg.labels.get(i).cloned().unwrap_or_else(|| default_label(i))).collect();
     // Open (create and fill) every target first: bad input anywhere fails before any I/O.
-    let mut open: Vec<Option<OpenTarget>> = Vec::new();
-    for t in targets {
-        if null {
-            open.push(None);
-            continue;
-        }
-        let region_end = steps.iter().map(|(_, _, j)| j.offset + j.size.unwrap_or(cfg.size)).max().unwrap_or(cfg.size);
-        let needs = Needs {
-            reads: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) > 0),
-            writes: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) < 100),
-            region_start: steps.iter().map(|(_, _, j)| j.offset).min().unwrap_or(0),
-            region_end,
-            direct: cfg.direct,
-            bs_gcd: steps.iter().map(|(_, _, j)| j.bs).fold(0, gcd),
-        };
-        let mut topts = opts.target.clone();
-        if probe::probe(t).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
-            topts.prefill = topts.destroy_data.as_deref() == Some(t.as_path());
-        }
-        obs.phase(&format!("preparing {}", t.display()), None);
-        let o = open_target(t, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
-        obs.phase_done();
-        open.push(Some(o?));
-        if opts.ctl.stop.load(Ordering::Relaxed) {
-            finish_error(&mut doc, None, true);
-            return Ok(doc);
-        }
-    }
-    let subjects: Vec<Subject> = targets
-        .iter()
-        .zip(&open)
-        .zip(&labels)
-        .map(|((p, o), l)| Subject {
-            label: l.clone(),
-            source: p.display().to_string(),
-            device: o.as_ref().and_then(|o| {
-                let i = target_info(o);
-                match (i.device, i.model) {
-                    (Some(d), Some(m)) => Some(format!("{d} ({m})")),
-                    (d, m) => d.or(m),
-                }
-            }),
-        })
-        .collect();
+    let Some(open) = open_targets(cfg, &steps, opts, obs)? else {
+        finish_error(&mut doc, None, true);
+        return Ok(doc);
+    };
     doc.target = open.first().and_then(|o| o.as_ref().map(target_info));
-
-    // passes[step][target] = per-pass results
-    let n = targets.len();
-    let mut passes: Vec<Vec<Vec<PassResult>>> = vec![vec![Vec::new(); n]; steps.len()];
-    let runs_per_target = u32::from(cfg.warmup) + cfg.passes;
-    let total_runs = steps.len() * n * runs_per_target as usize;
-    let mut done_runs = 0usize;
-    let t0 = Instant::now();
-    let mut stopped: Option<(Option<stats::ErrorInfo>, bool)> = None;
-    'outer: for (si, (test, dir, job)) in steps.iter().enumerate() {
-        let bound: Vec<_> = open
-            .iter()
-            .map(|o| {
-                let j = JobSpec { target: None, ..job.clone() };
-                engine::runner::bind(&j, o.as_ref())
-            })
-            .collect::<engine::error::Result<_>>()?;
-        for round in 0..runs_per_target {
-            let warm = cfg.warmup && round == 0;
-            let pass_no = if cfg.warmup { round } else { round + 1 };
-            // A B, then B A: alternating order also cancels "who ran first" effects.
-            let order: Vec<usize> = if round % 2 == 0 { (0..n).collect() } else { (0..n).rev().collect() };
-            for ti in order {
-                if opts.ctl.stop.load(Ordering::Relaxed) {
-                    stopped = Some((None, true));
-                    break 'outer;
-                }
-                obs.steps(done_runs, total_runs, t0.elapsed());
-                let what = if warm { "warm-up".to_string() } else { format!("pass {pass_no}/{}", cfg.passes) };
-                obs.phase(&format!("[{}] {test} {dir} {what}", labels[ti]), Some(job.runtime));
-                let out = run_group(std::slice::from_ref(&bound[ti]), false, &opts.ctl, &mut |t| obs.tick(t));
-                obs.phase_done();
-                let out = out?;
-                done_runs += 1;
-                if out.error.is_some() || out.interrupted {
-                    stopped = Some((out.error, out.interrupted));
-                    break 'outer;
-                }
-                if warm {
-                    continue;
-                }
-                if let Some(r) = out.results.into_iter().next() {
-                    passes[si][ti].push(PassResult { pass: pass_no, read: r.read, write: r.write });
-                }
-            }
-        }
-    }
-    obs.steps(done_runs, total_runs, t0.elapsed());
-
-    // Per target, one result per test (mean over passes), and the comparison rows.
+    let (passes, stopped) = run_passes(cfg, &steps, &open, &labels, opts, obs)?;
     let mut rows = Vec::new();
     for (si, (test, dir, job)) in steps.iter().enumerate() {
+        // Per target, one result per test (the mean over its passes), then the comparison rows.
         for (ti, label) in labels.iter().enumerate() {
             let ps = passes[si][ti].clone();
-            if ps.is_empty() {
-                continue;
-            }
-            let mut r = JobResult::new(job.clone());
-            r.name = format!("{label} · {test} {dir}");
-            r.set_passes(ps, Aggregate::Mean);
-            doc.results.push(r);
-        }
-        let dirs: &[&str] = match *dir {
-            "mixed" => &["read", "write"],
-            "read" => &["read"],
-            _ => &["write"],
-        };
-        for d in dirs {
-            for (metric, higher) in [("mb_s", true), ("iops", true), ("lat_mean_ns", false)] {
-                let samples: Vec<(String, Vec<f64>, &str)> = labels
-                    .iter()
-                    .enumerate()
-                    .map(|(ti, l)| {
-                        let vals = passes[si][ti]
-                            .iter()
-                            .filter_map(|p| if *d == "read" { p.read.as_ref() } else { p.write.as_ref() })
-                            .map(|s| match metric {
-                                "mb_s" => s.mb_s,
-                                "iops" => s.iops,
-                                _ => s.lat_ns.mean,
-                            })
-                            .collect();
-                        (l.clone(), vals, "passes")
-                    })
-                    .collect();
-                if samples.iter().any(|(_, v, _)| v.is_empty()) {
-                    continue;
-                }
-                rows.push(build_row(test, d, metric, higher, &samples, cfg.test, CONFIDENCE));
+            if !ps.is_empty() {
+                let mut r = JobResult::new(job.clone());
+                r.name = format!("{label} · {test} {dir}");
+                r.set_passes(ps, Aggregate::Mean);
+                doc.results.push(r);
             }
         }
+        rows.extend(step_rows(test, dir, &passes[si], &labels, cfg.test));
     }
     doc.compare = Some(CompareResult {
         test: cfg.test,
         confidence: CONFIDENCE,
         baseline: labels[0].clone(),
-        subjects,
+        subjects: subjects(&cfg.targets, &open, &labels),
         interleaved: true,
         rows,
     });
@@ -436,8 +322,164 @@ fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer)
             ),
         );
     }
-    drop(open);
     Ok(doc)
+}
+
+/// Memory and memlock for the largest step, checked before any target is touched.
+fn check_memory(steps: &[Step], opts: &SessionOptions) -> engine::error::Result<()> {
+    let biggest = steps.iter().map(|(_, _, j)| engine::runner::pinned_bytes([j])).max().unwrap_or(0);
+    engine::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
+    let (need, _) = engine::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
+    engine::memory::check(&need, 1, &engine::memory::Knobs::CLI)
+}
+
+/// Every target opened (created and filled as the steps need; `None` each for the null
+/// engine), or `None` when a signal came while preparing them.
+fn open_targets(
+    cfg: &Targets,
+    steps: &[Step],
+    opts: &SessionOptions,
+    obs: &mut dyn Observer,
+) -> engine::error::Result<Option<Vec<Option<OpenTarget>>>> {
+    if cfg.engine == EngineKind::Null {
+        return Ok(Some(cfg.targets.iter().map(|_| None).collect()));
+    }
+    let needs = Needs {
+        reads: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) > 0),
+        writes: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) < 100),
+        region_start: steps.iter().map(|(_, _, j)| j.offset).min().unwrap_or(0),
+        region_end: steps.iter().map(|(_, _, j)| j.offset + j.size.unwrap_or(cfg.size)).max().unwrap_or(cfg.size),
+        direct: cfg.direct,
+        bs_gcd: steps.iter().map(|(_, _, j)| j.bs).fold(0, gcd),
+    };
+    let mut open = Vec::new();
+    for t in &cfg.targets {
+        let mut topts = opts.target.clone();
+        if probe::probe(t).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
+            topts.prefill = topts.destroy_data.as_deref() == Some(t.as_path());
+        }
+        obs.phase(&format!("preparing {}", t.display()), None);
+        let o = open_target(t, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
+        obs.phase_done();
+        open.push(Some(o?));
+        if opts.ctl.stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(open))
+}
+
+/// Who is compared: label, path and device (with its model) of every target.
+fn subjects(targets: &[PathBuf], open: &[Option<OpenTarget>], labels: &[String]) -> Vec<Subject> {
+    targets
+        .iter()
+        .zip(open)
+        .zip(labels)
+        .map(|((p, o), l)| Subject {
+            label: l.clone(),
+            source: p.display().to_string(),
+            device: o.as_ref().and_then(|o| {
+                let i = target_info(o);
+                match (i.device, i.model) {
+                    (Some(d), Some(m)) => Some(format!("{d} ({m})")),
+                    (d, m) => d.or(m),
+                }
+            }),
+        })
+        .collect()
+}
+
+/// Every step's passes on every target, interleaved: a warm-up (unless turned off), then the
+/// measured passes in A B, B A order. Stops at the first fault or signal.
+fn run_passes(
+    cfg: &Targets,
+    steps: &[Step],
+    open: &[Option<OpenTarget>],
+    labels: &[String],
+    opts: &SessionOptions,
+    obs: &mut dyn Observer,
+) -> engine::error::Result<(Passes, Option<Stopped>)> {
+    let n = open.len();
+    let mut passes: Passes = vec![vec![Vec::new(); n]; steps.len()];
+    let runs_per_target = u32::from(cfg.warmup) + cfg.passes;
+    let total_runs = steps.len() * n * runs_per_target as usize;
+    let mut done_runs = 0usize;
+    let t0 = Instant::now();
+    for (si, (test, dir, job)) in steps.iter().enumerate() {
+        let bound: Vec<_> = open
+            .iter()
+            .map(|o| engine::runner::bind(&JobSpec { target: None, ..job.clone() }, o.as_ref()))
+            .collect::<engine::error::Result<_>>()?;
+        for round in 0..runs_per_target {
+            let warm = cfg.warmup && round == 0;
+            let pass_no = if cfg.warmup { round } else { round + 1 };
+            // A B, then B A: alternating order also cancels "who ran first" effects.
+            let order: Vec<usize> = if round % 2 == 0 { (0..n).collect() } else { (0..n).rev().collect() };
+            for ti in order {
+                if opts.ctl.stop.load(Ordering::Relaxed) {
+                    obs.steps(done_runs, total_runs, t0.elapsed());
+                    return Ok((passes, Some((None, true))));
+                }
+                obs.steps(done_runs, total_runs, t0.elapsed());
+                let what = if warm { "warm-up".to_string() } else { format!("pass {pass_no}/{}", cfg.passes) };
+                obs.phase(&format!("[{}] {test} {dir} {what}", labels[ti]), Some(job.runtime));
+                let out = run_group(std::slice::from_ref(&bound[ti]), false, &opts.ctl, &mut |t| obs.tick(t));
+                obs.phase_done();
+                let out = out?;
+                done_runs += 1;
+                if out.error.is_some() || out.interrupted {
+                    obs.steps(done_runs, total_runs, t0.elapsed());
+                    return Ok((passes, Some((out.error, out.interrupted))));
+                }
+                if let Some(r) = out.results.into_iter().next().filter(|_| !warm) {
+                    passes[si][ti].push(PassResult { pass: pass_no, read: r.read, write: r.write });
+                }
+            }
+        }
+    }
+    obs.steps(done_runs, total_runs, t0.elapsed());
+    Ok((passes, None))
+}
+
+/// The comparison rows of one step: MB/s, IOPS and mean latency per direction, each target's
+/// passes against the baseline's.
+fn step_rows(
+    test: &str,
+    dir: &str,
+    passes: &[Vec<PassResult>],
+    labels: &[String],
+    kind: TestKind,
+) -> Vec<stats::compare::CompareRow> {
+    let dirs: &[&str] = match dir {
+        "mixed" => &["read", "write"],
+        "read" => &["read"],
+        _ => &["write"],
+    };
+    let mut rows = Vec::new();
+    for d in dirs {
+        for (metric, higher) in [("mb_s", true), ("iops", true), ("lat_mean_ns", false)] {
+            let samples: Vec<(String, Vec<f64>, &str)> = labels
+                .iter()
+                .zip(passes)
+                .map(|(l, ps)| {
+                    let vals = ps
+                        .iter()
+                        .filter_map(|p| if *d == "read" { p.read.as_ref() } else { p.write.as_ref() })
+                        .map(|s| match metric {
+                            "mb_s" => s.mb_s,
+                            "iops" => s.iops,
+                            _ => s.lat_ns.mean,
+                        })
+                        .collect();
+                    (l.clone(), vals, "passes")
+                })
+                .collect();
+            if samples.iter().all(|(_, v, _)| !v.is_empty()) {
+                rows.push(build_row(test, d, metric, higher, &samples, kind, CONFIDENCE));
+            }
+        }
+    }
+    rows
 }
 
 /// Compare saved result documents (before/after a tuning change).

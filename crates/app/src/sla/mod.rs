@@ -558,47 +558,10 @@ pub(crate) fn verdict(o: &SearchOutcome, cfg: &SearchConfig, what: &str) -> Stri
 
 /// Run the `sla` search on its target and build its result document.
 fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
-    let target = cfg.target();
     let mut doc = new_doc("sla");
     let null = cfg.streams.iter().all(|s| s.engine == EngineKind::Null);
-    // The deepest point pins the most registered memory: check before touching the target.
-    let deepest: Vec<JobSpec> = cfg
-        .streams
-        .iter()
-        .zip(stream_depths(cfg, cfg.max_qd))
-        .map(|(s, qd)| JobSpec { qd, threads: cfg.max_threads, ..s.clone() })
-        .collect();
-    engine::runner::check_memlock(engine::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
-    let deepest: Vec<JobSpec> = deepest
-        .into_iter()
-        .map(|j| JobSpec { runtime: Duration::from_secs(u64::from(cfg.max_windows) + 1), ramp: cfg.ramp, ..j })
-        .collect();
-    engine::memory::check(
-        &engine::memory::group_footprint(&deepest, false),
-        deepest.len(),
-        &engine::memory::Knobs::SLA,
-    )?;
-
-    let t = if null {
-        None
-    } else {
-        let mut needs = Needs { region_end: cfg.size, bs_gcd: 0, ..Needs::default() };
-        for s in &cfg.streams {
-            let rp = s.rw.read_pct(s.mix);
-            needs.reads |= rp > 0;
-            needs.writes |= rp < 100;
-            needs.direct |= s.direct;
-            needs.bs_gcd = gcd(needs.bs_gcd, s.bs);
-        }
-        let mut topts = opts.target.clone();
-        if probe::probe(target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
-            topts.prefill = topts.destroy_data.is_some();
-        }
-        obs.phase(&format!("preparing {}", target.display()), None);
-        let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
-        obs.phase_done();
-        Some(t?)
-    };
+    check_memory(cfg, opts)?;
+    let t = if null { None } else { Some(open(cfg, opts, obs)?) };
     doc.target = Some(match &t {
         Some(t) => target_info(t),
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, cfg.size),
@@ -642,47 +605,8 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
     };
     let verdict = verdict(&outcome, &scfg, &what);
 
-    // The best point's full job results (series, CDF) go into `results`.
-    if let Some(b) = &outcome.best {
-        let g = GridPoint { qd: b.qd, threads: b.threads, rate_iops: b.rate_iops };
-        // The last measurement of that point (a re-measured point keeps its second figures).
-        if let Some((_, runs)) = prober.runs[..searched_runs].iter().rev().find(|(p, _)| *p == g) {
-            for mut r in runs.clone() {
-                r.name = format!("best: {}", r.name);
-                if r.cpu.max_worker_pct >= 95.0 {
-                    doc.warn(
-                        codes::TOOL_BOTTLENECK,
-                        format!(
-                            "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be \
-                             the limit; allow more workers with --max-threads",
-                            r.name, r.cpu.max_worker_pct
-                        ),
-                    );
-                }
-                doc.results.push(r);
-            }
-        }
-    }
-    let unstable: Vec<String> = outcome
-        .points
-        .iter()
-        .filter(|p| !p.stable && !p.early_reject)
-        .map(|p| format!("Q{}T{}", p.qd, p.threads))
-        .collect();
-    if !unstable.is_empty() {
-        doc.warn(
-            codes::UNSTABLE,
-            format!(
-                "{} of {} points did not settle (relative standard error >= {:.0}% after {} windows): {}; \
-                 raise --max-windows or check for background load",
-                unstable.len(),
-                outcome.points.len(),
-                cfg.cv_target * 100.0,
-                cfg.max_windows,
-                unstable.join(", ")
-            ),
-        );
-    }
+    best_results(&mut doc, &outcome, &prober.runs[..searched_runs]);
+    unstable_warning(&mut doc, cfg, &outcome);
     match halt {
         Some(Halt::Interrupted) => finish_error(&mut doc, None, true),
         Some(Halt::Failed(e)) => finish_error(&mut doc, Some(e), false),
@@ -707,6 +631,92 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
     });
     drop(t);
     Ok(doc)
+}
+
+/// Memory and memlock for the deepest point (it pins the most registered memory), checked
+/// before the target is touched.
+fn check_memory(cfg: &Config, opts: &SessionOptions) -> engine::error::Result<()> {
+    let deepest: Vec<JobSpec> = cfg
+        .streams
+        .iter()
+        .zip(stream_depths(cfg, cfg.max_qd))
+        .map(|(s, qd)| JobSpec { qd, threads: cfg.max_threads, ..s.clone() })
+        .collect();
+    engine::runner::check_memlock(engine::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
+    let deepest: Vec<JobSpec> = deepest
+        .into_iter()
+        .map(|j| JobSpec { runtime: Duration::from_secs(u64::from(cfg.max_windows) + 1), ramp: cfg.ramp, ..j })
+        .collect();
+    engine::memory::check(&engine::memory::group_footprint(&deepest, false), deepest.len(), &engine::memory::Knobs::SLA)
+}
+
+/// The target opened for every stream (created and filled as they need).
+fn open(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<OpenTarget> {
+    let target = cfg.target();
+    let mut needs = Needs { region_end: cfg.size, bs_gcd: 0, ..Needs::default() };
+    for s in &cfg.streams {
+        let rp = s.rw.read_pct(s.mix);
+        needs.reads |= rp > 0;
+        needs.writes |= rp < 100;
+        needs.direct |= s.direct;
+        needs.bs_gcd = gcd(needs.bs_gcd, s.bs);
+    }
+    let mut topts = opts.target.clone();
+    if probe::probe(target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
+        topts.prefill = topts.destroy_data.is_some();
+    }
+    obs.phase(&format!("preparing {}", target.display()), None);
+    let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
+    obs.phase_done();
+    t
+}
+
+/// The best point's full job results (series, CDF) into `results`: its last measurement (a
+/// re-measured point keeps its second figures), with a warning when a worker was CPU-bound.
+fn best_results(doc: &mut ResultDoc, outcome: &SearchOutcome, runs: &[(GridPoint, Vec<JobResult>)]) {
+    if let Some(b) = &outcome.best {
+        let g = GridPoint { qd: b.qd, threads: b.threads, rate_iops: b.rate_iops };
+        if let Some((_, runs)) = runs.iter().rev().find(|(p, _)| *p == g) {
+            for mut r in runs.clone() {
+                r.name = format!("best: {}", r.name);
+                if r.cpu.max_worker_pct >= 95.0 {
+                    doc.warn(
+                        codes::TOOL_BOTTLENECK,
+                        format!(
+                            "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be \
+                             the limit; allow more workers with --max-threads",
+                            r.name, r.cpu.max_worker_pct
+                        ),
+                    );
+                }
+                doc.results.push(r);
+            }
+        }
+    }
+}
+
+/// Points that never settled, named in one warning.
+fn unstable_warning(doc: &mut ResultDoc, cfg: &Config, outcome: &SearchOutcome) {
+    let unstable: Vec<String> = outcome
+        .points
+        .iter()
+        .filter(|p| !p.stable && !p.early_reject)
+        .map(|p| format!("Q{}T{}", p.qd, p.threads))
+        .collect();
+    if !unstable.is_empty() {
+        doc.warn(
+            codes::UNSTABLE,
+            format!(
+                "{} of {} points did not settle (relative standard error >= {:.0}% after {} windows): {}; \
+                 raise --max-windows or check for background load",
+                unstable.len(),
+                outcome.points.len(),
+                cfg.cv_target * 100.0,
+                cfg.max_windows,
+                unstable.join(", ")
+            ),
+        );
+    }
 }
 
 /// Drift check: the first point measured again at the end. A machine or device that changed

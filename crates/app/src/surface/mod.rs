@@ -829,40 +829,12 @@ pub fn scan_with(
     obs: &mut dyn SurfaceObserver,
     hook: Hook,
 ) -> Result<ResultDoc> {
-    if cfg.access_only && cfg.mode != Mode::Read {
-        return Err(EngineError::Invalid(
-            "--access-only measures random reads only; it cannot be combined with --mode nondestructive/destructive"
-                .into(),
-        ));
-    }
-    if cfg.qd > 1 && cfg.mode != Mode::Read {
-        return Err(EngineError::Invalid(
-            "--qd applies to the read mode; the writing modes work one block at a time".into(),
-        ));
-    }
-    if cfg.mode == Mode::Destructive && cfg.patterns.is_empty() {
-        return Err(EngineError::Invalid("--patterns needs at least one pattern, e.g. 0xaa,0x55,0xff,0x00".into()));
-    }
+    check_modes(cfg)?;
     let t = open_target(path, cfg)?;
     let mut doc = crate::session::new_doc("surface");
     doc.target = Some(engine::target::probe_info(path, &t.probe));
     let begun = Instant::now();
-    let start = cfg.offset;
-    let raw = cfg.size.unwrap_or(t.probe.size_bytes - start);
-    let size = raw / t.lb * t.lb;
-    if size == 0 {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --size: the span ({raw} bytes) is shorter than one logical block ({} bytes)",
-            t.lb
-        )));
-    }
-    let mut warnings = t.warnings;
-    if size < raw {
-        warnings.push((
-            "span-trimmed".into(),
-            format!("the last {} bytes are not a whole logical block and were not scanned", raw - size),
-        ));
-    }
+    let (start, size, mut warnings) = span(cfg, &t)?;
     if hook.active() {
         warnings.push((
             "fault-injection".into(),
@@ -871,102 +843,16 @@ pub fn scan_with(
     }
     let block = cfg.block.min(size.div_ceil(t.lb) * t.lb);
     let align = t.probe.dio_mem_align.unwrap_or(4096).max(4096) as usize;
-    let pool = || {
-        BufferPool::new(1, block.max(4096) as usize, align)
-            .ok_or_else(|| EngineError::Invalid(format!("cannot allocate a {block}-byte buffer; lower --block")))
-    };
     let sample = if cfg.mode == Mode::Destructive { None } else { cfg.sample };
     let offsets = if cfg.access_only { Vec::new() } else { block_offsets(start, size, block, sample) };
-    let mut s = Scan {
-        dev: Dev { file: &t.file, hook: &hook, lb: t.lb },
-        cfg,
-        stop,
-        start,
-        end: start + size,
-        slow: SlowDetector::new(cfg.slow_factor, cfg.slow_window as usize, cfg.slow_floor.as_nanos() as u64),
-        reads: Vec::with_capacity(offsets.len()),
-        spans: Vec::new(),
-        writes: Vec::new(),
-        slow_blocks: Vec::new(),
-        bad: Vec::new(),
-        passes: Vec::new(),
-        restore_failures: Vec::new(),
-        warnings: Vec::new(),
-        a: pool()?,
-        b: pool()?,
-        c: pool()?,
-    };
-    let total: u64 = offsets.iter().map(|&o| s.block_len(o) as u64).sum();
-    let outcome = (|| {
-        if !cfg.access_only {
-            match cfg.mode {
-                Mode::Read => {
-                    obs.phase(if sample.is_some() { "sampled read scan" } else { "read scan" }, total);
-                    if cfg.qd > 1 {
-                        s.read_pass_parallel(&offsets, cfg.qd as usize, align, obs)?;
-                    } else {
-                        s.read_pass(&offsets, obs)?;
-                    }
-                }
-                Mode::NonDestructive => {
-                    obs.phase("read · write · verify · restore", total);
-                    s.nd_pass(&offsets, obs)?;
-                }
-                Mode::Destructive => s.destructive(&offsets, obs)?,
-            }
-            obs.phase_done();
-        }
-        let access = if cfg.access > 0 { Some(s.access(cfg.access, obs)?) } else { None };
-        obs.phase_done();
-        Ok(access)
-    })();
-    obs.phase_done();
-    let (access, stopped) = match outcome {
+    let mut s = Scan::new(Dev { file: &t.file, hook: &hook, lb: t.lb }, cfg, stop, (start, size), block, align)?;
+    s.reads.reserve(offsets.len());
+    let (access, stopped) = match s.passes_over(&offsets, sample.is_some(), align, obs) {
         Ok(a) => (a, None),
         Err(st) => (None, Some(st)),
     };
-    sm::dedup_sectors(&mut s.bad);
-    let mut zones = sm::zones(start, size, block, cfg.zones, &s.reads);
-    if !s.spans.is_empty() {
-        // Several blocks were in flight: a zone's rate is its bytes over the wall time from
-        // its first block's start to its last block's end (summed latencies would count
-        // overlapping time several times).
-        sm::zone_rates_from_spans(start, size, &mut zones, &s.spans);
-    }
-    if !s.writes.is_empty() {
-        for (z, w) in zones.iter_mut().zip(sm::zones(start, size, block, cfg.zones, &s.writes)) {
-            z.write_mb_s = w.mb_s;
-        }
-    }
-    let map_in: Vec<(u64, u64)> = s.reads.iter().map(|r| (r.0, r.2)).collect();
-    let mut r = SurfaceResult {
-        mode: cfg.mode.name().to_string(),
-        block_bytes: block,
-        logical_block: t.lb as u32,
-        offset: start,
-        size,
-        direct: t.direct,
-        sample,
-        qd: cfg.qd.max(1),
-        scanned_bytes: s.reads.iter().map(|r| r.1).sum(),
-        blocks: s.reads.len() as u64,
-        seconds: begun.elapsed().as_secs_f64(),
-        zones,
-        access: access.map(|a| sm::access_time(s.dev.lb.max(4096).min(size), a)),
-        latency_map: (!map_in.is_empty()).then(|| sm::latency_map(&map_in, cfg.map_cells.max(1))),
-        slow_rule: SlowRule {
-            factor: cfg.slow_factor,
-            window: cfg.slow_window,
-            floor_ns: cfg.slow_floor.as_nanos() as u64,
-            rereads: cfg.rereads.max(1),
-        },
-        slow_blocks: std::mem::take(&mut s.slow_blocks),
-        bad_sectors: std::mem::take(&mut s.bad),
-        passes: std::mem::take(&mut s.passes),
-        badblocks: None,
-        restore_failures: std::mem::take(&mut s.restore_failures),
-        verdict: String::new(),
-    };
+    let mut r = s.result(&t, (start, size), block, sample, access);
+    r.seconds = begun.elapsed().as_secs_f64();
     let blocks = sm::badblock_numbers(&r.bad_sectors, cfg.fs_block);
     r.badblocks = Some(stats::surface::BadBlockList { fs_block: cfg.fs_block, blocks, file: None });
     match stopped {
@@ -981,11 +867,184 @@ pub fn scan_with(
         }
     }
     r.verdict = report::surface_verdict(&r, doc.partial);
-    for (code, msg) in warnings.into_iter().chain(s.warnings) {
+    for (code, msg) in warnings.into_iter().chain(std::mem::take(&mut s.warnings)) {
         doc.warn(&code, msg);
     }
     doc.surface = Some(r);
     Ok(doc)
+}
+
+/// The combinations of modes a scan refuses.
+fn check_modes(cfg: &SurfaceConfig) -> Result<()> {
+    if cfg.access_only && cfg.mode != Mode::Read {
+        return Err(EngineError::Invalid(
+            "--access-only measures random reads only; it cannot be combined with --mode nondestructive/destructive"
+                .into(),
+        ));
+    }
+    if cfg.qd > 1 && cfg.mode != Mode::Read {
+        return Err(EngineError::Invalid(
+            "--qd applies to the read mode; the writing modes work one block at a time".into(),
+        ));
+    }
+    if cfg.mode == Mode::Destructive && cfg.patterns.is_empty() {
+        return Err(EngineError::Invalid("--patterns needs at least one pattern, e.g. 0xaa,0x55,0xff,0x00".into()));
+    }
+    Ok(())
+}
+
+/// A warning's code and message.
+type Warning = (String, String);
+
+/// The span to scan: its start, its size in whole logical blocks, and the target's warnings
+/// (with one for a tail shorter than a block).
+fn span(cfg: &SurfaceConfig, t: &Opened) -> Result<(u64, u64, Vec<Warning>)> {
+    let start = cfg.offset;
+    let raw = cfg.size.unwrap_or(t.probe.size_bytes - start);
+    let size = raw / t.lb * t.lb;
+    if size == 0 {
+        return Err(EngineError::Invalid(format!(
+            "invalid value for --size: the span ({raw} bytes) is shorter than one logical block ({} bytes)",
+            t.lb
+        )));
+    }
+    let mut warnings = t.warnings.clone();
+    if size < raw {
+        warnings.push((
+            "span-trimmed".into(),
+            format!("the last {} bytes are not a whole logical block and were not scanned", raw - size),
+        ));
+    }
+    Ok((start, size, warnings))
+}
+
+impl<'a> Scan<'a> {
+    /// A scan of `(start, size)` with its three block buffers.
+    fn new(
+        dev: Dev<'a>,
+        cfg: &'a SurfaceConfig,
+        stop: &'a AtomicBool,
+        (start, size): (u64, u64),
+        block: u64,
+        align: usize,
+    ) -> Result<Self> {
+        let pool = || {
+            BufferPool::new(1, block.max(4096) as usize, align)
+                .ok_or_else(|| EngineError::Invalid(format!("cannot allocate a {block}-byte buffer; lower --block")))
+        };
+        Ok(Scan {
+            dev,
+            cfg,
+            stop,
+            start,
+            end: start + size,
+            slow: SlowDetector::new(cfg.slow_factor, cfg.slow_window as usize, cfg.slow_floor.as_nanos() as u64),
+            reads: Vec::new(),
+            spans: Vec::new(),
+            writes: Vec::new(),
+            slow_blocks: Vec::new(),
+            bad: Vec::new(),
+            passes: Vec::new(),
+            restore_failures: Vec::new(),
+            warnings: Vec::new(),
+            a: pool()?,
+            b: pool()?,
+            c: pool()?,
+        })
+    }
+
+    /// The mode's passes over `offsets`, then the random access-time probes: the access
+    /// latencies, or why the scan stopped early.
+    fn passes_over(
+        &mut self,
+        offsets: &[u64],
+        sampled: bool,
+        align: usize,
+        obs: &mut dyn SurfaceObserver,
+    ) -> std::result::Result<Option<Vec<[u64; 2]>>, Stop> {
+        let cfg = self.cfg;
+        let total: u64 = offsets.iter().map(|&o| self.block_len(o) as u64).sum();
+        let outcome = (|| {
+            if !cfg.access_only {
+                match cfg.mode {
+                    Mode::Read => {
+                        obs.phase(if sampled { "sampled read scan" } else { "read scan" }, total);
+                        if cfg.qd > 1 {
+                            self.read_pass_parallel(offsets, cfg.qd as usize, align, obs)?;
+                        } else {
+                            self.read_pass(offsets, obs)?;
+                        }
+                    }
+                    Mode::NonDestructive => {
+                        obs.phase("read · write · verify · restore", total);
+                        self.nd_pass(offsets, obs)?;
+                    }
+                    Mode::Destructive => self.destructive(offsets, obs)?,
+                }
+                obs.phase_done();
+            }
+            let access = if cfg.access > 0 { Some(self.access(cfg.access, obs)?) } else { None };
+            obs.phase_done();
+            Ok(access)
+        })();
+        obs.phase_done();
+        outcome
+    }
+
+    /// The scan's figures: zones (read and write rates), the latency map, access time, slow
+    /// blocks, bad sectors narrowed and deduplicated, the passes of the writing modes.
+    fn result(
+        &mut self,
+        t: &Opened,
+        (start, size): (u64, u64),
+        block: u64,
+        sample: Option<u64>,
+        access: Option<Vec<[u64; 2]>>,
+    ) -> SurfaceResult {
+        let cfg = self.cfg;
+        sm::dedup_sectors(&mut self.bad);
+        let mut zones = sm::zones(start, size, block, cfg.zones, &self.reads);
+        if !self.spans.is_empty() {
+            // Several blocks were in flight: a zone's rate is its bytes over the wall time from
+            // its first block's start to its last block's end (summed latencies would count
+            // overlapping time several times).
+            sm::zone_rates_from_spans(start, size, &mut zones, &self.spans);
+        }
+        if !self.writes.is_empty() {
+            for (z, w) in zones.iter_mut().zip(sm::zones(start, size, block, cfg.zones, &self.writes)) {
+                z.write_mb_s = w.mb_s;
+            }
+        }
+        let map_in: Vec<(u64, u64)> = self.reads.iter().map(|r| (r.0, r.2)).collect();
+        SurfaceResult {
+            mode: cfg.mode.name().to_string(),
+            block_bytes: block,
+            logical_block: t.lb as u32,
+            offset: start,
+            size,
+            direct: t.direct,
+            sample,
+            qd: cfg.qd.max(1),
+            scanned_bytes: self.reads.iter().map(|r| r.1).sum(),
+            blocks: self.reads.len() as u64,
+            seconds: 0.0,
+            zones,
+            access: access.map(|a| sm::access_time(self.dev.lb.max(4096).min(size), a)),
+            latency_map: (!map_in.is_empty()).then(|| sm::latency_map(&map_in, cfg.map_cells.max(1))),
+            slow_rule: SlowRule {
+                factor: cfg.slow_factor,
+                window: cfg.slow_window,
+                floor_ns: cfg.slow_floor.as_nanos() as u64,
+                rereads: cfg.rereads.max(1),
+            },
+            slow_blocks: std::mem::take(&mut self.slow_blocks),
+            bad_sectors: std::mem::take(&mut self.bad),
+            passes: std::mem::take(&mut self.passes),
+            badblocks: None,
+            restore_failures: std::mem::take(&mut self.restore_failures),
+            verdict: String::new(),
+        }
+    }
 }
 
 #[cfg(test)]
