@@ -184,34 +184,7 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
     }
     let writes = cfg.mode != Mode::Read;
     let lb = target::direct_block(&p);
-    if cfg.block == 0 || !cfg.block.is_multiple_of(lb) {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --block: {} is not a multiple of {shown}'s logical block size ({lb} bytes); \
-             use a multiple such as 1M",
-            cfg.block
-        )));
-    }
-    if !cfg.offset.is_multiple_of(lb) {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --offset: {} is not a multiple of the logical block size ({lb} bytes)",
-            cfg.offset
-        )));
-    }
-    if cfg.offset >= p.size_bytes {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --offset: {} is at or past the end of {shown} ({} bytes)",
-            cfg.offset, p.size_bytes
-        )));
-    }
-    if let Some(s) = cfg.size {
-        if cfg.offset.saturating_add(s) > p.size_bytes {
-            return Err(EngineError::Invalid(format!(
-                "invalid value for --size: the span ends at {} bytes but {shown} holds only {} bytes",
-                cfg.offset.saturating_add(s),
-                p.size_bytes
-            )));
-        }
-    }
+    check_span(&p, cfg, lb, path)?;
     match p.kind {
         // The guard refuses mounted, swap, held and system devices outright, and devices
         // with signatures unless --destroy-data names them.
@@ -243,8 +216,50 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
     };
     let opened = target::open_existing(path, &p, &access, &AtomicBool::new(false), &mut |_| {})?;
     let (file, direct) = (opened.file, opened.direct);
+    let warnings = open_warnings(&p, &file, access.direct && !direct, cfg, path);
+    Ok(Opened { probe: p, file, direct, lb, warnings })
+}
+
+/// The span and block against the target: whole logical blocks, inside the target.
+fn check_span(p: &Probe, cfg: &SurfaceConfig, lb: u64, path: &Path) -> Result<()> {
+    let shown = path.display();
+    if cfg.block == 0 || !cfg.block.is_multiple_of(lb) {
+        return Err(EngineError::Invalid(format!(
+            "invalid value for --block: {} is not a multiple of {shown}'s logical block size ({lb} bytes); \
+             use a multiple such as 1M",
+            cfg.block
+        )));
+    }
+    if !cfg.offset.is_multiple_of(lb) {
+        return Err(EngineError::Invalid(format!(
+            "invalid value for --offset: {} is not a multiple of the logical block size ({lb} bytes)",
+            cfg.offset
+        )));
+    }
+    if cfg.offset >= p.size_bytes {
+        return Err(EngineError::Invalid(format!(
+            "invalid value for --offset: {} is at or past the end of {shown} ({} bytes)",
+            cfg.offset, p.size_bytes
+        )));
+    }
+    if let Some(s) = cfg.size {
+        if cfg.offset.saturating_add(s) > p.size_bytes {
+            return Err(EngineError::Invalid(format!(
+                "invalid value for --size: the span ends at {} bytes but {shown} holds only {} bytes",
+                cfg.offset.saturating_add(s),
+                p.size_bytes
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the figures of a scan of this target will not mean: page cache instead of the
+/// medium, RAM instead of a disk, holes that read as zeros.
+fn open_warnings(p: &Probe, file: &File, fell_back: bool, cfg: &SurfaceConfig, path: &Path) -> Vec<(String, String)> {
+    let shown = path.display();
     let mut warnings = Vec::new();
-    if access.direct && !direct {
+    if fell_back {
         warnings.push((
             codes::BUFFERED_IO.to_string(),
             format!(
@@ -271,7 +286,7 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
     // (The destructive mode writes the span before it reads it, so only the others care.)
     if p.kind == TargetKind::File && cfg.mode != Mode::Destructive {
         let len = cfg.size.unwrap_or(p.size_bytes - cfg.offset);
-        let holes = engine::sparse::unwritten_bytes(&file, cfg.offset, len).unwrap_or(0);
+        let holes = engine::sparse::unwritten_bytes(file, cfg.offset, len).unwrap_or(0);
         if holes > 0 {
             warnings.push((
                 codes::UNWRITTEN_READ.to_string(),
@@ -282,7 +297,7 @@ fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
             ));
         }
     }
-    Ok(Opened { probe: p, file, direct, lb, warnings })
+    warnings
 }
 
 /// Block starts of the scan: every block of the span, or `sample` evenly spaced ones.
