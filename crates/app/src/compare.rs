@@ -432,7 +432,12 @@ fn run_passes(
                     return Ok((passes, Some((out.error, out.interrupted))));
                 }
                 if let Some(r) = out.results.into_iter().next().filter(|_| !warm) {
-                    passes[si][ti].push(PassResult { pass: pass_no, read: r.read, write: r.write });
+                    passes[si][ti].push(PassResult {
+                        pass: pass_no,
+                        read: r.read,
+                        write: r.write,
+                        ..PassResult::default()
+                    });
                 }
             }
         }

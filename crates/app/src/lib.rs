@@ -2,10 +2,12 @@
 //! (`engine`): one module per command, each with its options as typed (`Options`), a
 //! validated configuration (`Config::new`, where every rule and limit lives) and a `run`.
 pub mod cache;
+pub mod cluster;
 pub mod compare;
 pub mod error;
 pub mod health;
 pub mod mark;
+pub mod merge;
 pub mod output;
 mod parse;
 pub mod report;

@@ -99,6 +99,10 @@ pub struct Options {
     pub engine: String,
     pub seed: Option<u64>,
     pub flags: TargetFlags,
+    /// Start the first measured window at this wall-clock instant (RFC 3339, or Unix seconds).
+    pub start_at: Option<String>,
+    /// What `{rank}`, `{size}` and `{host}` stand for in the target path.
+    pub rank: crate::cluster::RankNames,
 }
 
 /// A validated `mark`.
@@ -119,6 +123,7 @@ pub struct Config {
     seed: u64,
     mix_read_pct: u8,
     flags: TargetFlags,
+    start_at: Option<std::time::SystemTime>,
 }
 
 /// Most measured passes per test.
@@ -126,12 +131,14 @@ const MAX_PASSES: u32 = 100;
 
 impl Config {
     pub fn new(o: &Options) -> Result<Config> {
-        Ok(Self::checked(o)?)
+        let start_at = o.start_at.as_deref().map(crate::session::parse_start_at).transpose()?;
+        Ok(Config { start_at, ..Self::checked(o)? })
     }
 
     fn checked(o: &Options) -> Result<Config, SpecError> {
         let mut c = Config {
-            target: o.target.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET)),
+            target: o.rank.expand(&o.target.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))),
+            start_at: None,
             profile: profile("--profile", &o.profile)?,
             mix: o.mix,
             size: 1 << 30,
@@ -144,7 +151,8 @@ impl Config {
             direct: true,
             seed: JobSpec::default().seed,
             mix_read_pct: 70,
-            flags: o.flags.clone(),
+            // Several ranks merge exactly only with every rank's histograms.
+            flags: TargetFlags { histograms: o.flags.histograms || o.rank.size > 1, ..o.flags.clone() },
         };
         if o.quick {
             c.size = 256 << 20;
@@ -205,7 +213,8 @@ const PASS_RAMP: Duration = Duration::from_millis(500);
 /// Runs the card; `stop` is raised by a signal (the result is then partial).
 pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
     let opts = cfg.flags.session(false, stop);
-    Ok(mark(cfg, &opts, obs)?)
+    let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
+    Ok(mark(cfg, &opts, &mut obs)?)
 }
 
 /// The test area: the size asked for, or a smaller block device whole (in whole MiB).
@@ -366,7 +375,7 @@ impl Runner<'_> {
         let dirs: Vec<(&str, &JobSpec)> =
             if mixed { vec![("mix", rjob)] } else { vec![("read", rjob), ("write", wjob)] };
         let mut passes: Vec<PassResult> =
-            (1..=cfg.passes).map(|p| PassResult { pass: p, read: None, write: None }).collect();
+            (1..=cfg.passes).map(|p| PassResult { pass: p, ..PassResult::default() }).collect();
         let mut result = JobResult::new(rjob.clone());
         result.name = label.clone();
         for (dname, job) in dirs {
@@ -417,6 +426,17 @@ impl Runner<'_> {
                 } else {
                     p.write = r.write.clone();
                 }
+                if let Some(h) = &r.histograms {
+                    let mut kept = p.histograms.take().unwrap_or_default();
+                    if mixed || dname == "read" {
+                        kept.read = h.read.clone();
+                    }
+                    if mixed || dname != "read" {
+                        kept.write = h.write.clone();
+                    }
+                    p.histograms = Some(kept);
+                }
+                result.window = result.window.or(r.window);
                 result.cpu = r.cpu;
                 if self.opts.ceiling_check && pass_no == cfg.passes && cfg.engine != EngineKind::Null {
                     ceiling_check(doc, &r, &self.opts.ctl);
@@ -460,6 +480,8 @@ mod tests {
             engine: "io_uring".into(),
             seed: None,
             flags: TargetFlags::default(),
+            start_at: None,
+            rank: Default::default(),
         }
     }
 

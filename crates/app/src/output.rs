@@ -3,6 +3,7 @@
 //! fails; reading a saved result back (`compare --results`, `report`). The rules for the
 //! files themselves (never replace what is not diskmeter's, atomic writes) are `files`'.
 
+use crate::cluster::RankNames;
 use crate::{Error, Result};
 use report::Format;
 use stats::ResultDoc;
@@ -92,6 +93,37 @@ impl Outputs {
             return Err(Error::usage("--json and an output of - both write to stdout; use one of them"));
         }
         Ok(planned)
+    }
+
+    /// The outputs of one rank. `{rank}`, `{size}` and `{host}` expand in the paths. With
+    /// several ranks, a path naming one file per rank (`{rank}` or `{host}` in it) gets that
+    /// rank's own document (second of the pair), every other output and stdout rank 0's
+    /// merged document (first); the other ranks print nothing.
+    pub fn plan_ranked(o: &OutputOptions, names: &RankNames, multi: bool) -> Result<(Outputs, Outputs)> {
+        let expand = |p: &Option<PathBuf>| p.as_ref().map(|p| names.expand(p));
+        if !multi {
+            let single = OutputOptions { output: expand(&o.output), html: expand(&o.html), ..o.clone() };
+            return Ok((Outputs::plan(&single)?, Outputs::plan(&OutputOptions { quiet: true, ..Default::default() })?));
+        }
+        let split = |p: &Option<PathBuf>, own: bool| {
+            p.as_ref().filter(|p| RankNames::per_rank(p) == own).map(|p| names.expand(p))
+        };
+        let root = names.rank == 0;
+        let merged = OutputOptions {
+            json: o.json && root,
+            output: split(&o.output, false).filter(|_| root),
+            html: split(&o.html, false).filter(|_| root),
+            quiet: o.quiet || !root,
+            force: o.force,
+        };
+        let own = OutputOptions {
+            json: false,
+            output: split(&o.output, true),
+            html: split(&o.html, true),
+            quiet: true,
+            force: o.force,
+        };
+        Ok((Outputs::plan(&merged)?, Outputs::plan(&own)?))
     }
 
     /// True when an output goes to stdout (the human result then stays off it).

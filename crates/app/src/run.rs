@@ -45,6 +45,10 @@ pub struct Options {
     /// Write the block device's test region before measuring.
     pub prefill: bool,
     pub flags: TargetFlags,
+    /// Start the first measured window at this wall-clock instant (RFC 3339, or Unix seconds).
+    pub start_at: Option<String>,
+    /// What `{rank}`, `{size}` and `{host}` stand for in target paths.
+    pub rank: crate::cluster::RankNames,
 }
 
 /// A validated `run`: the plan, and how its targets are opened.
@@ -53,6 +57,7 @@ pub struct Config {
     plan: RunPlan,
     prefill: bool,
     flags: TargetFlags,
+    start_at: Option<std::time::SystemTime>,
 }
 
 impl Config {
@@ -77,13 +82,20 @@ impl Config {
                 single_job_plan(defaults)
             }
         };
+        let mut plan = plan;
+        for j in plan.groups.iter_mut().flat_map(|g| g.jobs.iter_mut()) {
+            j.target = j.target.as_ref().map(|t| o.rank.expand(t));
+        }
         spec::validate::validate_plan(&plan)?;
+        let start_at = o.start_at.as_deref().map(crate::session::parse_start_at).transpose()?;
         if o.prefill && o.flags.destroy_data.is_none() {
             return Err(Error::usage(
                 "--prefill writes the whole test region of the device; it needs --destroy-data DEVICE",
             ));
         }
-        Ok(Config { plan, prefill: o.prefill, flags: o.flags.clone() })
+        // Several ranks merge exactly only with every rank's histograms.
+        let flags = TargetFlags { histograms: o.flags.histograms || o.rank.size > 1, ..o.flags.clone() };
+        Ok(Config { plan, prefill: o.prefill, flags, start_at })
     }
 
     pub fn plan(&self) -> &RunPlan {
@@ -159,7 +171,8 @@ fn single_job_plan(job: JobSpec) -> RunPlan {
 /// Runs the plan; `stop` is raised by a signal (the result is then partial).
 pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
     let opts = cfg.flags.session(cfg.prefill, stop);
-    Ok(run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, obs)?)
+    let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
+    Ok(run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs)?)
 }
 
 /// What the jobs need from one target. `existing` is the size of a target that already

@@ -75,6 +75,9 @@ pub struct TargetFlags {
     pub no_ceiling_check: bool,
     /// Refuse instead of waiting when another run holds the target.
     pub no_wait: bool,
+    /// Keep lossless latency histograms and wall-clock times in the results (`--histograms`),
+    /// so that `merge` can combine results of several hosts.
+    pub histograms: bool,
 }
 
 impl TargetFlags {
@@ -94,6 +97,7 @@ impl TargetFlags {
                 // Test-only (feature `fault-injection`): DISKMETER_NULL_FAULT=eio@N; `None` in a release build.
                 null_fault: engine::fault::null_fault_from_env(),
                 pin_workers: !self.no_pin,
+                keep_histograms: self.histograms,
             },
             ceiling_check: !self.no_ceiling_check,
             default_size: DEFAULT_SIZE,
@@ -268,6 +272,7 @@ pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
         register_buffers: false,
         null_fault: None,
         pin_workers: ctl.pin_workers,
+        keep_histograms: false,
     };
     if let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) {
         if let Some(nr) = out.results.first() {
@@ -308,5 +313,75 @@ pub(crate) fn gcd(a: u64, b: u64) -> u64 {
         a
     } else {
         gcd(b, a % b)
+    }
+}
+
+/// `--start-at`: an RFC 3339 instant (`2026-11-24T15:30:00Z`) or Unix seconds, in the future
+/// and at most a day away.
+pub fn parse_start_at(s: &str) -> Result<std::time::SystemTime, crate::Error> {
+    use std::time::{Duration as D, SystemTime, UNIX_EPOCH};
+    let t = match s.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 => UNIX_EPOCH + D::from_secs_f64(secs),
+        _ => humantime::parse_rfc3339_weak(s.trim()).map_err(|_| {
+            crate::Error::usage(format!(
+                "invalid value for --start-at: {s:?} is not a time; give RFC 3339 UTC (2026-11-24T15:30:00Z) or \
+                 Unix seconds"
+            ))
+        })?,
+    };
+    let now = SystemTime::now();
+    match t.duration_since(now) {
+        Err(_) => Err(crate::Error::usage(format!(
+            "invalid value for --start-at: {s} is in the past; give a time a little ahead (every host must reach it)"
+        ))),
+        Ok(d) if d > D::from_secs(86_400) => {
+            Err(crate::Error::usage(format!("invalid value for --start-at: {s} is more than a day away")))
+        }
+        Ok(_) => Ok(t),
+    }
+}
+
+/// Holds the first release of workers until `--start-at`'s instant minus the ramp, so the
+/// first measured window starts at that instant on every host whose clock is synchronised.
+pub struct StartAt<'a> {
+    at: Option<std::time::SystemTime>,
+    stop: Arc<AtomicBool>,
+    inner: &'a mut dyn Observer,
+}
+
+impl<'a> StartAt<'a> {
+    pub fn new(at: Option<std::time::SystemTime>, stop: Arc<AtomicBool>, inner: &'a mut dyn Observer) -> Self {
+        Self { at, stop, inner }
+    }
+}
+
+impl Observer for StartAt<'_> {
+    fn phase(&mut self, label: &str, planned: Option<Duration>) {
+        self.inner.phase(label, planned);
+    }
+    fn fill(&mut self, done: u64, total: u64) {
+        self.inner.fill(done, total);
+    }
+    fn tick(&mut self, t: &Tick) {
+        self.inner.tick(t);
+        if t.kind == engine::runner::TickKind::Release {
+            if let Some(at) = self.at.take() {
+                let release = at.checked_sub(t.ramp).unwrap_or(at);
+                self.inner.notice(&format!("waiting for --start-at {}", humantime::format_rfc3339_millis(at)));
+                while !self.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let Ok(left) = release.duration_since(std::time::SystemTime::now()) else { break };
+                    std::thread::sleep(left.min(Duration::from_millis(50)));
+                }
+            }
+        }
+    }
+    fn phase_done(&mut self) {
+        self.inner.phase_done();
+    }
+    fn steps(&mut self, done: usize, total: usize, elapsed: Duration) {
+        self.inner.steps(done, total, elapsed);
+    }
+    fn notice(&mut self, message: &str) {
+        self.inner.notice(message);
     }
 }

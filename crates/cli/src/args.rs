@@ -91,6 +91,55 @@ pub enum Command {
     Health(Box<crate::cmd_health::HealthArgs>),
     /// Surface scan: transfer rate and latency across the device, slow and bad blocks.
     Surface(Box<SurfaceArgs>),
+    /// Merge the results of several hosts (run or mark with --histograms) into one: summed IOPS,
+    /// percentiles of the union of the histograms, per-host table, stonewall, timeline.
+    Merge(Box<MergeArgs>),
+}
+
+impl Command {
+    /// The subcommand's name, as typed.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Mark(_) => "mark",
+            Command::Run(_) => "run",
+            Command::Sla(_) => "sla",
+            Command::Compare(_) => "compare",
+            Command::Report(_) => "report",
+            Command::Cache(_) => "cache",
+            Command::Top(_) => "top",
+            Command::Health(_) => "health",
+            Command::Surface(_) => "surface",
+            Command::Merge(_) => "merge",
+        }
+    }
+}
+
+/// Options of commands that run on several hosts at once (under mpirun, or merged later).
+#[derive(Debug, Args, Clone)]
+pub struct HostsArgs {
+    /// Keep the lossless latency histograms (HdrHistogram V2, base64) and wall-clock times in
+    /// the result, so that `diskmeter merge` can combine results of several hosts exactly.
+    #[arg(long)]
+    pub histograms: bool,
+    /// Start the first measured window at this wall-clock instant (RFC 3339 UTC, or Unix
+    /// seconds): hosts started independently then measure together.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// Several ranks measure one shared target on purpose (no shared-target warning).
+    #[arg(long)]
+    pub shared: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Result files of the hosts (JSON written with --histograms), in host order.
+    #[arg(value_name = "RESULT.json", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The hosts measured one shared target on purpose (no shared-target warning).
+    #[arg(long)]
+    pub shared: bool,
+    #[command(flatten)]
+    pub out: OutputArgs,
 }
 
 /// Options every command takes.
@@ -182,6 +231,8 @@ pub struct MarkArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     #[command(flatten)]
+    pub hosts: HostsArgs,
+    #[command(flatten)]
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
@@ -251,6 +302,8 @@ pub struct RunArgs {
     /// Write the block device's test region before measuring (needs --destroy-data).
     #[arg(long)]
     pub prefill: bool,
+    #[command(flatten)]
+    pub hosts: HostsArgs,
     #[command(flatten)]
     pub target_args: TargetArgs,
     #[command(flatten)]
@@ -420,7 +473,14 @@ impl From<&TargetArgs> for app::session::TargetFlags {
             no_pin: a.no_pin,
             no_ceiling_check: a.no_ceiling_check,
             no_wait: a.no_wait,
+            histograms: false,
         }
+    }
+}
+
+impl From<&MergeArgs> for app::merge::Options {
+    fn from(a: &MergeArgs) -> Self {
+        Self { files: a.files.clone(), shared: a.shared }
     }
 }
 
@@ -447,7 +507,9 @@ impl From<&RunArgs> for app::run::Options {
             submit_batch: a.submit_batch.clone(),
             seed: a.seed,
             prefill: a.prefill,
-            flags: (&a.target_args).into(),
+            flags: app::session::TargetFlags { histograms: a.hosts.histograms, ..(&a.target_args).into() },
+            start_at: a.hosts.start_at.clone(),
+            rank: Default::default(),
         }
     }
 }
@@ -466,7 +528,9 @@ impl From<&MarkArgs> for app::mark::Options {
             quick: a.quick,
             engine: a.engine.clone(),
             seed: a.seed,
-            flags: (&a.target_args).into(),
+            flags: app::session::TargetFlags { histograms: a.hosts.histograms, ..(&a.target_args).into() },
+            start_at: a.hosts.start_at.clone(),
+            rank: Default::default(),
         }
     }
 }

@@ -15,6 +15,7 @@ mod cmd_top;
 mod progress;
 mod signals;
 
+use app::cluster::Cluster;
 use app::output::{sanitize, OutputOptions, Outputs};
 use app::session::Observer;
 use args::{Cli, Command, OutputArgs};
@@ -58,24 +59,79 @@ pub(crate) fn measure(
     out: &OutputArgs,
     command: impl FnOnce(Arc<AtomicBool>, &mut dyn Observer) -> Result<ResultDoc, app::Error>,
 ) -> Outcome {
+    measure_on(&mut Cluster::single(), name, out, false, command)
+}
+
+/// [`measure`] on every rank of `cluster` (one process alone: exactly `measure`). Rank 0
+/// shows the summed progress and writes the merged result; the others stay quiet unless
+/// they fail, and write only outputs named per rank (`{rank}` in the path).
+fn measure_on(
+    cluster: &mut Cluster,
+    name: &str,
+    out: &OutputArgs,
+    shared: bool,
+    command: impl FnOnce(Arc<AtomicBool>, &mut dyn Observer) -> Result<ResultDoc, app::Error>,
+) -> Outcome {
     // Output paths are checked before anything runs: a typo or a foreign file costs nothing.
-    let outputs = Outputs::plan(&OutputOptions::from(out))?;
+    let planned = Outputs::plan_ranked(&OutputOptions::from(out), cluster.names(), cluster.is_multi());
     let stop = signals::install();
-    let mut doc = command(stop, &mut progress::Progress::new(out.quiet)).inspect_err(|e| outputs.failed(name, e))?;
-    signals::name_in(&mut doc);
-    // An output that cannot be written is exit 1, never 0.
-    outputs.write(&doc).map_err(|e| app::Error::runtime(e.message()))?;
-    finished(&doc)
+    let mut progress = progress::Progress::new(out.quiet || !cluster.is_root());
+    if !cluster.is_multi() {
+        let (outputs, _) = planned?;
+        let mut doc = command(stop, &mut progress).inspect_err(|e| outputs.failed(name, e))?;
+        signals::name_in(&mut doc);
+        // An output that cannot be written is exit 1, never 0.
+        outputs.write(&doc).map_err(|e| app::Error::runtime(e.message()))?;
+        return finished(&doc);
+    }
+    // Under mpirun every rank takes part in the exchange, even one whose outputs are wrong.
+    let plan_error = planned.as_ref().err().cloned();
+    let got = app::cluster::measure(cluster, name, shared, stop, &mut progress, |stop, obs| match plan_error {
+        Some(e) => Err(e),
+        None => command(stop, obs),
+    })?;
+    let (merged_out, own_out) = planned?;
+    let mut own = got.own;
+    signals::name_in(&mut own);
+    own_out.write(&own).map_err(|e| app::Error::runtime(e.message()))?;
+    match got.merged {
+        Some(mut merged) => {
+            signals::name_in(&mut merged);
+            if merged.error.as_ref().is_some_and(|e| e.kind == "usage") {
+                return app::cluster::root_status(&merged).map(|()| 0);
+            }
+            merged_out.write(&merged).map_err(|e| app::Error::runtime(e.message()))?;
+            match app::cluster::root_status(&merged) {
+                Err(e @ app::Error::Usage(_)) => Err(e),
+                _ => finished(&merged),
+            }
+        }
+        None => app::cluster::member_status(&own, got.error),
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
+    // Under mpirun (an MPI build): this process is one rank; alone: the only one.
+    let mut cluster = match Cluster::join() {
+        Ok(c) => c,
+        Err(e) => return exit(Err(e)),
+    };
+    if let Err(e) = app::cluster::check_supported(&cluster, cli.command.name()) {
+        return exit(Err(e));
+    }
+    let names = cluster.names().clone();
     exit(match &cli.command {
-        Command::Run(a) => {
-            measure("run", &a.out, |stop, obs| app::run::run(&app::run::Config::new(&(&**a).into())?, stop, obs))
-        }
-        Command::Mark(a) => {
-            measure("mark", &a.out, |stop, obs| app::mark::run(&app::mark::Config::new(&(&**a).into())?, stop, obs))
+        Command::Run(a) => measure_on(&mut cluster, "run", &a.out, a.hosts.shared, |stop, obs| {
+            let o = app::run::Options { rank: names, ..(&**a).into() };
+            app::run::run(&app::run::Config::new(&o)?, stop, obs)
+        }),
+        Command::Mark(a) => measure_on(&mut cluster, "mark", &a.out, a.hosts.shared, |stop, obs| {
+            let o = app::mark::Options { rank: names, ..(&**a).into() };
+            app::mark::run(&app::mark::Config::new(&o)?, stop, obs)
+        }),
+        Command::Merge(a) => {
+            measure("merge", &a.out, |_, _| app::merge::run(&app::merge::Config::new(&(&**a).into())?))
         }
         Command::Sla(a) => {
             measure("sla", &a.out, |stop, obs| app::sla::run(&app::sla::Config::new(&(&**a).into())?, stop, obs))

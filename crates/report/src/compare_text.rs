@@ -569,7 +569,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &m)| {
                     let d = DirStats { mb_s: m, bytes: 1000 * bs, ops: 1000, seconds: 5.0, ..DirStats::default() };
-                    PassResult { pass: i as u32 + 1, read: Some(d), write: None }
+                    PassResult { pass: i as u32 + 1, read: Some(d), ..PassResult::default() }
                 })
                 .collect();
             r.set_passes(passes, Aggregate::Max);

@@ -110,6 +110,7 @@ fn series(
                 write_mb_s: w * bs as f64 / 1e6,
                 write_lat_mean_ns: if w > 0.0 { lat / 1.9 } else { 0.0 },
                 write_lat_p99_ns: if w > 0.0 { (lat * 1.3) as u64 } else { 0 },
+                unix_s: None,
             }
         })
         .collect()
@@ -159,6 +160,7 @@ fn mark_doc() -> ResultDoc {
                     pass: p,
                     read: Some(dir(bs, ri, 5.0, &rh, f64::from(qd) * 0.98)),
                     write: Some(dir(bs, wi, 5.0, &wh, f64::from(qd) * 0.97)),
+                    histograms: None,
                 }
             })
             .collect();

@@ -34,3 +34,11 @@ pub const FOREIGN_IO: &str = "foreign-io";
 /// shape (rw, bs, qd, threads): it cannot come from the device. Name fixed by the CLI
 /// contract.
 pub const EXCEEDS_MEMORY_BANDWIDTH: &str = "exceeds-memory-bandwidth";
+/// One host's IOPS is far from the median of the hosts (multi-host runs).
+pub const HOST_IMBALANCE: &str = "host-imbalance";
+/// The ranks' measured windows started further apart than a set fraction of the window.
+pub const START_SKEW: &str = "start-skew";
+/// Two ranks measured the same file or device without `--shared`.
+pub const SHARED_TARGET: &str = "shared-target";
+/// Merged documents disagree on their clocks or windows (`merge`): they did not run together.
+pub const WINDOW_MISMATCH: &str = "window-mismatch";

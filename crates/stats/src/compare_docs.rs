@@ -551,7 +551,11 @@ mod tests {
             let passes = mb_s
                 .iter()
                 .enumerate()
-                .map(|(i, &m)| PassResult { pass: i as u32 + 1, read: Some(dir(m, 1e8 / m, *bs)), write: None })
+                .map(|(i, &m)| PassResult {
+                    pass: i as u32 + 1,
+                    read: Some(dir(m, 1e8 / m, *bs)),
+                    ..PassResult::default()
+                })
                 .collect();
             r.set_passes(passes, Aggregate::Max);
             doc.results.push(r);
@@ -686,9 +690,9 @@ mod tests {
         assert_eq!(samples_of(&r, Dir::Read, Metric::Iops), (vec![1000.0, 0.0, 2000.0], "seconds"));
         assert_eq!(samples_of(&r, Dir::Read, Metric::LatMean), (vec![40_000.0, 60_000.0], "seconds"));
         // One pass: still the series. Two passes: the passes.
-        r.passes = vec![PassResult { pass: 1, read: Some(dir(90.0, 1.0, 4096)), write: None }];
+        r.passes = vec![PassResult { pass: 1, read: Some(dir(90.0, 1.0, 4096)), ..PassResult::default() }];
         assert_eq!(samples_of(&r, Dir::Read, Metric::Iops).1, "seconds");
-        r.passes.push(PassResult { pass: 2, read: Some(dir(110.0, 1.0, 4096)), write: None });
+        r.passes.push(PassResult { pass: 2, read: Some(dir(110.0, 1.0, 4096)), ..PassResult::default() });
         assert_eq!(samples_of(&r, Dir::Read, Metric::MbS), (vec![90.0, 110.0], "passes"));
     }
 
@@ -758,7 +762,7 @@ mod tests {
                 r.passes = passes
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (read, write))| PassResult { pass: i as u32 + 1, read, write })
+                    .map(|(i, (read, write))| PassResult { pass: i as u32 + 1, read, write, ..PassResult::default() })
                     .collect();
                 r.series = series
                     .into_iter()

@@ -14,6 +14,9 @@
 
 use crate::lat::{CdfPoint, LatSummary};
 
+mod codec;
+pub use codec::HistCodecError;
+
 /// Highest latency tracked: one hour, in nanoseconds. Larger values are clamped.
 pub const LAT_MAX_NS: u64 = 3_600_000_000_000;
 

@@ -6,6 +6,7 @@
 //! `device` → `model` → `compare_docs`.
 
 pub mod cache;
+pub mod cluster;
 pub mod codes;
 pub mod compare;
 pub mod compare_docs;
@@ -17,7 +18,11 @@ pub mod model;
 pub mod sla;
 pub mod surface;
 
+pub use cluster::{
+    ClusterJob, ClusterResult, ClusterSource, Histograms, HostFigures, IntervalHistograms, MeasuredWindow, RankInfo,
+    Stonewall, TimelinePoint,
+};
 pub use device::{DeviceView, DiskCounters};
-pub use hist::{LatHist, CDF_FRACTIONS, LAT_MAX_NS};
+pub use hist::{HistCodecError, LatHist, CDF_FRACTIONS, LAT_MAX_NS};
 pub use lat::{CdfPoint, LatSummary};
 pub use model::*;

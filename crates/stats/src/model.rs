@@ -57,6 +57,10 @@ pub struct ResultDoc {
     /// `surface` only: the surface scan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub surface: Option<crate::surface::SurfaceResult>,
+    /// Several ranks or merged documents: per-rank figures, start skew, stonewall, timeline.
+    /// `results` then holds the merged figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::cluster::ClusterResult>,
 }
 
 impl ResultDoc {
@@ -77,6 +81,7 @@ impl ResultDoc {
             compare: None,
             cache: None,
             surface: None,
+            cluster: None,
         }
     }
 
@@ -274,6 +279,12 @@ pub struct JobResult {
     /// What the device under the target saw in the measured window (/proc/diskstats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_view: Option<crate::device::DeviceView>,
+    /// When the measured window ran (`--histograms` and multi-host runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<crate::cluster::MeasuredWindow>,
+    /// Lossless latency histograms (`--histograms` and multi-host runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<crate::cluster::Histograms>,
 }
 
 impl JobResult {
@@ -292,6 +303,8 @@ impl JobResult {
             spread: None,
             error: None,
             device_view: None,
+            window: None,
+            histograms: None,
         }
     }
 
@@ -371,6 +384,9 @@ pub struct SeriesPoint {
     pub write_mb_s: f64,
     pub write_lat_mean_ns: f64,
     pub write_lat_p99_ns: u64,
+    /// End of the interval, Unix time in seconds (`--histograms` and multi-host runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_s: Option<f64>,
 }
 
 impl SeriesPoint {
@@ -394,6 +410,7 @@ impl SeriesPoint {
             write_mb_s: per_second(wb as f64 / 1e6, interval_seconds),
             write_lat_mean_ns: wh.mean(),
             write_lat_p99_ns: wh.quantile(0.99),
+            unix_s: None,
         }
     }
 }
@@ -404,6 +421,9 @@ pub struct PassResult {
     pub pass: u32,
     pub read: Option<DirStats>,
     pub write: Option<DirStats>,
+    /// The pass's lossless histograms (`--histograms` and multi-host runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histograms: Option<crate::cluster::Histograms>,
 }
 
 /// Pass-to-pass variation of a multi-pass result.

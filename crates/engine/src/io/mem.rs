@@ -306,8 +306,13 @@ pub fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
     if crate::io::memory::available().is_some_and(|a| need.total() > a.usable()) {
         return;
     }
-    let c =
-        RunControl { stop: ctl.stop.clone(), register_buffers: false, null_fault: None, pin_workers: ctl.pin_workers };
+    let c = RunControl {
+        stop: ctl.stop.clone(),
+        register_buffers: false,
+        null_fault: None,
+        pin_workers: ctl.pin_workers,
+        keep_histograms: false,
+    };
     let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) else { return };
     if out.error.is_some() || out.interrupted {
         return;

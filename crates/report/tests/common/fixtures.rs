@@ -98,7 +98,7 @@ pub fn mark_doc() -> ResultDoc {
                 let mut wr = dir(bs, wr * tp[i], out, 5.0);
                 rd.lat_ns.mean = (rd.lat_ns.mean * lat[i]).round();
                 wr.lat_ns.mean = (wr.lat_ns.mean * lat[i]).round();
-                PassResult { pass: i as u32 + 1, read: Some(rd), write: Some(wr) }
+                PassResult { pass: i as u32 + 1, read: Some(rd), write: Some(wr), ..PassResult::default() }
             })
             .collect();
         r.set_passes(passes, Aggregate::Max);

@@ -6,7 +6,7 @@ use super::{BoundJob, RunControl, Tick, Window};
 use crate::error::{EngineError, Result};
 use crate::io::worker::{Interval, Live, Msg, WorkerEnd};
 use crate::target::devview;
-use stats::{DiskCounters, ErrorInfo, LatHist, SeriesPoint};
+use stats::{DiskCounters, ErrorInfo, IntervalHistograms, LatHist, SeriesPoint};
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -25,12 +25,14 @@ pub(super) struct Slot {
     pub(super) read_bytes: u64,
     pub(super) write_bytes: u64,
     pub(super) series: Vec<SeriesPoint>,
+    /// Each series point's histograms, encoded (only when the run keeps histograms).
+    pub(super) series_hists: Option<Vec<IntervalHistograms>>,
     pub(super) ends: Vec<WorkerEnd>,
 }
 
 #[allow(clippy::vec_box)] // intervals travel between threads as boxes; keep them boxed
 impl Slot {
-    pub(super) fn new(workers: usize) -> Self {
+    pub(super) fn new(workers: usize, keep_histograms: bool) -> Self {
         Self {
             workers,
             last_index: vec![-2; workers],
@@ -42,6 +44,7 @@ impl Slot {
             read_bytes: 0,
             write_bytes: 0,
             series: Vec::new(),
+            series_hists: keep_histograms.then(Vec::new),
             ends: Vec::new(),
         }
     }
@@ -88,6 +91,10 @@ impl Slot {
                 (&iv.read, iv.read_bytes),
                 (&iv.write, iv.write_bytes),
             ));
+            if let Some(h) = &mut self.series_hists {
+                let enc = |x: &LatHist| (!x.is_empty()).then(|| x.to_base64_v2());
+                h.push(IntervalHistograms { read: enc(&iv.read), write: enc(&iv.write) });
+            }
             self.base = iv.index + 1;
             on_window(&iv);
             spare.push(iv);
@@ -174,21 +181,35 @@ impl Edges {
     }
 }
 
-/// Live figures for the progress callback, about every 250 ms.
+/// Live figures for the progress callback, every 250 ms from the start. The ticks keep to
+/// that grid (the collector waits no longer than the next one), so processes started
+/// together tick together: ranks under MPI exchange their counters at each tick.
 struct Ticker {
     lives: Vec<Arc<Live>>,
     t_start: Instant,
     planned: Duration,
     ramp: Duration,
     last_tick: Instant,
+    next_tick: Instant,
     last_counts: (u64, u64, u64, u64),
 }
 
+/// Time between two progress ticks.
+pub(super) const TICK: Duration = Duration::from_millis(250);
+
 impl Ticker {
+    /// How long until the next tick is due.
+    fn until_next(&self) -> Duration {
+        self.next_tick.saturating_duration_since(Instant::now())
+    }
+
     fn tick(&mut self, on_tick: &mut dyn FnMut(&Tick)) {
         let now = Instant::now();
-        if now.duration_since(self.last_tick) < Duration::from_millis(250) {
+        if now < self.next_tick {
             return;
+        }
+        while self.next_tick <= now {
+            self.next_tick += TICK;
         }
         let c = self.lives.iter().fold((0, 0, 0, 0), |a, l| {
             (
@@ -209,6 +230,7 @@ impl Ticker {
             write_iops: (c.1 - last.1) as f64 / dt,
             read_mb_s: (c.2 - last.2) as f64 / 1e6 / dt,
             write_mb_s: (c.3 - last.3) as f64 / 1e6 / dt,
+            ..Tick::default()
         });
         self.last_counts = c;
         self.last_tick = now;
@@ -239,6 +261,10 @@ pub(super) struct Collector<'a, 'f> {
     pub(super) usage_error: Option<String>,
     pub(super) gate: WindowGate<'f>,
     pub(super) edges: Edges,
+    /// The wall clock when the workers were released, Unix ns.
+    pub(super) started_unix_ns: u64,
+    /// From the return of the release callback (a barrier's release) to the workers' start.
+    pub(super) release_to_start: Duration,
     done: usize,
 }
 
@@ -249,17 +275,20 @@ impl<'a, 'f> Collector<'a, 'f> {
         slot_workers: &[usize],
         global_index: Vec<(usize, usize)>,
         gate: WindowGate<'f>,
+        keep_histograms: bool,
     ) -> Self {
         Self {
             jobs,
             group_reporting,
-            slots: slot_workers.iter().map(|&n| Slot::new(n)).collect(),
+            slots: slot_workers.iter().map(|&n| Slot::new(n, keep_histograms)).collect(),
             spare: Vec::new(),
             global_index,
             error: None,
             usage_error: None,
             gate,
             edges: Edges::new(jobs),
+            started_unix_ns: 0,
+            release_to_start: Duration::ZERO,
             done: 0,
         }
     }
@@ -290,11 +319,12 @@ impl<'a, 'f> Collector<'a, 'f> {
             t_start,
             planned: planned(self.jobs),
             ramp: ramp(self.jobs),
-            last_tick: Instant::now(),
+            last_tick: t_start,
+            next_tick: t_start + TICK,
             last_counts: (0, 0, 0, 0),
         };
         while self.done < total {
-            let wait = self.edges.next_wait(t_start, ticker.ramp);
+            let wait = self.edges.next_wait(t_start, ticker.ramp).min(ticker.until_next());
             match rx.recv_timeout(wait) {
                 Ok(Msg::Interval { job, worker, iv }) => self.interval(job, worker, iv, &recycle),
                 Ok(Msg::Done { job, worker, end }) => self.worker_done(job, worker, *end),
@@ -361,7 +391,7 @@ impl<'a, 'f> Collector<'a, 'f> {
 
 /// The planned length of the group: the longest ramp + runtime of its jobs (a job that
 /// ends on a byte count plans zero).
-fn planned(jobs: &[BoundJob]) -> Duration {
+pub(super) fn planned(jobs: &[BoundJob]) -> Duration {
     jobs.iter()
         .map(|j| if j.spec.runtime.is_zero() { Duration::ZERO } else { j.spec.ramp + j.spec.runtime })
         .max()
@@ -397,7 +427,7 @@ mod tests {
 
     #[test]
     fn a_window_is_final_once_every_live_worker_has_moved_past_it() {
-        let mut s = Slot::new(2);
+        let mut s = Slot::new(2, false);
         let mut spare = Vec::new();
         let mut seen = Vec::new();
         // Both workers sent second 0, only worker 0 has gone on: second 0 is not final yet.

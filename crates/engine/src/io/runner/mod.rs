@@ -49,17 +49,41 @@ pub struct RunControl {
     /// moves a QD1 worker next to the completing kernel thread and costs up to a third of
     /// the IOPS of a fast device.
     pub pin_workers: bool,
+    /// Keep lossless histograms (the whole window's and each second's) and the window's
+    /// wall-clock times in the results, so that results of several hosts can be merged.
+    pub keep_histograms: bool,
 }
 
 impl Default for RunControl {
     fn default() -> Self {
-        Self { stop: Arc::new(AtomicBool::new(false)), register_buffers: true, null_fault: None, pin_workers: true }
+        Self {
+            stop: Arc::new(AtomicBool::new(false)),
+            register_buffers: true,
+            null_fault: None,
+            pin_workers: true,
+            keep_histograms: false,
+        }
     }
+}
+
+/// Why the progress callback is called.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TickKind {
+    /// Live figures, every 250 ms from the start.
+    #[default]
+    Live,
+    /// Every worker is ready; they are released (and the group's clock starts) as soon as
+    /// the callback returns. Several processes meet here to start together; raising the
+    /// stop flag now ends the group before any I/O.
+    Release,
 }
 
 /// What a progress callback sees, about four times a second.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tick {
+    pub kind: TickKind,
+    /// The group's longest ramp (the measured window starts this long after the release).
+    pub ramp: Duration,
     pub elapsed: Duration,
     /// Ramp + runtime; zero when the run ends on a byte count.
     pub planned: Duration,
@@ -216,7 +240,7 @@ pub fn run_group_windows(
     let layout = spawn::layout(jobs, group_reporting, ctl.pin_workers)?;
     let global_index = layout.global_index(group_reporting);
     let gate = WindowGate::new(on_window);
-    let mut c = Collector::new(jobs, group_reporting, &layout.slot_workers, global_index, gate);
+    let mut c = Collector::new(jobs, group_reporting, &layout.slot_workers, global_index, gate, ctl.keep_histograms);
     let ru0 = results::rusage_self();
     let wall = run_workers(layout.setups, ctl, &user_stop, &mut c, on_tick)?;
     c.usage_error()?;
@@ -255,7 +279,15 @@ fn run_workers(
         }
         drop(tx);
         barrier.wait();
+        // Every worker is ready: whoever paces this group (other ranks) may hold it here.
+        on_tick(&Tick { kind: TickKind::Release, planned: collect::planned(c.jobs), ramp, ..Tick::default() });
+        let released = Instant::now();
+        if user_stop.load(Ordering::Relaxed) {
+            ctl.stop.store(true, Ordering::Relaxed);
+        }
         let t_start = Instant::now();
+        c.release_to_start = t_start.duration_since(released);
+        c.started_unix_ns = unix_ns_now();
         let _ = start.set(t_start);
         if ramp.is_zero() {
             c.edges.start_now();
@@ -263,6 +295,11 @@ fn run_workers(
         barrier.wait();
         Ok(c.run(Inbox { rx, recycle, lives }, t_start, ctl, user_stop, on_tick))
     })
+}
+
+/// The wall clock now, Unix time in nanoseconds.
+pub fn unix_ns_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// Resolve a job's region against its open target.

@@ -6,7 +6,7 @@ use super::BoundJob;
 use crate::io::backend::Op;
 use crate::io::worker::{self, WorkerEnd, SEC};
 use crate::target::devview;
-use stats::{CpuUsage, DirStats, ErrorInfo, JobResult, SeriesPoint};
+use stats::{CpuUsage, DirStats, ErrorInfo, Histograms, JobResult, LatHist, MeasuredWindow, SeriesPoint};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -59,7 +59,15 @@ pub(super) fn group_results(
     let mut results = Vec::with_capacity(slots.len());
     for (si, mut s) in slots.into_iter().enumerate() {
         s.finalize(true, &mut c.spare, &mut |_| {});
-        results.push(slot_result(jobs, group_reporting, si, s, cpu, c.error.as_ref()));
+        results.push(slot_result(
+            jobs,
+            group_reporting,
+            si,
+            s,
+            cpu,
+            c.error.as_ref(),
+            (c.started_unix_ns, c.release_to_start),
+        ));
     }
     attach_device_views(&mut results, jobs, group_reporting, c.edges.start.as_ref(), c.edges.end.as_ref());
     results
@@ -73,6 +81,7 @@ fn slot_result(
     mut s: Slot,
     cpu: &CpuTimes,
     error: Option<&ErrorInfo>,
+    (started_unix_ns, release_to_start): (u64, Duration),
 ) -> JobResult {
     let first_job = if group_reporting { 0 } else { si };
     let mut spec = jobs[first_job].spec.clone();
@@ -95,6 +104,21 @@ fn slot_result(
         r.write = Some(DirStats::new(s.total_write.count(), s.write_bytes, seconds, &s.total_write, qd(area_w)));
     }
     r.series = trim_series(std::mem::take(&mut s.series), seconds);
+    if let Some(mut hists) = s.series_hists.take() {
+        hists.truncate(r.series.len());
+        let ramp = jobs[first_job].spec.ramp;
+        let start = started_unix_ns + ramp.as_nanos() as u64;
+        for p in &mut r.series {
+            p.unix_s = Some(start as f64 / 1e9 + p.t_s);
+        }
+        let enc = |h: &LatHist| (!h.is_empty()).then(|| h.to_base64_v2());
+        r.histograms = Some(Histograms { read: enc(&s.total_read), write: enc(&s.total_write), series: hists });
+        r.window = Some(MeasuredWindow {
+            start_unix_ns: start,
+            end_unix_ns: start + measured_ns,
+            start_offset_s: Some((release_to_start + ramp).as_secs_f64()),
+        });
+    }
     r.fsyncs = s.ends.iter().map(|e| e.fsyncs).sum();
     r.cpu = cpu.usage(&s.ends);
     if let Some(e) = error {
