@@ -1,4 +1,5 @@
-//! CSV: one row per (result, direction).
+//! CSV: one row per (result, direction); for several ranks, then an empty line and one row
+//! per (job, rank).
 
 use stats::{DirStats, DocKind, JobResult, ResultDoc};
 
@@ -76,6 +77,11 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         DocKind::Surface => crate::surface_text::csv(doc),
         DocKind::Sla => crate::sla_text::csv(doc),
         DocKind::Compare => crate::compare_text::csv(doc),
-        DocKind::Run | DocKind::Mark => try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n")),
+        DocKind::Run | DocKind::Mark => {
+            let mut out = try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n"));
+            // Several ranks: a second table, per job and rank, after an empty line.
+            out.push_str(&crate::cluster_text::csv(doc));
+            out
+        }
     }
 }

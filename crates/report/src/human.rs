@@ -9,7 +9,7 @@ use crate::fmt;
 pub(crate) fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
     match doc.kind() {
-        DocKind::Cache => return crate::cache_text::human(doc),
+        DocKind::Cache => return crate::cache_text::human(doc) + &crate::cluster_text::human(doc),
         DocKind::Mark => mark(doc, &mut out),
         DocKind::Sla => {
             // The search first; the best point's full figures follow.
@@ -35,6 +35,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         }
         DocKind::Run => run(doc, &mut out),
     }
+    // Several ranks: what each measured, after the merged figures.
+    out.push_str(&crate::cluster_text::human(doc));
     footer(doc, &mut out);
     out
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use stats::ResultDoc;
 
 mod cache_text;
+mod cluster_text;
 mod compare_text;
 mod csv_out;
 pub mod fmt;

@@ -25,8 +25,8 @@ fn table_head(out: &mut String, cols: &[&str], left: usize) {
 pub(crate) fn render(doc: &ResultDoc) -> String {
     let kind = doc.kind();
     let body: fn(&ResultDoc, &mut String) = match kind {
-        DocKind::Cache => return crate::cache_text::markdown(doc),
-        DocKind::Surface => return crate::surface_text::markdown(doc),
+        DocKind::Cache => return crate::cache_text::markdown(doc) + &crate::cluster_text::markdown(doc),
+        DocKind::Surface => return crate::surface_text::markdown(doc) + &crate::cluster_text::markdown(doc),
         DocKind::Mark => mark_table,
         DocKind::Sla => sla_body,
         DocKind::Compare => |doc, out| out.push_str(&crate::compare_text::markdown(doc)),
@@ -35,6 +35,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     let mut out = String::new();
     facts(doc, kind == DocKind::Mark, &mut out);
     body(doc, &mut out);
+    // Several ranks: what each measured, after the merged figures.
+    out.push_str(&crate::cluster_text::markdown(doc));
     problems(doc, &mut out);
     out
 }

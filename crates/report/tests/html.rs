@@ -17,6 +17,7 @@ use stats::{
 };
 
 use diskmeter_report::html::{render_html, MAX_COMPARE_CHARTS, MAX_TIMELINES};
+use diskmeter_report::{render, Format};
 
 mod common;
 
@@ -810,6 +811,78 @@ fn run_report() {
 }
 
 #[test]
+fn cluster_report() {
+    let doc = common::fixtures::cluster_doc();
+    let html = render_html(&doc);
+    check_page(&html);
+    assert_kinds(&html, &["results-table", "cluster-hosts", "cluster-timeline"]);
+    let section = &html[html.find("<section class=\"card\" id=\"cluster\">").expect("cluster section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    assert!(section.contains("Hosts: 3 ranks on 3 hosts (merged by MPI)"));
+    // The per-rank table: one row per rank, each host named, the slowest marked.
+    let table = &section[section.find("<table id=\"cluster-table-1\">").expect("per-rank table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    assert_eq!(table.matches("<tr").count(), 4, "header + 3 ranks");
+    for host in ["node01", "node02", "node03"] {
+        assert!(table.contains(host), "{host} in the table");
+    }
+    assert!(
+        table.contains("<tr class=\"hl\"><td>2</td><td class=\"name\">node03 <span class=\"tag bad\">slowest</span>")
+    );
+    assert!(section.contains("stonewall (all ranks running, 30.00 s)") && section.contains("215,377 IOPS"));
+    // The per-rank chart: an SVG naming every rank, with the median in the legend.
+    let bars = figures(section).into_iter().find(|f| f.contains("data-chart=\"cluster-hosts\"")).unwrap();
+    let svg = svgs(bars)[0];
+    assert!(svg.starts_with("<svg"));
+    for label in ["0 · node01", "1 · node02", "2 · node03"] {
+        assert!(svg.contains(label), "{label} in the chart");
+    }
+    assert!(bars.contains("median of the ranks (74,490 IOPS)"));
+    // The merged timeline.
+    let tl = figures(section).into_iter().find(|f| f.contains("data-chart=\"cluster-timeline\"")).unwrap();
+    assert!(svgs(tl)[0].contains("p99 latency"));
+    assert!(html.contains("<dt>ranks</dt><dd>3 (merged by MPI)</dd>"));
+
+    // A failed rank is named with its error; no timeline, no chart without figures.
+    let mut doc = common::fixtures::cluster_failed_doc();
+    doc.cluster.as_mut().unwrap().jobs[0].timeline.clear();
+    let html = render_html(&doc);
+    check_page(&html);
+    assert!(html.contains("<dt>failed</dt><dd>rank 2 (node03) — eio: read at offset 81920"));
+    assert!(!chart_kinds(&html).contains(&"cluster-timeline".to_string()));
+    doc.cluster.as_mut().unwrap().jobs[0].hosts.clear();
+    let html = render_html(&doc);
+    check_page(&html);
+    assert!(html.contains("No rank has figures for this job."));
+    assert!(!chart_kinds(&html).contains(&"cluster-hosts".to_string()));
+
+    // Without the section the page is the one of a single host.
+    let mut single = common::fixtures::cluster_doc();
+    single.cluster = None;
+    let html = render_html(&single);
+    assert!(!html.contains("id=\"cluster\"") && !html.contains("node02"));
+}
+
+#[test]
+fn many_ranks_render() {
+    let mut doc = common::fixtures::cluster_doc();
+    let job = &mut doc.cluster.as_mut().unwrap().jobs[0];
+    let h = job.hosts[0].clone();
+    job.hosts = (0..300)
+        .map(|i| stats::HostFigures {
+            rank: i,
+            host: format!("node{:03}.cluster.example.org", i / 4),
+            iops: h.iops * (0.7 + f64::from(i % 13) / 40.0),
+            ..h.clone()
+        })
+        .collect();
+    job.slowest_rank = Some(0);
+    let html = render_html(&doc);
+    check_page(&html);
+    assert_kinds(&html, &["cluster-hosts"]);
+}
+
+#[test]
 fn strings_are_escaped() {
     let html = render_html(&run_doc());
     assert!(html.contains("oltp &#60;b&#62;&#38; mix") || html.contains("oltp &lt;b&gt;&amp; mix"), "job name");
@@ -1420,6 +1493,78 @@ fn any_doc() -> BoxedStrategy<ResultDoc> {
         .boxed()
 }
 
+fn any_host() -> BoxedStrategy<stats::HostFigures> {
+    (0..6u32, any_text(), any_f64(), any_f64(), any_f64(), any_u64(), any_u64(), proptest::option::of(any_f64()))
+        .prop_map(|(rank, host, iops, mb_s, mean, p99, max, start_offset_s)| stats::HostFigures {
+            rank,
+            host,
+            iops,
+            mb_s,
+            lat_mean_ns: mean,
+            lat_p99_ns: p99,
+            lat_max_ns: max,
+            qd_mean: mean,
+            seconds: mb_s,
+            start_unix_ns: p99,
+            start_offset_s,
+        })
+        .boxed()
+}
+
+fn any_cluster_job() -> BoxedStrategy<stats::ClusterJob> {
+    let point = (any_f64(), any_f64(), any_u64(), 0..6u32).prop_map(|(t_s, iops, p99, ranks)| stats::TimelinePoint {
+        t_s,
+        unix_s: t_s,
+        iops,
+        mb_s: iops,
+        lat_p99_ns: p99,
+        ranks,
+    });
+    (
+        any_text(),
+        proptest::collection::vec(any_host(), 0..5),
+        proptest::option::of(0..6u32),
+        any_f64(),
+        proptest::option::of((any_f64(), any_f64(), any_f64())),
+        proptest::collection::vec(point, 0..5),
+    )
+        .prop_map(|(name, hosts, slowest_rank, start_skew_s, stonewall, timeline)| stats::ClusterJob {
+            name,
+            hosts,
+            slowest_rank,
+            start_skew_s,
+            stonewall: stonewall.map(|(seconds, iops, mb_s)| stats::Stonewall { seconds, iops, mb_s }),
+            timeline,
+        })
+        .boxed()
+}
+
+fn any_cluster() -> BoxedStrategy<stats::ClusterResult> {
+    let rank = (0..6u32, any_text(), any::<bool>(), proptest::option::of((any_text(), any_text()))).prop_map(
+        |(rank, host, partial, error)| stats::RankInfo {
+            rank,
+            host,
+            target: Some("/x/<y>&".into()),
+            started_at: String::new(),
+            partial,
+            error: error.map(|(k, m)| ErrorInfo::new(&k, m)),
+        },
+    );
+    (
+        any::<bool>(),
+        proptest::collection::vec(rank, 0..5),
+        proptest::collection::vec(any_cluster_job(), 0..3),
+        proptest::option::of(0..6u32),
+    )
+        .prop_map(|(mpi, ranks, jobs, failed_rank)| stats::ClusterResult {
+            source: if mpi { stats::ClusterSource::Mpi } else { stats::ClusterSource::Merge },
+            ranks,
+            jobs,
+            failed_rank,
+        })
+        .boxed()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
@@ -1427,6 +1572,15 @@ proptest! {
     fn random_documents_render(doc in any_doc()) {
         let html = render_html(&doc);
         check_page(&html);
+    }
+
+    #[test]
+    fn random_cluster_sections_render(mut doc in any_doc(), cluster in any_cluster()) {
+        doc.cluster = Some(cluster);
+        check_page(&render_html(&doc));
+        for f in [Format::Human, Format::Markdown, Format::Csv] {
+            prop_assert!(render(&doc, f).ends_with('\n'));
+        }
     }
 }
 

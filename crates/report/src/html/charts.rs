@@ -794,3 +794,90 @@ pub(crate) fn cache_mrc(
         Ok(())
     })
 }
+
+// ---------------------------------------------------------------------------------------
+// cluster: one bar per rank
+
+/// Colour of a rank's bar, and of the slowest rank's.
+pub(crate) const RANK: RGBColor = PALETTE[0];
+pub(crate) const SLOWEST: RGBColor = INFEASIBLE;
+
+/// One rank's bar.
+pub(crate) struct HostBar {
+    pub label: String,
+    pub value: f64,
+    /// The slowest rank: drawn in [`SLOWEST`].
+    pub highlight: bool,
+}
+
+/// Horizontal bars, one per rank from the top down, each with its value at its end, and the
+/// median dashed. Rows get thinner for many ranks; labels then go to every k-th bar only.
+pub(crate) fn host_bars(
+    bars: &[HostBar],
+    median: Option<f64>,
+    value: fn(f64) -> String,
+    xdesc: &str,
+) -> Result<String, String> {
+    let n = bars.len().max(1);
+    let row: u32 = if n <= 24 { 28 } else { (720 / n as u32).max(3) };
+    let every = 16u32.div_ceil(row) as usize;
+    let vals: Vec<f64> = bars.iter().map(|b| axis::clean(b.value).max(0.0)).collect();
+    let median = median.map(axis::clean).filter(|m| *m > 0.0);
+    let vmax = vals.iter().copied().chain(median).fold(0.0, f64::max);
+    // Room right of the longest bar for its value.
+    let x = axis::linear(0.0, vmax * 1.15, 8);
+    let mut ticks: Vec<f64> = (0..bars.len()).filter(|i| i % every == 0).map(|i| (n - 1 - i) as f64 + 0.5).collect();
+    ticks.sort_by(f64::total_cmp);
+    let y = Axis { lo: 0.0, hi: n as f64, ticks, minor: Vec::new() };
+    let labels: Vec<String> = bars.iter().map(|b| short(&b.label, 26)).collect();
+    let yfmt = |v: &f64| -> String {
+        let i = n as f64 - 1.0 - v.floor();
+        if i >= 0.0 && (i as usize) < labels.len() {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let widest = labels.iter().map(|l| text_width(l, 12.0)).max().unwrap_or(0);
+    let yl = (widest + 20).clamp(60, 240) as u32;
+    let h = n as u32 * row + 70;
+    svg(1100, h, |root| {
+        let mut chart = build(root, &x, &y, 44, yl)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .x_label_formatter(&|v| axis::compact(*v))
+            .y_label_formatter(&yfmt)
+            .x_desc(xdesc)
+            .label_style(font(12.0, MUTED))
+            .y_label_style(font(12.0, TEXT))
+            .axis_desc_style(font(13.0, TEXT))
+            .bold_line_style(GRID)
+            .light_line_style(MINOR)
+            .axis_style(AXIS)
+            .set_all_tick_mark_size(3)
+            .draw()?;
+        let centre = |i: usize| (n - 1 - i) as f64 + 0.5;
+        for (i, (b, &v)) in bars.iter().zip(&vals).enumerate() {
+            let c = if b.highlight { SLOWEST } else { RANK };
+            let yc = centre(i);
+            chart.draw_series(std::iter::once(Rectangle::new([(0.0, yc - 0.34), (v, yc + 0.34)], c.filled())))?;
+        }
+        if let (Some(m), true) = (median, bars.len() > 1) {
+            chart.draw_series(DashedLineSeries::new(
+                vec![(m, 0.0), (m, n as f64)],
+                6,
+                4,
+                ShapeStyle { color: MUTED.to_rgba(), filled: false, stroke_width: 2 },
+            ))?;
+        }
+        // Values last, on a white box, so the median line does not strike them through.
+        if row >= 14 {
+            for (i, &v) in vals.iter().enumerate() {
+                let (px, py) = chart.backend_coord(&(v, centre(i)));
+                label(root, &value(v), (px + 6, py), 12.0, TEXT, Pos::new(HPos::Left, VPos::Center))?;
+            }
+        }
+        Ok(())
+    })
+}

@@ -7,6 +7,7 @@
 mod axis;
 mod cache;
 mod charts;
+mod cluster;
 mod surface;
 mod view;
 
@@ -180,6 +181,8 @@ struct Page {
     job_errors: Vec<Note>,
     /// The command's own part: one of these is filled.
     sections: Sections,
+    /// Several ranks: what each measured (after the merged figures of `sections`).
+    cluster: Option<cluster::ClusterView>,
     cdf: Option<Figure>,
     timelines: Vec<Figure>,
     timeline_note: String,
@@ -245,6 +248,7 @@ impl Page {
             warnings: doc.warnings.iter().map(|w| Note { code: w.code.clone(), message: w.message.clone() }).collect(),
             job_errors: job_errors(doc),
             sections: Sections::new(doc, kind),
+            cluster: cluster::cluster_view(doc),
             cdf: latency_cdf(doc),
             timelines,
             timeline_note,
@@ -360,6 +364,13 @@ fn environment(doc: &ResultDoc, kind: DocKind) -> Vec<EnvCard> {
     }
     if let Some(r) = doc.results.first() {
         run.push(("I/O".to_string(), fmt::io_mode(&r.spec)));
+    }
+    if let Some(c) = &doc.cluster {
+        let how = match c.source {
+            stats::ClusterSource::Mpi => "merged by MPI",
+            stats::ClusterSource::Merge => "merged from files",
+        };
+        run.push(("ranks".to_string(), format!("{} ({how})", c.ranks.len())));
     }
     if kind == DocKind::Mark {
         let passes = doc.results.iter().map(|r| r.passes.len()).max().unwrap_or(0).max(1);

@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use spec::{DataPattern, Distribution, JobSpec, RwMode, Zone};
 use stats::{
-    codes, Aggregate, CpuUsage, DirStats, ErrorInfo, HostInfo, JobResult, LatSummary, PassResult, ResultDoc,
-    TargetInfo, TargetKind,
+    codes, Aggregate, ClusterJob, ClusterResult, ClusterSource, CpuUsage, DirStats, ErrorInfo, HostFigures, HostInfo,
+    JobResult, LatSummary, PassResult, RankInfo, ResultDoc, Stonewall, TargetInfo, TargetKind, TimelinePoint,
 };
 
 fn host() -> HostInfo {
@@ -168,5 +168,135 @@ pub fn run_doc() -> ResultDoc {
     doc.warn(codes::RATE_NOT_MET, "job oltp: requested 150,000 IOPS, achieved 111,816");
     doc.partial = true;
     doc.error = Some(ErrorInfo::new("interrupted", "Ctrl-C"));
+    doc
+}
+
+/// One rank's headline figures (reads only) from its throughput, depth and start.
+fn host_figures(rank: u32, host: &str, mb_s: f64, start_offset_s: f64) -> HostFigures {
+    let d = dir(4096, mb_s, 32.0, 30.0);
+    HostFigures {
+        rank,
+        host: host.into(),
+        iops: d.iops,
+        mb_s: d.mb_s,
+        lat_mean_ns: d.lat_ns.mean,
+        lat_p99_ns: d.lat_ns.p99,
+        lat_max_ns: d.lat_ns.max,
+        qd_mean: d.qd_mean,
+        seconds: d.seconds,
+        start_unix_ns: 1_736_937_002_000_000_000 + (start_offset_s * 1e9).round() as u64,
+        start_offset_s: Some(start_offset_s),
+    }
+}
+
+fn rank_info(rank: u32, host: &str) -> RankInfo {
+    RankInfo {
+        rank,
+        host: host.into(),
+        target: Some(format!("/scratch/{host}/diskmeter.{rank}.test")),
+        started_at: "2025-01-15T10:30:00Z".into(),
+        partial: false,
+        error: None,
+    }
+}
+
+/// `run` under `mpirun` on three hosts: the merged job, and per rank its figures, a
+/// stonewall window and a timeline of three seconds. Rank 2 (node03) is the slowest.
+pub fn cluster_doc() -> ResultDoc {
+    let mut doc = ResultDoc::new("run", "2025-01-15T10:30:00Z", host());
+    doc.tool.version = "0.1.0".into();
+    doc.host.hostname = Some("node01".into());
+    let mut t = TargetInfo::new("/scratch/node01/diskmeter.0.test", TargetKind::File, 16 << 30);
+    t.device = Some("nvme0n1".into());
+    t.model = Some("Samsung SSD 990 PRO 2TB".into());
+    t.rotational = Some(false);
+    t.scheduler = Some("none".into());
+    t.physical_block = 4096;
+    t.filesystem = Some("xfs".into());
+    t.created_by_diskmeter = true;
+    doc.target = Some(t);
+
+    let hosts = vec![
+        host_figures(0, "node01", 310.52, 0.000_012),
+        host_figures(1, "node02", 305.11, 0.000_031),
+        host_figures(2, "node03", 268.40, 0.000_214),
+    ];
+    let mut job = JobResult::new(JobSpec {
+        name: "randread-4k".into(),
+        rw: RwMode::RandRead,
+        bs: 4096,
+        qd: 32,
+        threads: 1,
+        runtime: Duration::from_secs(30),
+        ..JobSpec::default()
+    });
+    let total: f64 = hosts.iter().map(|h| h.mb_s).sum();
+    job.read = Some(dir(4096, total, 96.0, 30.0));
+    job.cpu = CpuUsage { user_pct: 4.3, sys_pct: 23.1, max_worker_pct: 27.9 };
+    doc.results.push(job);
+
+    let timeline = [(1.0, 214_870.0, 760_000), (2.0, 216_012.0, 741_000), (3.0, 215_402.0, 802_000)]
+        .into_iter()
+        .map(|(t_s, iops, p99)| TimelinePoint {
+            t_s,
+            unix_s: 1_736_937_002.0 + t_s,
+            iops,
+            mb_s: iops * 4096.0 / 1e6,
+            lat_p99_ns: p99,
+            ranks: 3,
+        })
+        .collect();
+    let stonewall = Stonewall { seconds: 29.9998, iops: 215_377.4, mb_s: 882.19 };
+    doc.cluster = Some(ClusterResult {
+        source: ClusterSource::Mpi,
+        ranks: vec![rank_info(0, "node01"), rank_info(1, "node02"), rank_info(2, "node03")],
+        jobs: vec![ClusterJob {
+            name: "randread-4k".into(),
+            hosts,
+            slowest_rank: Some(2),
+            start_skew_s: 0.000_202,
+            stonewall: Some(stonewall),
+            timeline,
+        }],
+        failed_rank: None,
+    });
+    doc.warn(
+        codes::HOST_IMBALANCE,
+        "randread-4k: node03 (rank 2) did 65527 IOPS, -12% from the median of the ranks (74490): the merged \
+         figure hides an uneven share",
+    );
+    doc
+}
+
+/// [`cluster_doc`] in which rank 2 (node03) failed before it had figures: ranks 0 and 1
+/// were stopped, the merged figures are theirs and partial.
+pub fn cluster_failed_doc() -> ResultDoc {
+    let mut doc = cluster_doc();
+    doc.warnings.clear();
+    let c = doc.cluster.as_mut().expect("cluster section");
+    c.source = ClusterSource::Merge;
+    c.failed_rank = Some(2);
+    c.ranks[2].partial = true;
+    let mut e = ErrorInfo::new("eio", "read at offset 81920: Input/output error (os error 5)");
+    e.offset = Some(81_920);
+    c.ranks[2].error = Some(e.clone());
+    for r in &mut c.ranks[..2] {
+        r.partial = true;
+        r.error = Some(ErrorInfo::new("stopped", "stopped: rank 2 failed"));
+    }
+    let job = &mut c.jobs[0];
+    job.hosts.truncate(2);
+    job.slowest_rank = Some(1);
+    job.start_skew_s = 0.000_019;
+    job.stonewall = Some(Stonewall { seconds: 11.42, iops: 149_580.2, mb_s: 612.68 });
+    for p in &mut job.timeline {
+        p.ranks = 2;
+    }
+    let total: f64 = job.hosts.iter().map(|h| h.mb_s).sum();
+    let r = &mut doc.results[0];
+    r.read = Some(dir(4096, total, 64.0, 11.5));
+    doc.partial = true;
+    e.message = format!("rank 2 (node03) failed: {}", e.message);
+    doc.error = Some(e);
     doc
 }
