@@ -266,7 +266,7 @@ fn mean_aggregate_averages_cdfs_by_fraction() {
     // A pass without a CDF (an older document): no CDF rather than a wrong one.
     let passes = vec![
         PassResult { pass: 1, read: Some(da), write: None, histograms: None },
-        PassResult { pass: 2, read: Some(DirStats { lat_cdf: Vec::new(), ..db }), write: None },
+        PassResult { pass: 2, read: Some(DirStats { lat_cdf: Vec::new(), ..db }), write: None, histograms: None },
     ];
     let (r, _, _) = aggregate_passes(&passes, Aggregate::Mean);
     assert!(r.expect("read").lat_cdf.is_empty());

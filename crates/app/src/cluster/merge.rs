@@ -52,8 +52,11 @@ pub fn merge(parts: &[Part], o: MergeOptions) -> Result<ResultDoc> {
     for j in 0..jobs_n {
         let rs: Vec<&JobResult> = full.iter().map(|(_, p)| &p.doc.results[j]).collect();
         let labels: Vec<&str> = full.iter().map(|(_, p)| p.label.as_str()).collect();
-        doc.results.push(merge_job(&rs, &labels)?);
-        jobs.push(cluster_job(&rs, &full));
+        // The per-second histograms are decoded once, for the merged series and the timeline.
+        let (series, timeline) =
+            if rs[0].passes.is_empty() { per_second(&rs, &labels)?.unwrap_or_default() } else { Default::default() };
+        doc.results.push(merge_job(&rs, &labels, series)?);
+        jobs.push(cluster_job(&rs, &full, timeline));
     }
     let ranks: Vec<RankInfo> = parts.iter().enumerate().map(|(i, p)| rank_info(i, p)).collect();
     let failed_rank = ranks
@@ -198,7 +201,7 @@ fn union<'a>(hs: impl Iterator<Item = (&'a Option<String>, &'a str)>) -> Result<
     Ok(u)
 }
 
-fn merge_job(rs: &[&JobResult], labels: &[&str]) -> Result<JobResult> {
+fn merge_job(rs: &[&JobResult], labels: &[&str], series: Vec<SeriesPoint>) -> Result<JobResult> {
     let mut m = JobResult::new(rs[0].spec.clone());
     m.name = rs[0].name.clone();
     m.fsyncs = rs.iter().map(|r| r.fsyncs).sum();
@@ -235,17 +238,13 @@ fn merge_job(rs: &[&JobResult], labels: &[&str]) -> Result<JobResult> {
     let writes: Vec<Option<&DirStats>> = rs.iter().map(|r| r.write.as_ref()).collect();
     m.read = merge_dir(&reads, &rh);
     m.write = merge_dir(&writes, &wh);
-    m.series = merged_series(rs, labels)?;
+    m.series = series;
     m.histograms = Some(Histograms {
         read: (!rh.is_empty()).then(|| rh.to_base64_v2()),
         write: (!wh.is_empty()).then(|| wh.to_base64_v2()),
         series: Vec::new(),
     });
     Ok(m)
-}
-
-fn merged_series(rs: &[&JobResult], labels: &[&str]) -> Result<Vec<SeriesPoint>> {
-    Ok(per_second(rs, labels)?.map(|b| b.0).unwrap_or_default())
 }
 
 /// The ranks' one-second intervals on one clock: each goes to the whole second (since the
@@ -342,7 +341,7 @@ fn host_name(doc: &ResultDoc) -> String {
     doc.host.hostname.clone().unwrap_or_else(|| "?".into())
 }
 
-fn cluster_job(rs: &[&JobResult], parts: &[(u32, &Part)]) -> ClusterJob {
+fn cluster_job(rs: &[&JobResult], parts: &[(u32, &Part)], timeline: Vec<TimelinePoint>) -> ClusterJob {
     let hosts: Vec<HostFigures> =
         rs.iter().zip(parts).map(|(r, (i, p))| host_figures(*i, &host_name(&p.doc), r, &p.label)).collect();
     let slowest_rank = hosts.iter().min_by(|a, b| a.iops.total_cmp(&b.iops)).map(|h| h.rank);
@@ -357,8 +356,6 @@ fn cluster_job(rs: &[&JobResult], parts: &[(u32, &Part)]) -> ClusterJob {
     } else {
         0.0
     };
-    let labels: Vec<&str> = parts.iter().map(|(_, p)| p.label.as_str()).collect();
-    let timeline = per_second(rs, &labels).ok().flatten().map(|b| b.1).unwrap_or_default();
     ClusterJob {
         name: rs[0].name.clone(),
         stonewall: stonewall(rs, &windows),
