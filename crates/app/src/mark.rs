@@ -151,8 +151,7 @@ impl Config {
             direct: true,
             seed: JobSpec::default().seed,
             mix_read_pct: 70,
-            // Several ranks merge exactly only with every rank's histograms.
-            flags: TargetFlags { histograms: o.flags.histograms || o.rank.size > 1, ..o.flags.clone() },
+            flags: o.flags.for_ranks(&o.rank),
         };
         if o.quick {
             c.size = 256 << 20;

@@ -93,9 +93,7 @@ impl Config {
                 "--prefill writes the whole test region of the device; it needs --destroy-data DEVICE",
             ));
         }
-        // Several ranks merge exactly only with every rank's histograms.
-        let flags = TargetFlags { histograms: o.flags.histograms || o.rank.size > 1, ..o.flags.clone() };
-        Ok(Config { plan, prefill: o.prefill, flags, start_at })
+        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at })
     }
 
     pub fn plan(&self) -> &RunPlan {

@@ -81,6 +81,11 @@ pub struct TargetFlags {
 }
 
 impl TargetFlags {
+    /// The flags on `ranks`: several ranks merge exactly only with every rank's histograms.
+    pub(crate) fn for_ranks(&self, ranks: &crate::cluster::RankNames) -> TargetFlags {
+        TargetFlags { histograms: self.histograms || ranks.size > 1, ..self.clone() }
+    }
+
     /// How the command's targets are opened and its jobs run; `stop` is raised by a signal.
     pub(crate) fn session(&self, prefill: bool, stop: Arc<AtomicBool>) -> SessionOptions {
         SessionOptions {

@@ -239,11 +239,7 @@ fn merge_job(rs: &[&JobResult], labels: &[&str], series: Vec<SeriesPoint>) -> Re
     m.read = merge_dir(&reads, &rh);
     m.write = merge_dir(&writes, &wh);
     m.series = series;
-    m.histograms = Some(Histograms {
-        read: (!rh.is_empty()).then(|| rh.to_base64_v2()),
-        write: (!wh.is_empty()).then(|| wh.to_base64_v2()),
-        series: Vec::new(),
-    });
+    m.histograms = Some(Histograms { read: rh.encoded(), write: wh.encoded(), series: Vec::new() });
     Ok(m)
 }
 

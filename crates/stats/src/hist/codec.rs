@@ -37,6 +37,12 @@ impl LatHist {
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
+    /// [`LatHist::to_base64_v2`] of a histogram that holds values; `None` for an empty one
+    /// (a direction that did no I/O), as results store them.
+    pub fn encoded(&self) -> Option<String> {
+        (!self.is_empty()).then(|| self.to_base64_v2())
+    }
+
     /// Read a histogram written by [`LatHist::to_base64_v2`] (or by any HdrHistogram
     /// library, V2 or V2-deflate, with values in nanoseconds up to one hour).
     pub fn from_base64_v2(text: &str) -> Result<LatHist, HistCodecError> {

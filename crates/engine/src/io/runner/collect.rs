@@ -92,8 +92,7 @@ impl Slot {
                 (&iv.write, iv.write_bytes),
             ));
             if let Some(h) = &mut self.series_hists {
-                let enc = |x: &LatHist| (!x.is_empty()).then(|| x.to_base64_v2());
-                h.push(IntervalHistograms { read: enc(&iv.read), write: enc(&iv.write) });
+                h.push(IntervalHistograms { read: iv.read.encoded(), write: iv.write.encoded() });
             }
             self.base = iv.index + 1;
             on_window(&iv);

@@ -6,7 +6,7 @@ use super::BoundJob;
 use crate::io::backend::Op;
 use crate::io::worker::{self, WorkerEnd, SEC};
 use crate::target::devview;
-use stats::{CpuUsage, DirStats, ErrorInfo, Histograms, JobResult, LatHist, MeasuredWindow, SeriesPoint};
+use stats::{CpuUsage, DirStats, ErrorInfo, Histograms, JobResult, MeasuredWindow, SeriesPoint};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -111,8 +111,7 @@ fn slot_result(
         for p in &mut r.series {
             p.unix_s = Some(start as f64 / 1e9 + p.t_s);
         }
-        let enc = |h: &LatHist| (!h.is_empty()).then(|| h.to_base64_v2());
-        r.histograms = Some(Histograms { read: enc(&s.total_read), write: enc(&s.total_write), series: hists });
+        r.histograms = Some(Histograms { read: s.total_read.encoded(), write: s.total_write.encoded(), series: hists });
         r.window = Some(MeasuredWindow {
             start_unix_ns: start,
             end_unix_ns: start + measured_ns,
