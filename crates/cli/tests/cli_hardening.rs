@@ -112,7 +112,21 @@ fn a_running_program_as_a_write_target_is_a_usage_error() {
     let dir = tempdir();
     let prog = dir.path().join("prog");
     std::fs::copy("/bin/sleep", &prog).expect("copy sleep");
-    let mut child = Std::new(&prog).arg("30").spawn().expect("run the copy");
+    // Another test thread may fork while the copy's write descriptor is still open in this
+    // process; the child then holds it for an instant and exec fails with ETXTBSY. Retry.
+    let mut child = {
+        let mut tries = 0;
+        loop {
+            match Std::new(&prog).arg("30").spawn() {
+                Ok(c) => break c,
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => panic!("run the copy: {e}"),
+            }
+        }
+    };
     let o = output(dm_in(dir.path()).args([
         "run",
         "--target",
