@@ -204,7 +204,7 @@ impl Backend for Mem {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, _: u16) -> io::Result<()> {
         let res = match op {
-            Op::Fsync => 0,
+            Op::Fsync | Op::Discard | Op::PunchHole => 0,
             Op::Read | Op::Write => self.copy(op, offset, buf, len),
         };
         self.done.0.push((slot, res));

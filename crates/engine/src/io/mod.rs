@@ -4,11 +4,13 @@
 //! Layers: [`backend`] (one trait; io_uring, psync and null here, [`mem`] the fourth
 //! engine) ← [`worker`] (the hot loop) ← [`runner`] (threads, collection, results).
 //! [`buffers`] and [`offsets`] are what the worker touches per I/O; [`memory`] is what a
-//! plan of workers will allocate, checked before any of them starts.
+//! plan of workers will allocate, checked before any of them starts. [`replay`] is the
+//! other issuing loop: a block trace's requests at their own times, one ring per target.
 pub mod backend;
 pub mod buffers;
 pub mod mem;
 pub mod memory;
 pub mod offsets;
+pub mod replay;
 pub mod runner;
 pub mod worker;

@@ -198,6 +198,8 @@ pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
         Op::Read => "read",
         Op::Write => "write",
         Op::Fsync => "fsync",
+        Op::Discard => "discard",
+        Op::PunchHole => "punch-hole",
     };
     let (kind, message) = if f.errno == 0 {
         ("io", format!("short {what} at offset {}: {} of {} bytes", f.offset, f.transferred, f.len))
