@@ -10,6 +10,7 @@ pub mod mark;
 pub mod merge;
 pub mod output;
 mod parse;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod session;

@@ -94,6 +94,9 @@ pub enum Command {
     /// Merge the results of several hosts (run or mark with --histograms) into one: summed IOPS,
     /// percentiles of the union of the histograms, per-host table, stonewall, timeline.
     Merge(Box<MergeArgs>),
+    /// Play a block trace against a file or device: at its own times, as fast as possible or at
+    /// its own depth, pass after pass, with how late each request was issued.
+    Replay(Box<crate::cmd_replay::ReplayArgs>),
 }
 
 impl Command {
@@ -110,6 +113,7 @@ impl Command {
             Command::Health(_) => "health",
             Command::Surface(_) => "surface",
             Command::Merge(_) => "merge",
+            Command::Replay(_) => "replay",
         }
     }
 }

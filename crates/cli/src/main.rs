@@ -9,6 +9,7 @@
 mod args;
 mod cmd_cache;
 mod cmd_health;
+mod cmd_replay;
 mod cmd_report;
 mod cmd_surface;
 mod cmd_top;
@@ -133,6 +134,9 @@ fn main() -> ExitCode {
         Command::Merge(a) => {
             measure("merge", &a.out, |_, _| app::merge::run(&app::merge::Config::new(&(&**a).into())?))
         }
+        Command::Replay(a) => measure("replay", &a.out, |stop, obs| {
+            app::replay::run(&app::replay::Config::new(&(&**a).into())?, stop, obs)
+        }),
         Command::Sla(a) => {
             measure("sla", &a.out, |stop, obs| app::sla::run(&app::sla::Config::new(&(&**a).into())?, stop, obs))
         }

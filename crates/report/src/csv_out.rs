@@ -81,6 +81,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
             let mut out = try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n"));
             // Several ranks: a second table, per job and rank, after an empty line.
             out.push_str(&crate::cluster_text::csv(doc));
+            out.push_str(&crate::replay_text::csv(doc));
             out
         }
     }

@@ -37,6 +37,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     }
     // Several ranks: what each measured, after the merged figures.
     out.push_str(&crate::cluster_text::human(doc));
+    // A replay: each kind beside the trace's own figures, and how faithfully it was issued.
+    out.push_str(&crate::replay_text::human(doc));
     footer(doc, &mut out);
     out
 }
@@ -195,6 +197,15 @@ fn run(doc: &ResultDoc, out: &mut String) {
     facts(out, &rows);
     if let Some(p) = partial_line(doc) {
         line(out, p);
+    }
+    if doc.replay.is_some() {
+        // The replay section has each pass's figures; the device's own counters come here.
+        for r in doc.results.iter().filter(|r| r.device_view.is_some()) {
+            if let Some(v) = &r.device_view {
+                text(out, &format!("{}, device: ", r.name), &v.line());
+            }
+        }
+        return;
     }
     for r in &doc.results {
         line(out, "");

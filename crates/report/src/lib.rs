@@ -18,6 +18,7 @@ pub mod html;
 mod human;
 mod json;
 mod markdown;
+mod replay_text;
 mod sla_text;
 mod surface_text;
 

@@ -37,6 +37,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     body(doc, &mut out);
     // Several ranks: what each measured, after the merged figures.
     out.push_str(&crate::cluster_text::markdown(doc));
+    out.push_str(&crate::replay_text::markdown(doc));
     problems(doc, &mut out);
     out
 }

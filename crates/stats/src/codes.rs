@@ -42,3 +42,11 @@ pub const START_SKEW: &str = "start-skew";
 pub const SHARED_TARGET: &str = "shared-target";
 /// Merged documents disagree on their clocks or windows (`merge`): they did not run together.
 pub const WINDOW_MISMATCH: &str = "window-mismatch";
+/// `replay`: the tool, not the device, issued requests later than 1 ms after their intended
+/// time (a slot was free).
+pub const REPLAY_LAGGING: &str = "replay-lagging";
+/// `replay`: requests were due while every slot was busy — the device could not keep up with
+/// the trace's rate; latencies include the wait (open loop).
+pub const REPLAY_QUEUEING: &str = "replay-queueing";
+/// `replay`: some requests were moved or cut to fit the target (alignment, size).
+pub const REPLAY_ADJUSTED: &str = "replay-adjusted";

@@ -61,6 +61,10 @@ pub struct ResultDoc {
     /// `results` then holds the merged figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<crate::cluster::ClusterResult>,
+    /// `replay` only: the trace, its mapping and timing, per-pass figures and fidelity.
+    /// `results` then holds one job per pass (reads and writes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplayResult>,
 }
 
 impl ResultDoc {
@@ -82,6 +86,7 @@ impl ResultDoc {
             cache: None,
             surface: None,
             cluster: None,
+            replay: None,
         }
     }
 

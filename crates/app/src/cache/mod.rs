@@ -4,6 +4,7 @@
 //! The method is in docs/METHOD.md ("cache").
 
 mod options;
+pub(crate) use options::trace_input;
 #[cfg(test)]
 mod tests;
 

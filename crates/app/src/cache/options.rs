@@ -5,7 +5,7 @@ use cachesim::session::{MrcConfig, SimulateConfig, TraceInput};
 use spec::units::{self, TimeUnit};
 use spec::SpecError;
 
-pub(super) fn trace_input(o: &TraceOptions) -> Result<TraceInput, SpecError> {
+pub(crate) fn trace_input(o: &TraceOptions) -> Result<TraceInput, SpecError> {
     let format = match &o.format {
         Some(f) => Some(trace::TraceFormat::parse(f).map_err(|e| SpecError::value("--format", e.to_string()))?),
         None => None,

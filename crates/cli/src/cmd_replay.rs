@@ -1,0 +1,89 @@
+//! `diskmeter replay`: the clap declaration and the field copies into `app::replay`.
+
+use crate::args::{OutputArgs, TargetArgs};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The trace (any format `cache simulate` reads; .gz is decompressed on the fly).
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// File or block device to replay onto (writes need --overwrite or --destroy-data).
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<PathBuf>,
+    /// blkparse[:Q|D|C], fio, msr, alibaba, tencent, csv:MAPPING, binary [default: detected].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Replay only this device of a multi-device trace, as the trace names it.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// Map trace devices onto targets: DEVICE=PATH, repeated or separated by ';'.
+    #[arg(long, value_name = "DEVICE=PATH")]
+    pub devices_to_targets: Vec<String>,
+    /// original (the trace's times, open loop), afap (as fast as possible under --qd), depth (the
+    /// trace's own outstanding count).
+    #[arg(long, value_name = "TIMING", default_value = "original")]
+    pub timing: String,
+    /// Time scale of --timing original: 2.0 replays twice as fast.
+    #[arg(long, value_name = "FACTOR")]
+    pub speed: Option<String>,
+    /// Requests outstanding at most [default: 32 for afap, 256 otherwise].
+    #[arg(long, value_name = "N")]
+    pub qd: Option<String>,
+    /// How trace addresses land on the target: modulo, scale or offset [default: offset when the
+    /// trace's span fits the target, else modulo].
+    #[arg(long, value_name = "MODE")]
+    pub map: Option<String>,
+    /// Replay the trace this many times; each pass is reported (caches warming show here).
+    #[arg(long, value_name = "N")]
+    pub passes: Option<String>,
+    /// I/O engine: io_uring, psync, or null (no device: the tool's own ceiling).
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Size of a test file diskmeter creates [default: the trace's span].
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Keep requests from this time on (since the trace's first request), e.g. 10m.
+    #[arg(long, value_name = "DURATION")]
+    pub from: Option<String>,
+    /// Keep requests before this time (since the trace's first request), e.g. 2h.
+    #[arg(long, value_name = "DURATION")]
+    pub until: Option<String>,
+    /// Skip malformed lines (counted) instead of stopping at the first one.
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Random seed of the written data.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub target_args: TargetArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+impl From<&ReplayArgs> for app::replay::Options {
+    fn from(a: &ReplayArgs) -> Self {
+        Self {
+            input: app::cache::TraceOptions {
+                trace: a.trace.clone(),
+                format: a.format.clone(),
+                device: a.device.clone(),
+                from: a.from.clone(),
+                until: a.until.clone(),
+                skip_bad: a.skip_bad,
+            },
+            target: a.target.clone(),
+            devices_to_targets: a.devices_to_targets.clone(),
+            timing: Some(a.timing.clone()),
+            speed: a.speed.clone(),
+            qd: a.qd.clone(),
+            map: a.map.clone(),
+            passes: a.passes.clone(),
+            engine: a.engine.clone(),
+            size: a.size.clone(),
+            seed: a.seed,
+            flags: (&a.target_args).into(),
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The `replay` section: the trace and its mapping, per pass the figures of each operation
+//! kind beside the trace's own recorded latency, and the fidelity (issue lag, slot waits).
+//! Text, Markdown and CSV; nothing when the document has no replay section.
+
+use std::fmt::Write as _;
+
+use stats::replay::{ReplayOpStats, ReplayPass, ReplayResult};
+use stats::ResultDoc;
+
+use crate::fmt;
+
+const OP_COLS: [&str; 9] = ["op", "ops", "IOPS", "MB/s", "mean", "p50", "p99", "max", "trace p99"];
+
+fn head_lines(r: &ReplayResult) -> Vec<String> {
+    let t = &r.trace;
+    let devices = match t.devices.len() {
+        0 | 1 => t.devices.first().map(|d| format!("device {d}")).unwrap_or_default(),
+        n => format!("{n} devices"),
+    };
+    let mut v = vec![format!(
+        "trace     {} ({}, {} requests over {}{}{})",
+        t.path,
+        t.format,
+        fmt::group(t.requests),
+        fmt::secs(t.duration_s),
+        if devices.is_empty() { String::new() } else { format!(", {devices}") },
+        if t.recorded_latency { ", with recorded latencies" } else { "" }
+    )];
+    let timing = match r.timing.as_str() {
+        "original" if (r.speed - 1.0).abs() > 1e-9 => format!("original × {}", r.speed),
+        "original" => "original (the trace's own times, open loop)".to_string(),
+        "afap" => "afap (as fast as possible)".to_string(),
+        "depth" => "depth (the trace's own outstanding count)".to_string(),
+        other => other.to_string(),
+    };
+    v.push(format!("timing    {timing} · at most {} outstanding", r.qd));
+    for tg in &r.targets {
+        v.push(format!(
+            "mapping   {} → {} ({}, {} used, map {})",
+            if tg.devices.is_empty() { "trace".to_string() } else { tg.devices.join(", ") },
+            tg.path,
+            fmt::bytes(tg.size_bytes),
+            fmt::bytes(tg.used_bytes),
+            r.map
+        ));
+    }
+    v
+}
+
+fn op_cells(o: &ReplayOpStats) -> [String; 9] {
+    [
+        o.op.clone(),
+        fmt::group(o.ops),
+        fmt::iops(o.iops),
+        if o.bytes > 0 { fmt::rate(o.mb_s) } else { "-".into() },
+        fmt::lat(o.lat_ns.mean),
+        fmt::lat(o.lat_ns.p50 as f64),
+        fmt::lat(o.lat_ns.p99 as f64),
+        fmt::lat(o.lat_ns.max as f64),
+        o.recorded_ns.as_ref().map_or("-".into(), |l| fmt::lat(l.p99 as f64)),
+    ]
+}
+
+/// The fidelity line of a pass.
+pub(crate) fn fidelity(p: &ReplayPass, qd: u32) -> String {
+    let f = &p.fidelity;
+    let mut parts = Vec::new();
+    if let Some(l) = &f.lag_ns {
+        parts.push(format!(
+            "issue lag p50 {} · p99 {} · max {}",
+            fmt::lat(l.p50 as f64),
+            fmt::lat(l.p99 as f64),
+            fmt::lat(l.max as f64)
+        ));
+    }
+    if let Some(pct) = f.on_time_pct {
+        parts.push(format!("{pct:.2} % issued within 1 ms"));
+    }
+    parts.push(format!("{} waited for a slot", fmt::group(f.slot_waits)));
+    if f.tool_late > 0 {
+        parts.push(format!("{} late by the tool", fmt::group(f.tool_late)));
+    }
+    parts.push(format!("outstanding max {} of {qd}, mean {:.1}", f.max_outstanding, f.qd_mean));
+    parts.join(" · ")
+}
+
+/// Recorded vs replayed p99 of the busiest kind, as a sentence (when the trace has latencies).
+fn versus(p: &ReplayPass) -> Option<String> {
+    let o = p.ops.iter().filter(|o| o.recorded_ns.is_some()).max_by_key(|o| o.ops)?;
+    let rec = o.recorded_ns.as_ref()?;
+    Some(format!(
+        "{}s: this target served the trace with p99 {} (mean {}), where the trace recorded p99 {} (mean {})",
+        o.op,
+        fmt::lat(o.service_ns.p99 as f64),
+        fmt::lat(o.service_ns.mean),
+        fmt::lat(rec.p99 as f64),
+        fmt::lat(rec.mean)
+    ))
+}
+
+fn table(rows: &[[String; 9]]) -> Vec<String> {
+    let mut w = [0usize; 9];
+    for r in std::iter::once(&OP_COLS.map(String::from)).chain(rows) {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    std::iter::once(OP_COLS.map(String::from))
+        .chain(rows.iter().cloned())
+        .map(|r| {
+            let mut s = String::new();
+            for (i, c) in r.iter().enumerate() {
+                let pad = w[i] - c.chars().count();
+                if i == 0 {
+                    let _ = write!(s, "  {c}{}", " ".repeat(pad));
+                } else {
+                    let _ = write!(s, "  {}{c}", " ".repeat(pad));
+                }
+            }
+            s.trim_end().to_string()
+        })
+        .collect()
+}
+
+/// Human text of the replay section ("" without one).
+pub(crate) fn human(doc: &ResultDoc) -> String {
+    let Some(r) = &doc.replay else { return String::new() };
+    let mut out = String::from("\n");
+    for l in head_lines(r) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    for p in &r.passes {
+        let total: f64 = p.ops.iter().map(|o| o.iops).sum();
+        let _ = writeln!(
+            out,
+            "\npass {} · {} · {} requests · {} req/s",
+            p.pass,
+            fmt::secs(p.seconds),
+            fmt::group(p.requests),
+            fmt::iops(total)
+        );
+        let rows: Vec<[String; 9]> = p.ops.iter().map(op_cells).collect();
+        for l in table(&rows) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        for l in fmt::wrap_text("  fidelity: ", "    ", &fidelity(p, r.qd), 100) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        if let Some(v) = versus(p) {
+            for l in fmt::wrap_text("  ", "    ", &v, 100) {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+    }
+    if r.passes.len() > 1 {
+        let first: f64 = r.passes[0].ops.iter().map(|o| o.iops).sum();
+        let last: f64 = r.passes[r.passes.len() - 1].ops.iter().map(|o| o.iops).sum();
+        if first > 0.0 {
+            let _ = writeln!(
+                out,
+                "\npasses: {} req/s in the first, {} in the last ({:+.1} %)",
+                fmt::iops(first),
+                fmt::iops(last),
+                (last / first - 1.0) * 100.0
+            );
+        }
+    }
+    out
+}
+
+/// Markdown of the replay section ("" without one).
+pub(crate) fn markdown(doc: &ResultDoc) -> String {
+    let Some(r) = &doc.replay else { return String::new() };
+    let mut out = String::from("\n## Replay\n\n");
+    for l in head_lines(r) {
+        let _ = writeln!(out, "- {}", l.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    for p in &r.passes {
+        let _ = writeln!(out, "\n### Pass {} ({}, {} requests)\n", p.pass, fmt::secs(p.seconds), fmt::group(p.requests));
+        let _ = writeln!(out, "| {} |", OP_COLS.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(OP_COLS.len() - 1));
+        for o in &p.ops {
+            let _ = writeln!(out, "| {} |", op_cells(o).join(" | "));
+        }
+        let _ = writeln!(out, "\nFidelity: {}", fidelity(p, r.qd));
+        if let Some(v) = versus(p) {
+            let _ = writeln!(out, "\n{v}");
+        }
+    }
+    out
+}
+
+/// CSV of the replay section, after an empty line ("" without one): one row per pass and kind.
+pub(crate) fn csv(doc: &ResultDoc) -> String {
+    let Some(r) = &doc.replay else { return String::new() };
+    let mut out = String::from(
+        "\npass,op,ops,bytes,iops,mb_s,lat_mean_ns,lat_p50_ns,lat_p99_ns,lat_max_ns,service_p99_ns,recorded_p99_ns,\
+         lag_p99_ns,on_time_pct,slot_waits\n",
+    );
+    for p in &r.passes {
+        for o in &p.ops {
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{:.3},{:.3},{:.0},{},{},{},{},{},{},{},{}",
+                p.pass,
+                o.op,
+                o.ops,
+                o.bytes,
+                o.iops,
+                o.mb_s,
+                o.lat_ns.mean,
+                o.lat_ns.p50,
+                o.lat_ns.p99,
+                o.lat_ns.max,
+                o.service_ns.p99,
+                o.recorded_ns.as_ref().map(|l| l.p99.to_string()).unwrap_or_default(),
+                p.fidelity.lag_ns.as_ref().map(|l| l.p99.to_string()).unwrap_or_default(),
+                p.fidelity.on_time_pct.map(|x| format!("{x:.3}")).unwrap_or_default(),
+                p.fidelity.slot_waits
+            );
+        }
+    }
+    out
+}
