@@ -140,9 +140,7 @@ impl Config {
             Some("scale") => Some(MapMode::Scale),
             Some("offset") => Some(MapMode::Offset),
             Some(other) => {
-                return Err(Error::usage(format!(
-                    "invalid value for --map: \"{other}\"; use modulo, scale or offset"
-                )))
+                return Err(Error::usage(format!("invalid value for --map: \"{other}\"; use modulo, scale or offset")))
             }
         };
         let passes = o.passes.as_deref().map(|s| u32_count("--passes", s)).transpose()?.unwrap_or(1);
@@ -298,7 +296,8 @@ fn format_of(cfg: &Config) -> Result<TraceFormat> {
 /// before a target is opened.
 pub fn scan(cfg: &Config, format: &TraceFormat, stop: &AtomicBool) -> Result<Scan> {
     let mut reader = open_reader(cfg, format)?;
-    let mut s = Scan { lanes: vec![LaneScan { start: u64::MAX, ..LaneScan::default() }; cfg.targets.len()], ..Scan::default() };
+    let mut s =
+        Scan { lanes: vec![LaneScan { start: u64::MAX, ..LaneScan::default() }; cfg.targets.len()], ..Scan::default() };
     let mut lanes = LaneOf { targets: &cfg.targets, ids: Vec::new() };
     let mut n = 0u64;
     while let Some(r) = reader.next() {
@@ -341,11 +340,8 @@ pub fn scan(cfg: &Config, format: &TraceFormat, stop: &AtomicBool) -> Result<Sca
             (None, true) => "no requests for the devices given in --devices-to-targets".to_string(),
             (None, false) => "no requests".to_string(),
         };
-        let names = if s.devices.is_empty() {
-            String::new()
-        } else {
-            format!(" (the trace names: {})", s.devices.join(", "))
-        };
+        let names =
+            if s.devices.is_empty() { String::new() } else { format!(" (the trace names: {})", s.devices.join(", ")) };
         return Err(Error::usage(format!("{} holds {what}{names}; nothing to replay", cfg.path.display())));
     }
     Ok(s)
@@ -489,14 +485,8 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
             }
             (None, None) => span.div_ceil(1 << 20) << 20,
         };
-        let needs = Needs {
-            reads: s.reads,
-            writes: s.writes || s.discards,
-            region_start: 0,
-            region_end,
-            direct,
-            bs_gcd: 0,
-        };
+        let needs =
+            Needs { reads: s.reads, writes: s.writes || s.discards, region_start: 0, region_end, direct, bs_gcd: 0 };
         obs.phase(&format!("preparing {}", path.display()), None);
         let t = open_target(path, needs, &opts.target, &stop, &mut |e| target_event(obs, e));
         obs.phase_done();
@@ -514,13 +504,8 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         maps.push(LaneMap { base: l.start, span, size, unit });
         opened.push(Some(t));
     }
-    let auto_mode = cfg.map.unwrap_or_else(|| {
-        if maps.iter().any(|m| m.span > m.size) {
-            MapMode::Modulo
-        } else {
-            MapMode::Offset
-        }
-    });
+    let auto_mode =
+        cfg.map.unwrap_or_else(|| if maps.iter().any(|m| m.span > m.size) { MapMode::Modulo } else { MapMode::Offset });
     if auto_mode == MapMode::Offset {
         if let Some((i, m)) = maps.iter().enumerate().find(|(_, m)| m.span > m.size) {
             return Err(Error::usage(format!(
@@ -569,8 +554,11 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, maps[0].size));
     }
     let watch = opened.iter().flatten().next().map(|t| engine::devview::watch_for(&t.probe));
-    let planned =
-        if cfg.timing == Timing::Original { Duration::from_nanos((s.duration_ns as f64 / cfg.speed) as u64) } else { Duration::ZERO };
+    let planned = if cfg.timing == Timing::Original {
+        Duration::from_nanos((s.duration_ns as f64 / cfg.speed) as u64)
+    } else {
+        Duration::ZERO
+    };
     let rcfg = ReplayConfig {
         timing: cfg.timing,
         qd,
@@ -639,7 +627,10 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         );
     }
     if cfg.flags.buffered {
-        doc.warn(codes::BUFFERED_IO, "--buffered: the page cache serves part of the replay; figures are not the disk's");
+        doc.warn(
+            codes::BUFFERED_IO,
+            "--buffered: the page cache serves part of the replay; figures are not the disk's",
+        );
     }
 
     for pass in 1..=cfg.passes {
@@ -690,12 +681,20 @@ type Edge = Option<std::collections::BTreeMap<String, stats::DiskCounters>>;
 
 fn snapshot(w: &Option<engine::devview::Watch>) -> Edge {
     match w {
-        Some(engine::devview::Watch::Device { name, .. }) => Some(engine::devview::snapshot(std::slice::from_ref(name))),
+        Some(engine::devview::Watch::Device { name, .. }) => {
+            Some(engine::devview::snapshot(std::slice::from_ref(name)))
+        }
         _ => None,
     }
 }
 
-fn device_view(w: &Option<engine::devview::Watch>, a: Edge, b: Edge, secs: f64, job: &JobResult) -> Option<stats::DeviceView> {
+fn device_view(
+    w: &Option<engine::devview::Watch>,
+    a: Edge,
+    b: Edge,
+    secs: f64,
+    job: &JobResult,
+) -> Option<stats::DeviceView> {
     match w {
         None => None,
         Some(engine::devview::Watch::None(why)) => Some(stats::DeviceView::unavailable(why.clone())),

@@ -180,7 +180,8 @@ pub(crate) fn markdown(doc: &ResultDoc) -> String {
         let _ = writeln!(out, "- {}", l.split_whitespace().collect::<Vec<_>>().join(" "));
     }
     for p in &r.passes {
-        let _ = writeln!(out, "\n### Pass {} ({}, {} requests)\n", p.pass, fmt::secs(p.seconds), fmt::group(p.requests));
+        let _ =
+            writeln!(out, "\n### Pass {} ({}, {} requests)\n", p.pass, fmt::secs(p.seconds), fmt::group(p.requests));
         let _ = writeln!(out, "| {} |", OP_COLS.join(" | "));
         let _ = writeln!(out, "|---|{}", "---:|".repeat(OP_COLS.len() - 1));
         for o in &p.ops {

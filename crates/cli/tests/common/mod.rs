@@ -7,6 +7,8 @@ use std::path::Path;
 use std::process::Output;
 use tempfile::TempDir;
 
+pub mod throttle;
+
 /// The `diskmeter` binary with a clean environment for the things it reads.
 pub fn dm() -> Command {
     let mut c = Command::cargo_bin("diskmeter").expect("diskmeter binary is built");

@@ -151,6 +151,17 @@ impl Uring {
     }
 }
 
+impl Drop for Uring {
+    /// A ring is torn down asynchronously after its fd closes, holding its registered file
+    /// (and so the target's lock) a moment longer; unregistering releases it now, so that the
+    /// next run on the same target does not find it busy.
+    fn drop(&mut self) {
+        if self.fixed_file {
+            let _ = self.ring.submitter().unregister_files();
+        }
+    }
+}
+
 macro_rules! with_fd {
     ($self:ident, $build:expr) => {
         if $self.fixed_file {

@@ -185,20 +185,19 @@ pub fn replay(
 ) -> Result<ReplayOutcome, ReplaySetupError> {
     let qd = cfg.qd.max(1);
     let slots = qd as usize;
-    let mut pool = BufferPool::new(slots * 2, cfg.slot_len.max(512), cfg.align.max(512)).ok_or_else(|| {
-        ReplaySetupError { message: format!("cannot allocate {slots} × 2 buffers of {} bytes", cfg.slot_len), usage: true }
-    })?;
+    let mut pool =
+        BufferPool::new(slots * 2, cfg.slot_len.max(512), cfg.align.max(512)).ok_or_else(|| ReplaySetupError {
+            message: format!("cannot allocate {slots} × 2 buffers of {} bytes", cfg.slot_len),
+            usage: true,
+        })?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
     pool.fill(DataPattern::Random, &mut rng);
-    let iovecs: Vec<libc::iovec> =
-        (0..pool.slots()).map(|i| libc::iovec { iov_base: pool.slot_ptr(i).cast(), iov_len: pool.slot_len() }).collect();
+    let iovecs: Vec<libc::iovec> = (0..pool.slots())
+        .map(|i| libc::iovec { iov_base: pool.slot_ptr(i).cast(), iov_len: pool.slot_len() })
+        .collect();
     let register = ctl.register_buffers && pool.slots() <= 16_384;
-    let config = |fd: RawFd| BackendConfig {
-        fd,
-        depth: qd,
-        buffers: register.then(|| iovecs.clone()),
-        register_file: true,
-    };
+    let config =
+        |fd: RawFd| BackendConfig { fd, depth: qd, buffers: register.then(|| iovecs.clone()), register_file: true };
     std::thread::scope(|scope| {
         let (full_tx, full_rx) = sync_channel::<Chunk>(CHUNKS);
         let (empty_tx, empty_rx) = sync_channel::<Vec<ReplayItem>>(CHUNKS + 2);
@@ -345,6 +344,9 @@ struct Issuer<'a, B: Backend> {
     /// Discards go through the synchronous path (the ring's command is not supported).
     sync_discard: bool,
     tag: u64,
+    /// When the issuer last stopped waiting for a free slot: requests due before it were late
+    /// because of the device's backlog, not the tool.
+    blocked_until: u64,
 }
 
 impl<'a, B: Backend> Issuer<'a, B> {
@@ -378,6 +380,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
             start: Instant::now(),
             sync_discard: false,
             tag: 0,
+            blocked_until: 0,
         }
     }
 
@@ -390,7 +393,13 @@ impl<'a, B: Backend> Issuer<'a, B> {
         (self.slots.len() - self.free.len()) as u32
     }
 
-    fn run(mut self, mut feed: Feed, pool: &mut BufferPool, ctl: &RunControl, tick: &mut dyn FnMut(&Tick)) -> ReplayOutcome {
+    fn run(
+        mut self,
+        mut feed: Feed,
+        pool: &mut BufferPool,
+        ctl: &RunControl,
+        tick: &mut dyn FnMut(&Tick),
+    ) -> ReplayOutcome {
         let qd = self.slots.len();
         let original = self.cfg.timing == Timing::Original;
         let mut next_tick = 250_000_000u64;
@@ -471,9 +480,10 @@ impl<'a, B: Backend> Issuer<'a, B> {
                     if self.out.error.is_some() || ctl.stop.load(Ordering::Relaxed) {
                         continue;
                     }
-                    self.issue(item, pool, false);
+                    self.blocked_until = self.now();
+                    self.issue(item, pool);
                 } else {
-                    self.issue(item, pool, true);
+                    self.issue(item, pool);
                 }
             } else {
                 if !has_slot {
@@ -484,7 +494,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
                     self.wait(Some(Duration::from_millis(50)));
                     continue;
                 }
-                self.issue(item, pool, true);
+                self.issue(item, pool);
             }
             batch += 1;
             cur = feed.next();
@@ -521,7 +531,12 @@ impl<'a, B: Backend> Issuer<'a, B> {
         self.out
     }
 
-    fn tick(&mut self, now: u64, last: (u64, u64, u64, u64, u64), tick: &mut dyn FnMut(&Tick)) -> (u64, u64, u64, u64, u64) {
+    fn tick(
+        &mut self,
+        now: u64,
+        last: (u64, u64, u64, u64, u64),
+        tick: &mut dyn FnMut(&Tick),
+    ) -> (u64, u64, u64, u64, u64) {
         let r = &self.out.ops[0];
         let w = &self.out.ops[1];
         let cur = (now, r.ops, w.ops, r.bytes, w.bytes);
@@ -564,7 +579,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
     }
 
     #[inline]
-    fn issue(&mut self, item: ReplayItem, pool: &mut BufferPool, slot_was_free: bool) {
+    fn issue(&mut self, item: ReplayItem, pool: &mut BufferPool) {
         let Some(slot) = self.free.pop() else { return };
         let now = self.now();
         let lane = usize::from(item.lane).min(self.backends.len() - 1);
@@ -573,7 +588,8 @@ impl<'a, B: Backend> Issuer<'a, B> {
             self.out.lag.record(lag);
             if lag <= ON_TIME_NS {
                 self.out.on_time += 1;
-            } else if slot_was_free {
+            } else if item.due_ns >= self.blocked_until {
+                // Due after the issuer last waited for a slot: the tool itself was late.
                 self.out.tool_late += 1;
             }
         }
