@@ -300,3 +300,66 @@ fn bad_traces_and_targets_are_usage_errors_and_write_nothing() {
     assert_usage_error(&o, "--overwrite");
     assert_eq!(std::fs::read(d.join("theirs.bin")).expect("read"), vec![7u8; 1 << 20]);
 }
+
+/// An MSR trace: `n` 4 KiB requests 100 µs apart, each recorded with a 250 µs response time,
+/// so that the trace had at most 3 requests outstanding (each one and the two before it).
+fn msr_trace(dir: &Path, n: u64) -> PathBuf {
+    let mut s = String::new();
+    let t0: u64 = 128_166_372_000_000_000;
+    for i in 0..n {
+        let kind = if i % 3 == 0 { "Write" } else { "Read" };
+        let _ = writeln!(s, "{},hm,0,{kind},{},4096,2500", t0 + i * 1000, (i * 7919 % 4096) * 4096);
+    }
+    let p = dir.join("trace.csv");
+    std::fs::write(&p, s).expect("write trace");
+    p
+}
+
+#[test]
+fn depth_timing_keeps_the_traces_own_depth_and_recorded_latency_is_shown_beside() {
+    require_loop!();
+    let _g = serial();
+    let dir = tempdir();
+    let t = msr_trace(dir.path(), 3_000);
+    let l = ram_loop("replay-depth", 64 << 20).expect("loop");
+    let doc = run_json(
+        dm_in(dir.path())
+            .args([
+                "replay",
+                "--format",
+                "msr",
+                "--timing",
+                "depth",
+                "--destroy-data",
+                l.dev_str(),
+                "--target",
+                l.dev_str(),
+            ])
+            .arg(&t),
+    );
+    assert_eq!(doc["replay"]["trace"]["recorded_latency"], true);
+    let p = replay_pass(&doc, 0);
+    assert_eq!(u64_at(p, "requests"), 3_000);
+    let out = u64_at(&p["fidelity"], "max_outstanding");
+    assert!((1..=3).contains(&out), "the trace never had more than 3 outstanding, the replay had {out}");
+    let read = op(p, "read").expect("reads");
+    assert_eq!(u64_at(&read["recorded_ns"], "p99") / 1000, 250, "the trace's own 250 µs: {read}");
+    // The human output sets the two side by side.
+    let o = output(
+        dm_in(dir.path())
+            .args([
+                "replay",
+                "--format",
+                "msr",
+                "--timing",
+                "afap",
+                "--destroy-data",
+                l.dev_str(),
+                "--target",
+                l.dev_str(),
+            ])
+            .arg(&t),
+    );
+    let text = stdout_of(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(text.contains("where the trace recorded p99 250 µs"), "{text}");
+}
