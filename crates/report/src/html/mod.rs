@@ -8,6 +8,7 @@ mod axis;
 mod cache;
 mod charts;
 mod cluster;
+mod replay;
 mod surface;
 mod view;
 
@@ -183,6 +184,8 @@ struct Page {
     sections: Sections,
     /// Several ranks: what each measured (after the merged figures of `sections`).
     cluster: Option<cluster::ClusterView>,
+    /// A replay: the trace, and per pass each kind's figures and the fidelity.
+    replay: Option<replay::ReplayView>,
     cdf: Option<Figure>,
     timelines: Vec<Figure>,
     timeline_note: String,
@@ -249,6 +252,7 @@ impl Page {
             job_errors: job_errors(doc),
             sections: Sections::new(doc, kind),
             cluster: cluster::cluster_view(doc),
+            replay: replay::replay_view(doc),
             cdf: latency_cdf(doc),
             timelines,
             timeline_note,
