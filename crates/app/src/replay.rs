@@ -756,6 +756,7 @@ fn pass_figures(pass: u32, out: &ReplayOutcome, timing: Timing) -> ReplayPass {
         seconds: out.seconds,
         requests: out.issued,
         ops,
+        target_requests: out.lane_ops.clone(),
         fidelity: Fidelity {
             lag_ns: original.then(|| out.lag.summary()),
             on_time_pct: (original && out.issued > 0).then(|| out.on_time as f64 * 100.0 / out.issued as f64),

@@ -363,3 +363,54 @@ fn depth_timing_keeps_the_traces_own_depth_and_recorded_latency_is_shown_beside(
     let text = stdout_of(&o).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(text.contains("where the trace recorded p99 250 µs"), "{text}");
 }
+
+#[test]
+fn several_devices_go_to_their_own_targets() {
+    let dir = tempdir();
+    let d = dir.path();
+    // Two devices: 7,0 gets 30 reads, 7,16 gets 10 writes.
+    let mut s = String::new();
+    for i in 0..40u64 {
+        let (dev, rwbs) = if i % 4 == 3 { ("7,16", "W") } else { ("7,0", "R") };
+        let _ = writeln!(s, "{dev} 0 {} {:.9} 100 D {rwbs} {} + 8 [x]", i + 1, i as f64 / 1000.0, i * 8);
+    }
+    std::fs::write(d.join("two.blk"), s).expect("write");
+    let doc = run_json(dm_in(d).args([
+        "replay",
+        "two.blk",
+        "--format",
+        "blkparse:D",
+        "--timing",
+        "afap",
+        "--size",
+        "1M",
+        "--devices-to-targets",
+        "7,0=a.bin",
+        "--devices-to-targets",
+        "7,16=b.bin",
+    ]));
+    let p = replay_pass(&doc, 0);
+    assert_eq!(p["target_requests"], serde_json::json!([30, 10]));
+    assert_eq!(op(p, "read").map(|o| u64_at(o, "ops")), Some(30));
+    assert_eq!(op(p, "write").map(|o| u64_at(o, "ops")), Some(10));
+    let targets = doc["replay"]["targets"].as_array().expect("targets");
+    assert_eq!(targets[0]["devices"], serde_json::json!(["7,0"]));
+    assert_eq!(targets[1]["devices"], serde_json::json!(["7,16"]));
+    assert!(!d.join("a.bin").exists() && !d.join("b.bin").exists(), "created test files are removed");
+    // --device picks one of them for one target.
+    let doc = run_json(dm_in(d).args([
+        "replay",
+        "two.blk",
+        "--format",
+        "blkparse:D",
+        "--timing",
+        "afap",
+        "--size",
+        "1M",
+        "--device",
+        "7,16",
+        "--target",
+        "c.bin",
+    ]));
+    assert_eq!(u64_at(replay_pass(&doc, 0), "requests"), 10);
+}

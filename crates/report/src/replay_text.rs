@@ -285,6 +285,7 @@ mod tests {
                     recorded_ns: None,
                 },
             ],
+            target_requests: vec![20_000],
             fidelity: Fidelity {
                 lag_ns: Some(lat(21_000, 58_000, 2_710_000)),
                 on_time_pct: Some(99.86),

@@ -66,6 +66,9 @@ pub struct ReplayPass {
     pub requests: u64,
     /// Per operation kind that occurred: read, write, discard, flush.
     pub ops: Vec<ReplayOpStats>,
+    /// Requests completed on each target, in the order of `targets`.
+    #[serde(default)]
+    pub target_requests: Vec<u64>,
     pub fidelity: Fidelity,
 }
 

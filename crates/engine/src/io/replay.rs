@@ -158,6 +158,8 @@ pub struct ReplayOutcome {
     pub series: Vec<SeriesPoint>,
     /// Discard and flush requests that went through the synchronous fallback.
     pub sync_discards: u64,
+    /// Requests completed per lane (target).
+    pub lane_ops: Vec<u64>,
     pub error: Option<ErrorInfo>,
     pub interrupted: bool,
 }
@@ -372,6 +374,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
                 seconds: 0.0,
                 series: Vec::new(),
                 sync_discards: 0,
+                lane_ops: vec![0; lanes.len()],
                 error: None,
                 interrupted: false,
             },
@@ -755,6 +758,9 @@ impl<'a, B: Backend> Issuer<'a, B> {
                 }
             }
             return;
+        }
+        if let Some(n) = self.out.lane_ops.get_mut(usize::from(f.lane)) {
+            *n += 1;
         }
         let o = &mut self.out.ops[f.op.index()];
         o.ops += 1;
