@@ -414,3 +414,25 @@ fn several_devices_go_to_their_own_targets() {
     ]));
     assert_eq!(u64_at(replay_pass(&doc, 0), "requests"), 10);
 }
+
+#[test]
+fn ctrl_c_during_a_long_replay_stops_at_once_with_partial_results() {
+    let dir = tempdir();
+    let d = dir.path();
+    // Three requests a minute apart: the replay sleeps between them.
+    let s = "7,0 0 1 0.000000000 1 D R 0 + 8 [x]\n7,0 0 2 60.000000000 1 D R 8 + 8 [x]\n\
+             7,0 0 3 120.000000000 1 D R 16 + 8 [x]\n";
+    std::fs::write(d.join("slow.blk"), s).expect("write");
+    let child =
+        spawn(d, &["replay", "slow.blk", "--format", "blkparse:D", "--size", "1M", "--target", "t.bin", "--json"]);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    sigint(&child.child);
+    let started = std::time::Instant::now();
+    let (code, out, err) = wait_exit(child, std::time::Duration::from_secs(10));
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "stopped within a second or so");
+    assert_eq!(code, Some(130), "{err}");
+    let doc: Value = serde_json::from_slice(&out).expect("json");
+    assert_eq!(doc["partial"], true);
+    assert_eq!(u64_at(replay_pass(&doc, 0), "requests"), 1, "the first request was replayed");
+    assert!(!d.join("t.bin").exists(), "the created test file is removed");
+}

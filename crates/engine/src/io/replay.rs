@@ -412,13 +412,17 @@ impl<'a, B: Backend> Issuer<'a, B> {
         let mut cur = feed.next();
         let mut batch = 0u32;
         let mut polls = 0u32;
+        // Set after a sleep: the clock, the second's close, the tick and the stop flag are
+        // looked at on the next round whatever the poll count.
+        let mut slept = false;
         loop {
             self.reap_all(pool);
             if self.out.error.is_some() {
                 break;
             }
             polls = polls.wrapping_add(1);
-            if polls & 63 == 0 || cur.is_none() {
+            if polls & 63 == 0 || cur.is_none() || slept {
+                slept = false;
                 let now = self.now();
                 if now >= self.sec_start + 1_000_000_000 {
                     self.close_second(now);
@@ -461,6 +465,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
                         // wake it earlier; they are reaped at the top of the loop).
                         let nap = Duration::from_nanos((gap - SPIN_NS).min(50_000_000));
                         self.wait_timeout(nap);
+                        slept = true;
                     } else if self.outstanding() > 0 {
                         self.poll();
                     }
