@@ -27,14 +27,15 @@ pub mod series;
 pub mod session;
 mod slab;
 pub mod stats;
+mod stream;
 
 pub use config::{CacheConfig, ConfigError, Mode, Preset};
 pub use lru::Lru;
 pub use nhit::Nhit;
-pub use opt::Opt;
+pub use opt::{Opt, OptPlan};
 pub use perf::{predict, Bottleneck, DeviceProfile, Prediction};
 pub use policy::{Access, Policy};
 pub use qsan::QsanCache;
 pub use s3fifo::S3Fifo;
-pub use series::{simulate, simulate_until, warmup, warmup_estimate, Series, SeriesPoint, Warmup};
+pub use series::{simulate, simulate_until, warmup, warmup_estimate, Series, SeriesBuilder, SeriesPoint, Warmup};
 pub use stats::{dwpd, Stats};

@@ -93,6 +93,16 @@ pub fn keys(r: &Request, unit: u64) -> impl Iterator<Item = u64> {
     (lo..=hi).map(move |b| key(dev, b))
 }
 
+/// How many keys [`keys`] gives for `r` (without going through them).
+pub fn key_count(r: &Request, unit: u64) -> u64 {
+    if r.len == 0 {
+        return 0;
+    }
+    let unit = unit.max(1);
+    let last_byte = r.offset.saturating_add(u64::from(r.len) - 1);
+    last_byte / unit - r.offset / unit + 1
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fenwick tree and stack distances
 // ---------------------------------------------------------------------------------------------
@@ -964,6 +974,16 @@ mod tests {
         assert_eq!(keys(&req(Op::Read, 0, 100, 0), 4096).count(), 0);
         assert_eq!(keys(&req(Op::Read, 0, 5, 3), 0).collect::<Vec<_>>(), vec![5, 6, 7]);
         assert_eq!(keys(&req(Op::Read, 0, u64::MAX, 10), 1).count(), 1);
+        for (r, unit) in [
+            (req(Op::Read, 3, 4095, 2), 4096),
+            (req(Op::Read, 0, 100, 0), 4096),
+            (req(Op::Read, 0, 5, 3), 0),
+            (req(Op::Read, 0, u64::MAX, 10), 1),
+            (req(Op::Write, 1, u64::MAX - 5000, 9000), 512),
+            (req(Op::Discard, 0, 7, u32::MAX), 4096),
+        ] {
+            assert_eq!(key_count(&r, unit), keys(&r, unit).count() as u64, "{r:?} / {unit}");
+        }
         assert_ne!(key(1, 0), key(0, 0));
         assert_eq!(key(1, 5) >> BLOCK_BITS, 1);
         // Writes / discards / flushes.

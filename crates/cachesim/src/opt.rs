@@ -13,8 +13,14 @@
 //! multi-unit requests it maximises *unit* read hits, a bound on the request-level figures in
 //! spirit only.
 //!
-//! Write-through accounting as the other unit policies. Memory: 8 bytes per unit access
-//! (next-use index) plus the request slice, an ordered set and a map of the cached units.
+//! Write-through accounting as the other unit policies.
+//!
+//! Memory: the next-use table, 4 bytes per unit reference (8 beyond 2^32 − 1 references), an
+//! ordered set and a map of the cached units. The table is what needs the future: it grows
+//! with the trace, everything else with the cache. [`OptPlan`] builds it from requests
+//! streamed once (with a map of the distinct units, dropped after that read), and the
+//! optimum then replays the requests streamed again, so the trace itself is never held;
+//! [`Opt::new`] does both over a slice it keeps (and checks each replayed request against it).
 
 use std::collections::BTreeSet;
 
@@ -39,10 +45,135 @@ fn unit_keys(r: &Request, unit: u64) -> impl Iterator<Item = u64> {
     (first..end).map(move |u| key(dev, u))
 }
 
+/// Next use of every unit reference, in reference order: the index of the next reference to
+/// the same unit if that one is a read, else [`NEVER`]. Positions are 32-bit until the table
+/// holds 2^32 − 1 references, 64-bit beyond.
+#[derive(Debug, Clone)]
+enum NextUse {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl NextUse {
+    fn len(&self) -> usize {
+        match self {
+            NextUse::Narrow(v) => v.len(),
+            NextUse::Wide(v) => v.len(),
+        }
+    }
+
+    /// Appends a reference whose next use is not known yet ("never").
+    fn push_never(&mut self) {
+        if let NextUse::Narrow(v) = self {
+            if v.len() >= (u32::MAX - 1) as usize {
+                let wide = v.iter().map(|&n| if n == u32::MAX { NEVER } else { u64::from(n) }).collect();
+                *self = NextUse::Wide(wide);
+            }
+        }
+        match self {
+            NextUse::Narrow(v) => v.push(u32::MAX),
+            NextUse::Wide(v) => v.push(NEVER),
+        }
+    }
+
+    /// Records that reference `at` is next used by reference `by` (`by` < `len()`).
+    fn set(&mut self, at: usize, by: usize) {
+        match self {
+            NextUse::Narrow(v) => {
+                if let Some(slot) = v.get_mut(at) {
+                    *slot = by as u32;
+                }
+            }
+            NextUse::Wide(v) => {
+                if let Some(slot) = v.get_mut(at) {
+                    *slot = by as u64;
+                }
+            }
+        }
+    }
+
+    /// Next use of reference `at` ([`NEVER`] beyond the table).
+    #[inline]
+    fn get(&self, at: usize) -> u64 {
+        match self {
+            NextUse::Narrow(v) => match v.get(at) {
+                Some(&n) if n != u32::MAX => u64::from(n),
+                _ => NEVER,
+            },
+            NextUse::Wide(v) => v.get(at).copied().unwrap_or(NEVER),
+        }
+    }
+
+    fn shrink(&mut self) {
+        match self {
+            NextUse::Narrow(v) => v.shrink_to_fit(),
+            NextUse::Wide(v) => v.shrink_to_fit(),
+        }
+    }
+}
+
+/// The first read of Belady's optimum: requests pushed in trace order (streamed, not held)
+/// fill the next-use table; [`into_opt`](OptPlan::into_opt) then gives the optimum to replay
+/// the same requests through.
+#[derive(Debug, Clone)]
+pub struct OptPlan {
+    unit: u64,
+    units: u64,
+    next: NextUse,
+    /// Each unit's latest reference so far.
+    later: FxHashMap<u64, usize>,
+}
+
+impl OptPlan {
+    /// A plan for a cache of `capacity_bytes / unit_bytes` units (the same checks as
+    /// [`Opt::new`]).
+    pub fn new(capacity_bytes: u64, unit_bytes: u64) -> Result<Self, ConfigError> {
+        check_size("unit_bytes", unit_bytes)?;
+        let units = check_capacity(capacity_bytes, unit_bytes)?;
+        Ok(OptPlan { unit: unit_bytes, units, next: NextUse::Narrow(Vec::new()), later: FxHashMap::default() })
+    }
+
+    /// Adds the next request of the trace.
+    pub fn push(&mut self, r: &Request) {
+        let read = r.op == Op::Read;
+        for k in unit_keys(r, self.unit) {
+            let at = self.next.len();
+            self.next.push_never();
+            if let Some(prev) = self.later.insert(k, at) {
+                if read {
+                    self.next.set(prev, at);
+                }
+            }
+        }
+    }
+
+    /// Unit references so far.
+    pub fn references(&self) -> usize {
+        self.next.len()
+    }
+
+    /// The optimum, to be given the same requests again, in the same order (with nothing to
+    /// check them against: a different request sequence gives meaningless counts).
+    pub fn into_opt(self) -> Opt {
+        let OptPlan { unit, units, mut next, later } = self;
+        drop(later);
+        next.shrink();
+        Opt { unit, replay: None, core: OptCore::new(units, next), stats: Opt::stats_for(units, unit) }
+    }
+}
+
+/// What [`Opt::new`] checks each replayed request against.
+#[derive(Debug, Clone)]
+struct Replay {
+    requests: Vec<Request>,
+    req_idx: usize,
+    req_start: Vec<usize>,
+}
+
 #[derive(Debug, Clone)]
 struct OptCore {
     cap: usize,
-    next: Vec<u64>,
+    next: NextUse,
     cursor: usize,
     /// Whether the request being replayed is the expected one (else its units count as
     /// never used again).
@@ -52,11 +183,22 @@ struct OptCore {
 }
 
 impl OptCore {
+    fn new(units: u64, next: NextUse) -> Self {
+        OptCore {
+            cap: units as usize,
+            next,
+            cursor: 0,
+            in_sync: true,
+            cached: FxHashMap::default(),
+            order: BTreeSet::new(),
+        }
+    }
+
     fn next_use(&mut self) -> u64 {
         if !self.in_sync {
             return NEVER;
         }
-        let n = self.next.get(self.cursor).copied().unwrap_or(NEVER);
+        let n = self.next.get(self.cursor);
         self.cursor += 1;
         n
     }
@@ -102,13 +244,12 @@ impl UnitCache for OptCore {
     }
 }
 
-/// Belady's MIN over a known request slice.
+/// Belady's MIN over a known request sequence.
 #[derive(Debug, Clone)]
 pub struct Opt {
     unit: u64,
-    requests: Vec<Request>,
-    req_idx: usize,
-    req_start: Vec<usize>,
+    /// `None`: built by [`OptPlan`], the replay is trusted to be the planned sequence.
+    replay: Option<Replay>,
     core: OptCore,
     stats: Stats,
 }
@@ -117,58 +258,34 @@ impl Opt {
     /// Prepares the optimum for replaying `requests` (in this order) on a cache of
     /// `capacity_bytes / unit_bytes` units.
     pub fn new(requests: &[Request], capacity_bytes: u64, unit_bytes: u64) -> Result<Self, ConfigError> {
-        check_size("unit_bytes", unit_bytes)?;
-        let units = check_capacity(capacity_bytes, unit_bytes)?;
-        // Forward: unit accesses and where each request's accesses start.
-        let mut keys = Vec::new();
-        let mut reads = Vec::new();
+        let mut plan = OptPlan::new(capacity_bytes, unit_bytes)?;
         let mut req_start = Vec::with_capacity(requests.len() + 1);
         for r in requests {
-            req_start.push(keys.len());
-            for k in unit_keys(r, unit_bytes) {
-                keys.push(k);
-                reads.push(r.op == Op::Read);
-            }
+            req_start.push(plan.references());
+            plan.push(r);
         }
-        req_start.push(keys.len());
-        // Backward: next access to the same unit, if it is a read.
-        let mut next = vec![NEVER; keys.len()];
-        let mut later: FxHashMap<u64, usize> = FxHashMap::default();
-        for j in (0..keys.len()).rev() {
-            if let Some(&l) = later.get(&keys[j]) {
-                if reads[l] {
-                    next[j] = l as u64;
-                }
-            }
-            later.insert(keys[j], j);
-        }
-        let stats = Stats { capacity_bytes: units * unit_bytes, capacity_blocks: units, ..Stats::default() };
-        Ok(Opt {
-            unit: unit_bytes,
-            requests: requests.to_vec(),
-            req_idx: 0,
-            req_start,
-            core: OptCore {
-                cap: units as usize,
-                next,
-                cursor: 0,
-                in_sync: true,
-                cached: FxHashMap::default(),
-                order: BTreeSet::new(),
-            },
-            stats,
-        })
+        req_start.push(plan.references());
+        let mut opt = plan.into_opt();
+        opt.replay = Some(Replay { requests: requests.to_vec(), req_idx: 0, req_start });
+        Ok(opt)
+    }
+
+    fn stats_for(units: u64, unit_bytes: u64) -> Stats {
+        Stats { capacity_bytes: units * unit_bytes, capacity_blocks: units, ..Stats::default() }
     }
 }
 
 impl Policy for Opt {
-    /// Must be called with the requests given to [`Opt::new`], in order; a request that
-    /// differs from the next expected one is simulated with "never used again" for its units.
+    /// Must be called with the requests given to [`Opt::new`] (or pushed to the [`OptPlan`]),
+    /// in order. Built by [`Opt::new`], a request that differs from the next expected one is
+    /// simulated with "never used again" for its units.
     fn access(&mut self, r: &Request) -> Access {
-        self.core.in_sync = self.requests.get(self.req_idx) == Some(r);
-        if self.core.in_sync {
-            self.core.cursor = self.req_start[self.req_idx];
-            self.req_idx += 1;
+        if let Some(p) = self.replay.as_mut() {
+            self.core.in_sync = p.requests.get(p.req_idx) == Some(r);
+            if self.core.in_sync {
+                self.core.cursor = p.req_start[p.req_idx];
+                p.req_idx += 1;
+            }
         }
         unit_access(&mut self.core, &mut self.stats, self.unit, r)
     }

@@ -39,6 +39,14 @@ pub trait Policy {
     /// Simulates one request and returns its outcome. Never panics, whatever the request
     /// (zero length, offsets near `u64::MAX`, any device id).
     fn access(&mut self, r: &Request) -> Access;
+    /// Simulates `requests` in order: the same as one [`access`](Policy::access) per request.
+    /// A policy may override it to start the memory accesses of the next requests while it
+    /// simulates the current one.
+    fn access_all(&mut self, requests: &[Request]) {
+        for r in requests {
+            self.access(r);
+        }
+    }
     /// The counters so far.
     fn stats(&self) -> &Stats;
     /// Short name: `qsan`, `lru`, `nhit`, `s3fifo`, `opt`.

@@ -63,35 +63,98 @@ pub fn simulate_until(
     interval_ns: Option<u64>,
     stop: &std::sync::atomic::AtomicBool,
 ) -> (Series, bool) {
-    let mut stopped = false;
     let start_ns = requests.first().map_or(0, |r| r.t_ns);
     let end_ns = requests.iter().map(|r| r.t_ns).max().unwrap_or(start_ns);
-    let span_ns = end_ns - start_ns;
-    let interval = interval_ns.unwrap_or_else(|| default_interval(span_ns)).max(1);
-    let mut points = Vec::new();
-    let mut bucket_end = start_ns.saturating_add(interval);
-    let mut last = *policy.stats();
-    let mut pending = false;
-    for (i, r) in requests.iter().enumerate() {
-        if i % (1 << 16) == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let interval = interval_ns.unwrap_or_else(|| default_interval(end_ns - start_ns));
+    let mut series = SeriesBuilder::new(interval, policy.stats());
+    let mut stopped = false;
+    for chunk in requests.chunks(1 << 16) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
             stopped = true;
             break;
         }
-        if r.t_ns >= bucket_end {
-            if pending {
-                points.push(point(bucket_end, policy.stats(), &last));
-                last = *policy.stats();
-            }
-            let k = (r.t_ns - start_ns) / interval;
-            bucket_end = start_ns.saturating_add(k.saturating_add(1).saturating_mul(interval));
+        series.feed(policy, chunk);
+    }
+    (series.finish(policy.stats()), stopped)
+}
+
+/// [`simulate`] one batch at a time, for requests that are streamed rather than held: the
+/// interval must be known up front (the default one needs the trace's span, so a streamed
+/// run with the default interval reads the trace once before, see [`crate::session`]).
+/// Feeding the same requests in any split into batches gives the same [`Series`] as
+/// [`simulate`] over all of them.
+#[derive(Debug, Clone)]
+pub struct SeriesBuilder {
+    interval: u64,
+    /// Time of the first request (`None` before it).
+    start_ns: Option<u64>,
+    end_ns: u64,
+    bucket_end: u64,
+    last: Stats,
+    pending: bool,
+    points: Vec<SeriesPoint>,
+}
+
+impl SeriesBuilder {
+    /// A series of intervals of `interval_ns` (at least 1) for a policy whose counters are
+    /// `stats` now.
+    pub fn new(interval_ns: u64, stats: &Stats) -> Self {
+        SeriesBuilder {
+            interval: interval_ns.max(1),
+            start_ns: None,
+            end_ns: 0,
+            bucket_end: 0,
+            last: *stats,
+            pending: false,
+            points: Vec::new(),
         }
-        policy.access(r);
-        pending = true;
     }
-    if pending {
-        points.push(point(bucket_end, policy.stats(), &last));
+
+    /// Replays the next requests of the trace through `policy`: the runs of requests inside
+    /// one interval go to [`Policy::access_all`] in one call.
+    pub fn feed(&mut self, policy: &mut dyn Policy, requests: &[Request]) {
+        let Some(first) = requests.first() else { return };
+        let start = *self.start_ns.get_or_insert_with(|| {
+            self.end_ns = first.t_ns;
+            self.bucket_end = first.t_ns.saturating_add(self.interval);
+            first.t_ns
+        });
+        let mut rest = requests;
+        // Whether `rest[0]` already opened its interval (it then belongs to the next run
+        // whatever its time: a request is checked against the interval's end once).
+        let mut opened = false;
+        while !rest.is_empty() {
+            // The requests before the first one that opens a later interval.
+            let bucket_end = self.bucket_end;
+            let skip = usize::from(opened);
+            let cut = rest.iter().skip(skip).position(|r| r.t_ns >= bucket_end).map_or(rest.len(), |i| i + skip);
+            let (run, next) = rest.split_at(cut);
+            if !run.is_empty() {
+                let max = run.iter().map(|r| r.t_ns).max().unwrap_or(0);
+                self.end_ns = self.end_ns.max(max);
+                policy.access_all(run);
+                self.pending = true;
+            }
+            let Some(r) = next.first() else { break };
+            if self.pending {
+                self.points.push(point(self.bucket_end, policy.stats(), &self.last));
+                self.last = *policy.stats();
+            }
+            let k = (r.t_ns - start) / self.interval;
+            self.bucket_end = start.saturating_add(k.saturating_add(1).saturating_mul(self.interval));
+            rest = next;
+            opened = true;
+        }
     }
-    (Series { interval_ns: interval, start_ns, span_ns, points }, stopped)
+
+    /// The series, given the policy's counters after the last request.
+    pub fn finish(mut self, stats: &Stats) -> Series {
+        if self.pending {
+            self.points.push(point(self.bucket_end, stats, &self.last));
+        }
+        let start_ns = self.start_ns.unwrap_or(0);
+        Series { interval_ns: self.interval, start_ns, span_ns: self.end_ns - start_ns, points: self.points }
+    }
 }
 
 fn point(t_ns: u64, now: &Stats, before: &Stats) -> SeriesPoint {

@@ -1,9 +1,20 @@
 //! Whole `cache` commands: read a trace, run the policies, build the result document
 //! (`stats::CacheResult`). No command-line parsing here; the binary hands in typed settings.
+//!
+//! The trace is streamed ([`crate::stream`]), never held: memory is the caches', their counter
+//! tables' and the per-block state of the models, whatever the trace's length. `simulate`
+//! reads it once, every policy fed batch by batch on one thread while the reader decodes the
+//! next requests on another — or twice when the result needs to know the whole trace first:
+//! the default series interval is 1/100 of the trace's span, and `opt` needs every unit's
+//! next use. The first read then only counts (and builds `opt`'s next-use table); the second
+//! replays, and is checked to have read the same requests. `mrc` reads once: the exact curve
+//! and the 1 % SHARDS sample are built side by side until the trace proves larger than
+//! [`AUTO_SHARDS_REFS`] references, and `--policy qsan` feeds one cache per size, the sizes
+//! shared out over the available cores.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use files::output::OutputFile;
 
@@ -13,8 +24,11 @@ use stats::{
 };
 use trace::{Op, ReadOptions, Request, TraceFormat};
 
-use crate::mrc::{self, OpFilter, ShardsConfig};
-use crate::{CacheConfig, DeviceProfile, Lru, Nhit, Opt, Policy, QsanCache, S3Fifo, Stats};
+use crate::mrc::{self, Mattson, OpFilter, Shards, ShardsConfig};
+use crate::opt::OptPlan;
+use crate::series::{default_interval, SeriesBuilder};
+use crate::stream::{self, Consumer, Pass};
+use crate::{CacheConfig, DeviceProfile, Lru, Nhit, Policy, QsanCache, S3Fifo, Stats};
 
 /// Errors of a `cache` command: bad input (exit 2) or a runtime fault reading files (exit 1).
 #[derive(Debug, thiserror::Error)]
@@ -49,14 +63,6 @@ pub struct TraceInput {
     pub opts: ReadOptions,
 }
 
-/// A loaded trace.
-pub struct Loaded {
-    pub requests: Vec<Request>,
-    pub summary: TraceSummary,
-    /// Why the trace was not read to its end (the requests cover the part before it).
-    pub cut: Option<Cut>,
-}
-
 /// Why a `cache` command's results cover only part of the trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cut {
@@ -88,60 +94,38 @@ fn trace_format(input: &TraceInput) -> Result<TraceFormat, SessionError> {
 
 /// A reader error before the first request means the file is not that trace at all (bad input);
 /// one after it means the trace is cut short.
-fn from_the_start(path: &Path, e: trace::TraceError) -> SessionError {
+pub(crate) fn from_the_start(path: &Path, e: trace::TraceError) -> SessionError {
     SessionError::Usage(format!("{} is not a readable trace: {e}; check the file and --format", path.display()))
 }
 
-/// Read the whole trace into memory (policies such as OPT need it twice, and every policy
-/// replays the same requests). Stops early, keeping what was read, when `stop` is set or the
-/// trace fails after its first request.
-pub fn load(input: &TraceInput, stop: &AtomicBool) -> Result<Loaded, SessionError> {
-    let format = trace_format(input)?;
-    let mut reader = trace::open(&input.path, &format, &input.opts)?;
-    let mut requests = Vec::new();
-    let mut cut = None;
-    for r in reader.by_ref() {
-        if requests.len() % (1 << 16) == 0 && stop.load(Ordering::Relaxed) {
-            cut = Some(Cut::Interrupted);
-            break;
-        }
-        match r {
-            Ok(r) => requests.push(r),
-            Err(e) if requests.is_empty() => return Err(from_the_start(&input.path, e)),
-            Err(e) => {
-                cut = Some(Cut::Trace(format!(
-                    "{} is cut short after {} requests: {e}; the results cover the requests before it",
-                    input.path.display(),
-                    requests.len()
-                )));
-                break;
-            }
-        }
-    }
-    let mut s = TraceSummary {
-        path: input.path.display().to_string(),
-        format: format_name(&format),
-        devices: reader.devices().to_vec(),
-        skipped_lines: reader.skipped(),
-        ..TraceSummary::default()
-    };
-    for r in &requests {
-        count(&mut s, r);
-    }
-    let first = requests.iter().map(|r| r.t_ns).min().unwrap_or(0);
-    let last = requests.iter().map(|r| r.t_ns).max().unwrap_or(0);
-    s.span_s = (last - first) as f64 / 1e9;
-    if requests.is_empty() && cut.is_none() {
-        return Err(SessionError::Usage(format!(
-            "{} holds no requests{}; check --format, --device and the time window",
-            input.path.display(),
-            if s.skipped_lines > 0 { format!(" ({} malformed lines skipped)", s.skipped_lines) } else { String::new() }
-        )));
-    }
-    Ok(Loaded { requests, summary: s, cut })
+/// The error of a trace without a request to simulate.
+fn no_requests(input: &TraceInput, s: &TraceSummary) -> SessionError {
+    SessionError::Usage(format!(
+        "{} holds no requests{}; check --format, --device and the time window",
+        input.path.display(),
+        if s.skipped_lines > 0 { format!(" ({} malformed lines skipped)", s.skipped_lines) } else { String::new() }
+    ))
 }
 
-fn format_name(f: &TraceFormat) -> String {
+/// The second read of a trace must see what the first saw.
+fn same_trace(input: &TraceInput, first: &Pass, second: &Pass) -> Result<(), SessionError> {
+    if second.cut == Some(Cut::Interrupted)
+        || (first.summary.requests == second.summary.requests
+            && first.fingerprint == second.fingerprint
+            && first.cut == second.cut)
+    {
+        return Ok(());
+    }
+    Err(SessionError::Runtime(format!(
+        "{} changed while it was read: {} requests the first time, {} the second; run again on a trace that is \
+         not being written",
+        input.path.display(),
+        first.summary.requests,
+        second.summary.requests
+    )))
+}
+
+pub(crate) fn format_name(f: &TraceFormat) -> String {
     match f {
         TraceFormat::Blkparse { action } => format!("blkparse:{action}"),
         TraceFormat::FioLog => "fio".into(),
@@ -279,16 +263,73 @@ fn policy_result(name: &str, st: &Stats, series: &crate::Series, ssd_bytes: u64,
     }
 }
 
-/// `cache simulate`: every policy over the same trace.
+/// A policy being fed the trace, its series and the time it took.
+struct Run {
+    policy: Box<dyn Policy + Send>,
+    series: SeriesBuilder,
+    busy: Duration,
+}
+
+/// The policies of `cache simulate`, fed together batch by batch.
+struct Runs(Vec<Run>);
+
+impl Consumer for Runs {
+    fn batch(&mut self, requests: &[Request]) {
+        for run in &mut self.0 {
+            let t0 = Instant::now();
+            run.series.feed(run.policy.as_mut(), requests);
+            run.busy += t0.elapsed();
+        }
+    }
+}
+
+/// `opt`'s first read.
+struct Plan(OptPlan);
+
+impl Consumer for Plan {
+    fn batch(&mut self, requests: &[Request]) {
+        for r in requests {
+            self.0.push(r);
+        }
+    }
+}
+
+/// A policy ready to be fed, and the time it took to build.
+type Built = (Box<dyn Policy + Send>, Duration);
+
+/// A policy other than `opt` (which needs the trace first); `None` for `opt`.
+fn build(k: PolicyKind, cfg: &SimulateConfig) -> Result<Option<Built>, SessionError> {
+    let t0 = Instant::now();
+    let p: Box<dyn Policy + Send> = match k {
+        PolicyKind::Qsan => match cfg.counter_limit {
+            Some(n) => Box::new(QsanCache::with_counter_limit(cfg.cache, n)?),
+            None => Box::new(QsanCache::new(cfg.cache)?),
+        },
+        PolicyKind::Lru => Box::new(Lru::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
+        PolicyKind::Nhit => Box::new(Nhit::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
+        PolicyKind::S3Fifo => Box::new(S3Fifo::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
+        PolicyKind::Opt => return Ok(None),
+    };
+    Ok(Some((p, t0.elapsed())))
+}
+
+/// `cache simulate`: every policy over the same trace, streamed (see the module's notes).
 pub fn simulate(input: &TraceInput, cfg: &SimulateConfig, stop: &AtomicBool) -> Result<Outcome, SessionError> {
     cfg.cache.validate()?;
-    let loaded = load(input, stop)?;
-    let mut cut = loaded.cut.clone();
-    let reqs = &loaded.requests;
+    let format = trace_format(input)?;
     let ssd_bytes = cfg.ssd_bytes.unwrap_or(cfg.cache.capacity_bytes);
-    let mut out = CacheResult {
+    // Every policy is checked before the trace is read.
+    let mut plan = match cfg.policies.contains(&PolicyKind::Opt) {
+        true => Some(OptPlan::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
+        false => None,
+    };
+    let mut built = Vec::with_capacity(cfg.policies.len());
+    for &k in &cfg.policies {
+        built.push(build(k, cfg)?);
+    }
+    let result = |summary: TraceSummary| CacheResult {
         action: "simulate".into(),
-        trace: Some(loaded.summary.clone()),
+        trace: Some(summary),
         config: Some(CacheSetup {
             preset: cfg.preset.clone(),
             capacity_bytes: cfg.cache.capacity_bytes,
@@ -302,41 +343,63 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig, stop: &AtomicBool) -> 
         }),
         ..CacheResult::default()
     };
-    for &k in &cfg.policies {
-        if cut == Some(Cut::Interrupted) {
-            break;
-        }
+    // The first read, when the replay needs the whole trace first.
+    let mut opt_secs = Duration::ZERO;
+    let first = if cfg.interval_ns.is_none() || plan.is_some() {
         let t0 = Instant::now();
-        let mut p: Box<dyn Policy> = match k {
-            PolicyKind::Qsan => match cfg.counter_limit {
-                Some(n) => Box::new(QsanCache::with_counter_limit(cfg.cache, n)?),
-                None => Box::new(QsanCache::new(cfg.cache)?),
-            },
-            PolicyKind::Lru => Box::new(Lru::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
-            PolicyKind::Nhit => Box::new(Nhit::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
-            PolicyKind::S3Fifo => Box::new(S3Fifo::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
-            PolicyKind::Opt => Box::new(Opt::new(reqs, cfg.cache.capacity_bytes, cfg.unit_bytes)?),
-        };
-        let (series, stopped) = crate::simulate_until(p.as_mut(), reqs, cfg.interval_ns, stop);
-        if stopped {
-            // A policy that saw part of the trace would not compare with the others.
-            cut = Some(Cut::Interrupted);
-            break;
+        let mut consumers: Vec<Plan> = plan.take().map(Plan).into_iter().collect();
+        let pass = stream::read(input, &format, stop, None, &mut consumers)?;
+        opt_secs = t0.elapsed();
+        plan = consumers.pop().map(|p| p.0);
+        if pass.summary.requests == 0 && pass.cut.is_none() {
+            return Err(no_requests(input, &pass.summary));
         }
-        let secs = t0.elapsed().as_secs_f64();
-        let mut r = policy_result(p.name(), p.stats(), &series, ssd_bytes, &cfg.profile);
+        if pass.cut == Some(Cut::Interrupted) {
+            return Ok(Outcome { result: result(pass.summary), cut: pass.cut });
+        }
+        Some(pass)
+    } else {
+        None
+    };
+    let interval =
+        cfg.interval_ns.unwrap_or_else(|| first.as_ref().map_or(0, |p| default_interval(p.max_ns - p.first_ns)));
+    let mut runs = Vec::with_capacity(cfg.policies.len());
+    for slot in built {
+        let (policy, busy) = match (slot, plan.take()) {
+            (Some(built), p) => {
+                plan = p;
+                built
+            }
+            // `opt`: the plan is there (it is built when `opt` is asked for).
+            (None, Some(p)) => (Box::new(p.into_opt()) as Box<dyn Policy + Send>, opt_secs),
+            (None, None) => continue,
+        };
+        let series = SeriesBuilder::new(interval, policy.stats());
+        runs.push(Run { policy, series, busy });
+    }
+    let mut runs = Runs(runs);
+    let unit = cfg.cache.block_bytes.max(1);
+    let pass = stream::read(input, &format, stop, Some(unit), std::slice::from_mut(&mut runs))?;
+    if let Some(first) = &first {
+        same_trace(input, first, &pass)?;
+    } else if pass.summary.requests == 0 && pass.cut.is_none() {
+        return Err(no_requests(input, &pass.summary));
+    }
+    let requests = pass.summary.requests;
+    let mut out = result(pass.summary);
+    if pass.cut == Some(Cut::Interrupted) {
+        // Policies that saw part of the trace are not reported.
+        return Ok(Outcome { result: out, cut: pass.cut });
+    }
+    for run in runs.0 {
+        let series = run.series.finish(run.policy.stats());
+        let mut r = policy_result(run.policy.name(), run.policy.stats(), &series, ssd_bytes, &cfg.profile);
+        let secs = run.busy.as_secs_f64();
         r.sim_seconds = secs;
-        r.sim_requests_per_s = if secs > 0.0 { reqs.len() as f64 / secs } else { 0.0 };
+        r.sim_requests_per_s = if secs > 0.0 { requests as f64 / secs } else { 0.0 };
         out.policies.push(r);
     }
-    if let Some(t) = out.trace.as_mut() {
-        let unit = cfg.cache.block_bytes.max(1);
-        let mut keys: Vec<u64> = reqs.iter().flat_map(|r| mrc::keys(r, unit)).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        t.footprint_bytes = keys.len() as u64 * unit;
-    }
-    Ok(Outcome { result: out, cut })
+    Ok(Outcome { result: out, cut: pass.cut })
 }
 
 /// Settings of `cache mrc`.
@@ -355,75 +418,151 @@ pub struct MrcConfig {
 /// References above which `cache mrc` samples with SHARDS (1 %) unless told otherwise.
 pub const AUTO_SHARDS_REFS: usize = 50_000_000;
 
-/// `cache mrc`: a miss-ratio curve and the recommended size.
-pub fn mrc(input: &TraceInput, cfg: &MrcConfig, stop: &AtomicBool) -> Result<Outcome, SessionError> {
-    let loaded = load(input, stop)?;
-    if loaded.cut == Some(Cut::Interrupted) {
-        let result = CacheResult { action: "mrc".into(), trace: Some(loaded.summary), ..CacheResult::default() };
-        return Ok(Outcome { result, cut: loaded.cut });
+/// The LRU curve of `cache mrc`, built as the trace streams by.
+struct Curve {
+    unit: u64,
+    /// References above which the sampled curve is the answer ([`AUTO_SHARDS_REFS`]).
+    limit: u64,
+    /// Exact, until the references exceed `limit` (none when SHARDS was asked for).
+    exact: Option<Mattson>,
+    /// Sampled: at the rate asked for, or at 1 % in case the trace proves too large.
+    sampled: Option<Shards>,
+    /// Every block reference of every request, whatever its op (the automatic choice's count).
+    refs: u64,
+}
+
+impl Consumer for Curve {
+    fn batch(&mut self, requests: &[Request]) {
+        for r in requests {
+            self.refs += mrc::key_count(r, self.unit);
+            if let Some(m) = self.exact.as_mut() {
+                m.push(r);
+            }
+            if let Some(s) = self.sampled.as_mut() {
+                s.push(r);
+            }
+        }
+        if self.refs > self.limit && self.sampled.is_some() {
+            // Too large for the exact curve: the sampled one is the answer.
+            self.exact = None;
+        }
     }
-    let reqs = &loaded.requests;
+}
+
+impl Curve {
+    /// The curve, and the sampling rate when it is the sampled one (`rate` is its rate).
+    fn finish(&self, rate: Option<f64>) -> (mrc::Mrc, Option<f64>) {
+        match (&self.exact, &self.sampled) {
+            (Some(m), _) => (m.finish(), None),
+            (None, Some(s)) => (s.finish(), rate),
+            (None, None) => (Mattson::new(self.unit, OpFilter::ReadsAndWrites).finish(), None),
+        }
+    }
+}
+
+/// `cache mrc --policy qsan`: some of the sizes' caches, fed on one thread.
+struct Sizes(Vec<QsanCache>);
+
+impl Consumer for Sizes {
+    fn batch(&mut self, requests: &[Request]) {
+        for q in &mut self.0 {
+            for r in requests {
+                q.access(r);
+            }
+        }
+    }
+}
+
+/// `cache mrc`: a miss-ratio curve and the recommended size, from the trace streamed once.
+pub fn mrc(input: &TraceInput, cfg: &MrcConfig, stop: &AtomicBool) -> Result<Outcome, SessionError> {
+    let format = trace_format(input)?;
     let filter = if cfg.reads_only { OpFilter::ReadsOnly } else { OpFilter::ReadsAndWrites };
-    let result = if let Some(base) = cfg.qsan {
+    let interrupted = |pass: Pass| {
+        let result = CacheResult { action: "mrc".into(), trace: Some(pass.summary), ..CacheResult::default() };
+        Outcome { result, cut: pass.cut }
+    };
+    let (pass, result) = if let Some(base) = cfg.qsan {
         if cfg.sizes.is_empty() {
             return Err(SessionError::Usage(
                 "--policy qsan needs --sizes (cache sizes to simulate, e.g. --sizes 1G,2G,4G,8G)".into(),
             ));
         }
-        let runs = mrc::sweep(
-            &cfg.sizes,
-            |size, rs: &[Request]| -> Result<f64, String> {
-                let mut c = base;
-                c.capacity_bytes = size;
-                let mut q = QsanCache::new(c).map_err(|e| e.to_string())?;
-                for r in rs {
-                    q.access(r);
-                }
-                Ok(1.0 - q.stats().read_hit_ratio())
-            },
-            reqs,
-        );
-        let mut points = Vec::new();
-        for (size, r) in runs {
-            let miss = r.map_err(SessionError::Usage)?;
-            points.push(MrcPoint { cache_bytes: size, miss_ratio: miss });
+        // One cache per size, all fed in the same read, the sizes dealt out over the cores.
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let mut groups: Vec<Sizes> = (0..threads.clamp(1, cfg.sizes.len())).map(|_| Sizes(Vec::new())).collect();
+        let groups_n = groups.len();
+        for (i, &size) in cfg.sizes.iter().enumerate() {
+            let mut c = base;
+            c.capacity_bytes = size;
+            let q = QsanCache::new(c).map_err(|e| SessionError::Usage(e.to_string()))?;
+            if let Some(g) = groups.get_mut(i % groups_n) {
+                g.0.push(q);
+            }
+        }
+        let pass = stream::read(input, &format, stop, None, &mut groups)?;
+        if pass.summary.requests == 0 && pass.cut.is_none() {
+            return Err(no_requests(input, &pass.summary));
+        }
+        if pass.cut == Some(Cut::Interrupted) {
+            return Ok(interrupted(pass));
+        }
+        let mut caches: Vec<std::vec::IntoIter<QsanCache>> = groups.into_iter().map(|g| g.0.into_iter()).collect();
+        let mut points = Vec::with_capacity(cfg.sizes.len());
+        for (i, &size) in cfg.sizes.iter().enumerate() {
+            if let Some(q) = caches.get_mut(i % groups_n).and_then(Iterator::next) {
+                points.push(MrcPoint { cache_bytes: size, miss_ratio: 1.0 - q.stats().read_hit_ratio() });
+            }
         }
         let rec = recommend_points(&points);
-        MrcResult {
+        let result = MrcResult {
             method: "simulation".into(),
             policy: "qsan".into(),
             unit_bytes: base.block_bytes,
             sampling_rate: None,
             points,
             recommended: rec,
-        }
-    } else {
-        let refs: usize = reqs.iter().map(|r| mrc::keys(r, cfg.unit_bytes).count()).sum();
-        let rate = cfg.shards_rate.or((refs > AUTO_SHARDS_REFS).then_some(0.01));
-        let curve = match rate {
-            Some(r) => mrc::shards(reqs, cfg.unit_bytes, filter, &ShardsConfig::fixed_rate(r))
-                .map_err(|e| SessionError::Usage(e.to_string()))?,
-            None => mrc::mattson(reqs, cfg.unit_bytes, filter),
         };
+        (pass, result)
+    } else {
         let u = cfg.unit_bytes;
+        let rate = cfg.shards_rate.unwrap_or(0.01);
+        let mut curve = Curve {
+            unit: u,
+            limit: AUTO_SHARDS_REFS as u64,
+            exact: cfg.shards_rate.is_none().then(|| Mattson::new(u, filter)),
+            sampled: Some(
+                Shards::new(u, filter, &ShardsConfig::fixed_rate(rate))
+                    .map_err(|e| SessionError::Usage(e.to_string()))?,
+            ),
+            refs: 0,
+        };
+        let pass = stream::read(input, &format, stop, None, std::slice::from_mut(&mut curve))?;
+        if pass.summary.requests == 0 && pass.cut.is_none() {
+            return Err(no_requests(input, &pass.summary));
+        }
+        if pass.cut == Some(Cut::Interrupted) {
+            return Ok(interrupted(pass));
+        }
+        let (curve, rate) = curve.finish(Some(rate));
         let mut points: Vec<MrcPoint> = if cfg.sizes.is_empty() {
             curve.points.iter().map(|&(b, m)| MrcPoint { cache_bytes: b * u, miss_ratio: m }).collect()
         } else {
             cfg.sizes.iter().map(|&s| MrcPoint { cache_bytes: s, miss_ratio: curve.miss_ratio_at(s / u) }).collect()
         };
         thin(&mut points, 400);
-        MrcResult {
+        let result = MrcResult {
             method: if rate.is_some() { "shards" } else { "mattson" }.into(),
             policy: "lru".into(),
             unit_bytes: u,
             sampling_rate: rate,
             points,
             recommended: mrc::recommend(&curve).map(|(b, m)| MrcPoint { cache_bytes: b * u, miss_ratio: m }),
-        }
+        };
+        (pass, result)
     };
     let result =
-        CacheResult { action: "mrc".into(), trace: Some(loaded.summary), mrc: Some(result), ..CacheResult::default() };
-    Ok(Outcome { result, cut: loaded.cut })
+        CacheResult { action: "mrc".into(), trace: Some(pass.summary), mrc: Some(result), ..CacheResult::default() };
+    Ok(Outcome { result, cut: pass.cut })
 }
 
 /// Keep at most `max` points of a step curve, evenly on a log-size axis (first and last kept).
@@ -472,21 +611,6 @@ fn file_error(e: files::FileError) -> SessionError {
     }
 }
 
-fn count(s: &mut TraceSummary, r: &Request) {
-    s.requests += 1;
-    match r.op {
-        Op::Read => {
-            s.reads += 1;
-            s.read_bytes += u64::from(r.len);
-        }
-        Op::Write => {
-            s.writes += 1;
-            s.write_bytes += u64::from(r.len);
-        }
-        Op::Discard | Op::Flush => s.other += 1,
-    }
-}
-
 /// `cache synth`: write a synthetic trace (binary format, or CSV for `.csv` outputs) to a
 /// checked output ([`files::output::plan`]); nothing is left at the path unless it completes.
 pub fn synth(spec: &trace::SynthSpec, output: &OutputFile, stop: &AtomicBool) -> Result<Outcome, SessionError> {
@@ -517,7 +641,7 @@ pub fn synth(spec: &trace::SynthSpec, output: &OutputFile, stop: &AtomicBool) ->
             }
             let op = if r.op == Op::Read { 'R' } else { 'W' };
             writeln!(w, "{},{op},{},{}", r.t_ns / 1000, r.offset, r.len).map_err(io)?;
-            count(&mut s, &r);
+            stream::count(&mut s, &r);
             last = last.max(r.t_ns);
         }
         w.flush().map_err(io)?;
@@ -530,7 +654,7 @@ pub fn synth(spec: &trace::SynthSpec, output: &OutputFile, stop: &AtomicBool) ->
                 break;
             }
             w.push(r)?;
-            count(&mut s, &r);
+            stream::count(&mut s, &r);
             last = last.max(r.t_ns);
         }
         w.finish()?;
@@ -601,3 +725,7 @@ pub fn convert(input: &TraceInput, output: &OutputFile, stop: &AtomicBool) -> Re
     };
     Ok(Outcome { result, cut })
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
