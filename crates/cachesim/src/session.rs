@@ -3,8 +3,8 @@
 //!
 //! The trace is streamed ([`crate::stream`]), never held: memory is the caches', their counter
 //! tables' and the per-block state of the models, whatever the trace's length. `simulate`
-//! reads it once, every policy fed batch by batch on one thread while the reader decodes the
-//! next requests on another — or twice when the result needs to know the whole trace first:
+//! reads it once, each policy fed batch by batch on a thread of its own while the reader
+//! decodes the next requests — or twice when the result needs to know the whole trace first:
 //! the default series interval is 1/100 of the trace's span, and `opt` needs every unit's
 //! next use. The first read then only counts (and builds `opt`'s next-use table); the second
 //! replays, and is checked to have read the same requests. `mrc` reads once: the exact curve
@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use files::output::OutputFile;
 
@@ -263,34 +263,39 @@ fn policy_result(name: &str, st: &Stats, series: &crate::Series, ssd_bytes: u64,
     }
 }
 
-/// A policy being fed the trace, its series and the time it took.
+/// A policy being fed the trace, its series and the time it took. Each policy is fed on a
+/// thread of its own: its state stays in that core's caches, and the policies share the cores.
 struct Run {
     policy: Box<dyn Policy + Send>,
     series: SeriesBuilder,
     busy: Duration,
 }
 
-/// The policies of `cache simulate`, fed together batch by batch.
-struct Runs(Vec<Run>);
-
-impl Consumer for Runs {
+impl Consumer for Run {
     fn batch(&mut self, requests: &[Request]) {
-        for run in &mut self.0 {
-            let t0 = Instant::now();
-            run.series.feed(run.policy.as_mut(), requests);
-            run.busy += t0.elapsed();
-        }
+        let t0 = thread_cpu();
+        self.series.feed(self.policy.as_mut(), requests);
+        self.busy += thread_cpu().saturating_sub(t0);
     }
 }
 
-/// `opt`'s first read.
-struct Plan(OptPlan);
+/// CPU time of the calling thread: what a policy's simulation costs, whether or not it had a
+/// core to itself.
+fn thread_cpu() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(u64::try_from(t.tv_sec).unwrap_or(0), u32::try_from(t.tv_nsec).unwrap_or(0))
+}
+
+/// `opt`'s first read, and the time it took.
+struct Plan(OptPlan, Duration);
 
 impl Consumer for Plan {
     fn batch(&mut self, requests: &[Request]) {
+        let t0 = thread_cpu();
         for r in requests {
             self.0.push(r);
         }
+        self.1 += thread_cpu().saturating_sub(t0);
     }
 }
 
@@ -299,7 +304,7 @@ type Built = (Box<dyn Policy + Send>, Duration);
 
 /// A policy other than `opt` (which needs the trace first); `None` for `opt`.
 fn build(k: PolicyKind, cfg: &SimulateConfig) -> Result<Option<Built>, SessionError> {
-    let t0 = Instant::now();
+    let t0 = thread_cpu();
     let p: Box<dyn Policy + Send> = match k {
         PolicyKind::Qsan => match cfg.counter_limit {
             Some(n) => Box::new(QsanCache::with_counter_limit(cfg.cache, n)?),
@@ -310,7 +315,7 @@ fn build(k: PolicyKind, cfg: &SimulateConfig) -> Result<Option<Built>, SessionEr
         PolicyKind::S3Fifo => Box::new(S3Fifo::new(cfg.cache.capacity_bytes, cfg.unit_bytes)?),
         PolicyKind::Opt => return Ok(None),
     };
-    Ok(Some((p, t0.elapsed())))
+    Ok(Some((p, thread_cpu().saturating_sub(t0))))
 }
 
 /// `cache simulate`: every policy over the same trace, streamed (see the module's notes).
@@ -346,11 +351,12 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig, stop: &AtomicBool) -> 
     // The first read, when the replay needs the whole trace first.
     let mut opt_secs = Duration::ZERO;
     let first = if cfg.interval_ns.is_none() || plan.is_some() {
-        let t0 = Instant::now();
-        let mut consumers: Vec<Plan> = plan.take().map(Plan).into_iter().collect();
+        let mut consumers: Vec<Plan> = plan.take().map(|p| Plan(p, Duration::ZERO)).into_iter().collect();
         let pass = stream::read(input, &format, stop, None, &mut consumers)?;
-        opt_secs = t0.elapsed();
-        plan = consumers.pop().map(|p| p.0);
+        plan = consumers.pop().map(|Plan(p, secs)| {
+            opt_secs = secs;
+            p
+        });
         if pass.summary.requests == 0 && pass.cut.is_none() {
             return Err(no_requests(input, &pass.summary));
         }
@@ -377,9 +383,8 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig, stop: &AtomicBool) -> 
         let series = SeriesBuilder::new(interval, policy.stats());
         runs.push(Run { policy, series, busy });
     }
-    let mut runs = Runs(runs);
     let unit = cfg.cache.block_bytes.max(1);
-    let pass = stream::read(input, &format, stop, Some(unit), std::slice::from_mut(&mut runs))?;
+    let pass = stream::read(input, &format, stop, Some(unit), &mut runs)?;
     if let Some(first) = &first {
         same_trace(input, first, &pass)?;
     } else if pass.summary.requests == 0 && pass.cut.is_none() {
@@ -391,7 +396,7 @@ pub fn simulate(input: &TraceInput, cfg: &SimulateConfig, stop: &AtomicBool) -> 
         // Policies that saw part of the trace are not reported.
         return Ok(Outcome { result: out, cut: pass.cut });
     }
-    for run in runs.0 {
+    for run in runs {
         let series = run.series.finish(run.policy.stats());
         let mut r = policy_result(run.policy.name(), run.policy.stats(), &series, ssd_bytes, &cfg.profile);
         let secs = run.busy.as_secs_f64();

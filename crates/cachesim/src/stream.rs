@@ -1,7 +1,7 @@
 //! One read of a trace, streamed: a reader decodes the requests into batches and hands each
 //! batch to every consumer, each consumer on its own thread, so reading and decoding overlap
 //! with the simulation. Only [`BATCHES`] batches of [`BATCH`] requests exist at any time
-//! (1 MiB in all): memory does not grow with the trace. What the commands report about the
+//! (8 MiB in all): memory does not grow with the trace. What the commands report about the
 //! whole trace (the summary, its footprint) is counted by the reader on the way.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,9 +15,13 @@ use trace::{Op, Request, TraceFormat};
 use crate::mrc;
 use crate::session::{format_name, from_the_start, Cut, SessionError, TraceInput};
 
-/// Requests per batch: 256 KiB, which stays in L2 while a consumer goes through it.
-pub(crate) const BATCH: usize = 8192;
-/// Batches in circulation: the reader fills one while the consumers work on the others.
+/// Requests per batch (2 MiB). Policies on threads that share a core take turns batch by
+/// batch, each turn refilling the core's caches with that policy's state: large batches
+/// make the turns few. The crate's unit tests use small batches, so that their traces span
+/// several.
+pub(crate) const BATCH: usize = if cfg!(test) { 4096 } else { 1 << 16 };
+/// Batches in circulation: the reader fills one while the consumers work on the others (a
+/// consumer may run a batch or two ahead of a slower one).
 const BATCHES: usize = 4;
 
 /// What a consumer thread does with the requests, batch by batch, in trace order.
@@ -51,18 +55,35 @@ struct Tally {
     footprint: Option<Footprint>,
 }
 
-/// The distinct blocks of `unit` bytes the requests touch.
+/// The distinct blocks of `unit` bytes the requests touch ([`mrc::keys`]).
 struct Footprint {
     unit: u64,
+    /// log2 of `unit` when it is a power of two (a shift instead of two divisions).
+    shift: Option<u32>,
     blocks: FxHashSet<u64>,
     /// The last block added: runs of requests in one block are common.
     last: Option<u64>,
 }
 
 impl Footprint {
+    fn new(unit: u64) -> Self {
+        let unit = unit.max(1);
+        let shift = unit.is_power_of_two().then(|| unit.trailing_zeros());
+        Footprint { unit, shift, blocks: FxHashSet::default(), last: None }
+    }
+
     #[inline]
     fn add(&mut self, r: &Request) {
-        for k in mrc::keys(r, self.unit) {
+        if r.len == 0 {
+            return;
+        }
+        let last_byte = r.offset.saturating_add(u64::from(r.len) - 1);
+        let (first, last) = match self.shift {
+            Some(s) => (r.offset >> s, last_byte >> s),
+            None => (r.offset / self.unit, last_byte / self.unit),
+        };
+        for b in first..=last {
+            let k = mrc::key(r.dev, b);
             if self.last != Some(k) {
                 self.blocks.insert(k);
                 self.last = Some(k);
@@ -131,7 +152,7 @@ pub(crate) fn read<C: Consumer>(
         min: u64::MAX,
         max: 0,
         fingerprint: 0,
-        footprint: footprint_unit.map(|u| Footprint { unit: u.max(1), blocks: FxHashSet::default(), last: None }),
+        footprint: footprint_unit.map(Footprint::new),
     };
     let cut = std::thread::scope(|scope| -> Result<Option<Cut>, SessionError> {
         let (free_tx, free_rx) = sync_channel::<Vec<Request>>(BATCHES);
