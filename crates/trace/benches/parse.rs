@@ -1,6 +1,8 @@
 //! Reader throughput on ~1 M generated requests held in memory (no disk I/O measured):
 //! MSR-like CSV (plain and gzip'd), blkparse text, and the binary format; plus synthetic
-//! trace generation.
+//! trace generation. `blkparse_paired/*`: 256 Ki requests as Q, G, D and C lines with 32 in
+//! flight, read keeping D (each paired with its C for the recorded latency) and keeping C
+//! (no pairing), so the difference is the cost of pairing.
 //!
 //! `cargo bench -p diskmeter-trace --bench parse -- --warm-up-time 1 --measurement-time 3`
 
@@ -58,6 +60,46 @@ fn blkparse_text() -> Vec<u8> {
     out
 }
 
+/// Requests in the paired blkparse benchmark.
+const N_PAIRED: u64 = 256 * 1024;
+/// Requests in flight: each C line comes this many requests after its D.
+const DEPTH: u64 = 32;
+
+fn blkparse_paired_text() -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 * 80 * N_PAIRED as usize);
+    let line = |out: &mut Vec<u8>, seq: u64, t: u64, act: &str, i: u64| {
+        let r = mix(i);
+        let rwbs = if r & 3 == 0 { "WS" } else { "R" };
+        let _ = writeln!(
+            out,
+            "  8,16   {:>1} {:>8} {:>5}.{:09} {:>5}  {act} {:>3} {} + {} [fio]",
+            r % 8,
+            seq,
+            t / 1_000_000_000,
+            t % 1_000_000_000,
+            2923 + r % 4,
+            rwbs,
+            (r >> 8) % (1 << 29),
+            8 << (r >> 60 & 3)
+        );
+    };
+    let mut seq = 0;
+    for i in 0..N_PAIRED + DEPTH {
+        let t = i * 17_331;
+        if i < N_PAIRED {
+            for act in ["Q", "G", "D"] {
+                seq += 1;
+                line(&mut out, seq, t + seq % 3 * 100, act, i);
+            }
+        }
+        if let Some(done) = i.checked_sub(DEPTH) {
+            seq += 1;
+            line(&mut out, seq, t + 500, "C", done);
+        }
+    }
+    out
+}
+
 fn binary_trace() -> Vec<u8> {
     let mut w = BinaryWriter::new(Cursor::new(Vec::new())).expect("in-memory writer");
     let _ = w.define_device("8,16");
@@ -77,16 +119,23 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 }
 
 fn count(input: &Arc<[u8]>, format: &TraceFormat) -> u64 {
-    let r = TraceReader::from_reader(Cursor::new(Arc::clone(input)), format, &ReadOptions::default()).expect("reader");
+    count_n(input, format, N)
+}
+
+fn count_n(input: &Arc<[u8]>, format: &TraceFormat, want: u64) -> u64 {
+    let mut r =
+        TraceReader::from_reader(Cursor::new(Arc::clone(input)), format, &ReadOptions::default()).expect("reader");
     let mut n = 0u64;
     let mut bytes = 0u64;
-    for req in r {
+    let mut lat = 0u64;
+    while let Some(req) = r.next() {
         let req = req.expect("valid generated trace");
         bytes += u64::from(req.len);
+        lat = lat.wrapping_add(r.recorded_latency_ns().unwrap_or(0));
         n += 1;
     }
-    black_box(bytes);
-    assert_eq!(n, N);
+    black_box((bytes, lat));
+    assert_eq!(n, want);
     n
 }
 
@@ -95,6 +144,7 @@ fn bench(c: &mut Criterion) {
     let msr_gz: Arc<[u8]> = gzip(&msr).into();
     let blk: Arc<[u8]> = blkparse_text().into();
     let bin: Arc<[u8]> = binary_trace().into();
+    let paired: Arc<[u8]> = blkparse_paired_text().into();
     eprintln!(
         "inputs: MSR {} MB ({} MB gzip'd), blkparse {} MB, binary {} MB, {N} requests each",
         msr.len() >> 20,
@@ -121,6 +171,15 @@ fn bench(c: &mut Criterion) {
             assert_eq!(n, N);
         })
     });
+    g.finish();
+
+    let mut g = c.benchmark_group("blkparse_paired");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(N_PAIRED));
+    g.bench_function("keep_d_pair_c", |b| {
+        b.iter(|| count_n(&paired, &TraceFormat::Blkparse { action: 'D' }, N_PAIRED))
+    });
+    g.bench_function("keep_c", |b| b.iter(|| count_n(&paired, &TraceFormat::Blkparse { action: 'C' }, N_PAIRED)));
     g.finish();
 
     let mut g = c.benchmark_group("synth");

@@ -27,6 +27,8 @@ pub struct ConvertStats {
     pub devices: usize,
     /// Time of the last request written, ns (the trace's duration as kept).
     pub duration_ns: u64,
+    /// Requests written with a recorded latency (in a version 2 output).
+    pub with_latency: u64,
 }
 
 /// How a [`convert`] ended.
@@ -44,6 +46,12 @@ pub enum ConvertEnd {
 /// into `writer`, checking `stop` every 64 Ki requests. An input that fails before its first
 /// request is an `Err`; one that fails later ends as [`ConvertEnd::Cut`] with what was written.
 /// The writer is left unfinished: call [`BinaryWriter::finish`] to keep the output.
+///
+/// When the input [carries latencies](crate::TraceReader::carries_latency) (MSR, blkparse
+/// `Q`/`D`, binary version 2), a fresh writer (nothing written after its header) is switched
+/// to version 2 ([`BinaryWriter::enable_latency`]) and each request is written with its
+/// recorded latency; a writer created with latencies keeps them in any case. Otherwise the
+/// output is version 1, as before.
 pub fn convert<W: Write + Seek>(
     input: &Path,
     format: &TraceFormat,
@@ -52,6 +60,10 @@ pub fn convert<W: Write + Seek>(
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<(ConvertStats, ConvertEnd), TraceError> {
     let mut reader = open(input, format, opts)?;
+    if reader.carries_latency() && writer.devices().is_empty() && writer.requests() == 0 {
+        writer.enable_latency()?;
+    }
+    let latency = writer.carries_latency();
     let mut stats = ConvertStats::default();
     let mut end = ConvertEnd::Complete;
     while let Some(r) = reader.next() {
@@ -71,7 +83,13 @@ pub fn convert<W: Write + Seek>(
             let name = reader.devices().get(writer.devices().len()).cloned().unwrap_or_default();
             writer.define_device(&name)?;
         }
-        writer.push(r)?;
+        if latency {
+            let lat = reader.recorded_latency_ns();
+            writer.push_with_latency(r, lat)?;
+            stats.with_latency += u64::from(lat.is_some_and(|l| l != 0));
+        } else {
+            writer.push(r)?;
+        }
         stats.requests += 1;
         match r.op {
             Op::Read => {

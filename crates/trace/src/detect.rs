@@ -17,8 +17,8 @@ pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 impl TraceFormat {
     /// Guesses the format from the file name and its first bytes (already decompressed if the
     /// file is gzip'd). Recognises the binary magic, fio iolog headers, blkparse event lines
-    /// and the MSR, Alibaba and Tencent CSV layouts; `None` when unsure (generic CSV is never
-    /// guessed: its mapping cannot be).
+    /// and the MSR, Alibaba and Tencent CSV layouts, past blank and comment lines (`#…`,
+    /// dash rules); `None` when unsure (generic CSV is never guessed: its mapping cannot be).
     pub fn detect(path: &Path, first_bytes: &[u8]) -> Option<TraceFormat> {
         if first_bytes.starts_with(MAGIC) {
             return Some(TraceFormat::Binary);
@@ -32,7 +32,9 @@ impl TraceFormat {
         let mut judged = 0;
         for line in text.split(|&c| c == b'\n') {
             let t = fields::trim(line.strip_suffix(b"\r").unwrap_or(line));
-            if t.is_empty() || t.starts_with(b"Input file ") {
+            // Blank lines, blkparse's `Input file` lines and comments (`#…`, `----` rules)
+            // say nothing about the format.
+            if t.is_empty() || t.starts_with(b"Input file ") || blkparse::is_comment(t) {
                 continue;
             }
             if t == b"fio version 2 iolog" || t == b"fio version 3 iolog" {

@@ -22,13 +22,17 @@
 //! - **blkparse**: whitespace-separated `MAJ,MIN CPU SEQ SECS.NSECS PID ACTION RWBS
 //!   [SECTOR + NSECTORS] [PROCESS]`. Only lines of the chosen action are requests (so the
 //!   trace starts at the first line of that action); other actions, `Input file … added`
-//!   lines and the statistics blkparse prints at the end (from a `CPUn (…)` or `Total (…)`
-//!   line until the next event line) are skipped, not bad. Sectors are 512 B. RWBS: an
+//!   lines, the statistics blkparse prints at the end (from a `CPUn (…)` or `Total (…)`
+//!   line until the next event line) and comments (lines starting with `#`, such as a
+//!   column header added to a capture, and rules made of `-`, spaces and `+` under one;
+//!   blkparse prints no header itself) are skipped, not bad. Sectors are 512 B. RWBS: an
 //!   optional leading `F` (preflush), then `R` read, `W` write, `D` discard, `F` flush,
 //!   `N` no data; trailing flags (`F` FUA, `S`, `M`, `A`, `E`) are ignored. A request of
 //!   0 sectors with the preflush flag (e.g. `Q FWS [kworker]`) is a [`Op::Flush`] at offset
 //!   0; a write with preflush and data stays a write; other 0-sector events (`N`, SCSI
-//!   pass-through) are skipped. Device: `MAJ,MIN`.
+//!   pass-through) are skipped. Device: `MAJ,MIN`. With the action `Q` or `D`, each request
+//!   is paired with its completion (the later `C` line of the same device, start sector and
+//!   operation) for its [recorded latency](crate::TraceReader::recorded_latency_ns).
 //! - **fio iolog**: the first non-blank line must be `fio version 2 iolog` or
 //!   `fio version 3 iolog` (otherwise a fatal error, even with `skip_bad`). `add`, `open`,
 //!   `close` lines are skipped; `read`, `write`, `trim` ([`Op::Discard`]) need `OFFSET LENGTH`
@@ -36,17 +40,19 @@
 //!   sum of the `wait USEC` lines before the request (every wait counts, also below fio's
 //!   100 µs replay granularity); v3: the first column, µs; `wait` is ignored there, as fio
 //!   does. Device: the file name.
-//! - **MSR**: 7 comma-separated fields (6 accepted: ResponseTime is unused); Timestamp is a
-//!   Windows filetime (100 ns ticks; the epoch cancels out in rebasing); Type `Read`/`Write`
-//!   (any case); Offset and Size in bytes. Device: `Hostname_DiskNumber` (e.g. `hm_0`, like
-//!   the MSR file names); the device filter also accepts the disk number alone.
+//! - **MSR**: 7 comma-separated fields (6 accepted); Timestamp is a Windows filetime
+//!   (100 ns ticks; the epoch cancels out in rebasing); Type `Read`/`Write` (any case);
+//!   Offset and Size in bytes; ResponseTime, in 100 ns ticks, is the request's
+//!   [recorded latency](crate::TraceReader::recorded_latency_ns) (missing or not a number:
+//!   none, not a bad line). Device: `Hostname_DiskNumber` (e.g. `hm_0`, like the MSR file
+//!   names); the device filter also accepts the disk number alone.
 //! - **Alibaba**: `device_id,opcode,offset,length,timestamp`, opcode `R`/`W`, bytes, µs.
 //!   Device: `device_id`.
 //! - **Tencent**: `timestamp,offset,size,io_type,volume_id`, seconds, 512 B sectors,
 //!   `0` read / `1` write. Device: `volume_id`.
 //! - MSR, Alibaba and Tencent files have no header, but a first line whose first field starts
 //!   with a letter is taken for one and skipped.
-//! - **CSV**: see [`CsvMapping`].
+//! - **CSV**: see [`CsvMapping`]. No recorded latency (there is no mapping item for one).
 //!
 //! [`Request`]: crate::Request
 //! [`ReadOptions`]: crate::ReadOptions

@@ -49,8 +49,9 @@ pub struct Summary {
 /// `skip_bad`, and with a device filter and time window), iterating every request. Checks
 /// what the readers promise: each request's device id names a known device, the first kept
 /// request is at time 0, nothing follows the end or an error, no reader yields more items
-/// than its input has bytes, and the requests of a clean reading survive a round trip
-/// through the binary format unchanged.
+/// than its input has bytes, a reader that carries no latencies gives none, and the requests
+/// of a clean reading survive a round trip through the binary format unchanged (version 1,
+/// and version 2 with their latencies).
 pub fn read_all(bytes: &[u8]) -> Summary {
     let mut sum = Summary::default();
     for name in NAMES {
@@ -78,14 +79,17 @@ pub fn read_all(bytes: &[u8]) -> Summary {
     sum
 }
 
-/// Reads `bytes` to the end; the requests and devices if the reading ended cleanly (and
-/// held at most [`KEEP`] requests).
+/// A request and the latency its reader gave beside it.
+type WithLatency = (Request, Option<u64>);
+
+/// Reads `bytes` to the end; the requests (with their latencies) and devices if the reading
+/// ended cleanly (and held at most [`KEEP`] requests).
 fn drain(
     bytes: &[u8],
     format: &TraceFormat,
     opts: &ReadOptions,
     sum: &mut Summary,
-) -> Option<(Vec<Request>, Vec<String>)> {
+) -> Option<(Vec<WithLatency>, Vec<String>)> {
     let mut r = TraceReader::from_reader(Cursor::new(bytes.to_vec()), format, opts).ok()?;
     let gzip = bytes.starts_with(&[0x1f, 0x8b]);
     let mut reqs = Vec::new();
@@ -101,8 +105,10 @@ fn drain(
                 if items == 1 {
                     assert_eq!(req.t_ns, 0, "{format}: the first kept request is not at time 0");
                 }
+                let lat = r.recorded_latency_ns();
+                assert!(lat.is_none() || r.carries_latency(), "{format}: a latency from a format without");
                 if reqs.len() < KEEP {
-                    reqs.push(req);
+                    reqs.push((req, lat));
                 }
             }
             Err(_) => failed = true,
@@ -116,30 +122,46 @@ fn drain(
     Some((reqs, r.devices().to_vec()))
 }
 
-/// Writes the requests as a binary trace and reads them back as stored: the same requests,
-/// the same device names. Requests the writer refuses (a device name over 4 KiB) end the
-/// check without a verdict.
-fn round_trip(reqs: &[Request], devices: &[String]) {
-    let Ok(mut w) = BinaryWriter::new(Cursor::new(Vec::new())) else { return };
-    for d in devices {
-        if w.define_device(d).is_err() {
-            return;
+/// Writes the requests as a binary trace, version 1 and version 2 with their latencies, and
+/// reads them back as stored: the same requests (and latencies, 0 reading as unknown), the
+/// same device names. Requests the writer refuses (a device name over 4 KiB) end the check
+/// without a verdict.
+fn round_trip(reqs: &[WithLatency], devices: &[String]) {
+    for latency in [false, true] {
+        let w = if latency {
+            BinaryWriter::new_with_latency(Cursor::new(Vec::new()))
+        } else {
+            BinaryWriter::new(Cursor::new(Vec::new()))
+        };
+        let Ok(mut w) = w else { return };
+        for d in devices {
+            if w.define_device(d).is_err() {
+                return;
+            }
         }
-    }
-    for r in reqs {
-        if w.push(*r).is_err() {
-            return;
+        for (r, lat) in reqs {
+            if w.push_with_latency(*r, if latency { *lat } else { None }).is_err() {
+                return;
+            }
         }
+        let Ok(out) = w.finish() else { return };
+        let r = BinaryReader::new(Cursor::new(out.into_inner()));
+        let Ok(mut r) = r else { panic!("binary round trip: the header written is refused") };
+        let mut back = Vec::with_capacity(reqs.len());
+        while let Some(req) = r.next() {
+            match req {
+                Ok(req) => back.push((req, r.recorded_latency_ns())),
+                Err(e) => panic!("binary round trip: the trace written is refused: {e}"),
+            }
+        }
+        let same = back.len() == reqs.len()
+            && back
+                .iter()
+                .zip(reqs)
+                .all(|((b, bl), (q, ql))| b == q && *bl == if latency { ql.filter(|l| *l != 0) } else { None });
+        assert!(same, "binary round trip (latencies: {latency}) changed the requests");
+        assert_eq!(r.devices(), devices, "binary round trip changed the device names");
     }
-    let Ok(out) = w.finish() else { return };
-    let r = BinaryReader::new(Cursor::new(out.into_inner()));
-    let Ok(mut r) = r else { panic!("binary round trip: the header written is refused") };
-    let back: Result<Vec<Request>, _> = r.by_ref().collect();
-    match back {
-        Ok(back) => assert!(back == reqs, "binary round trip changed the requests"),
-        Err(e) => panic!("binary round trip: the trace written is refused: {e}"),
-    }
-    assert_eq!(r.devices(), devices, "binary round trip changed the device names");
 }
 
 #[cfg(test)]

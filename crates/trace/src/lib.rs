@@ -2,9 +2,12 @@
 //! trace formats, a compact binary format, and synthetic traces. Pure: no device I/O.
 //!
 //! - [`open`] streams a trace file (optionally `.gz`) in any [`TraceFormat`] as a
-//!   [`TraceReader`], an iterator of [`Request`]s rebased to start at `t_ns = 0`.
+//!   [`TraceReader`], an iterator of [`Request`]s rebased to start at `t_ns = 0`. Beside
+//!   each request, [`TraceReader::recorded_latency_ns`] gives the latency the trace recorded
+//!   for it, where the format has one (MSR, blkparse `Q`/`D` paired with `C`, binary v2).
 //! - [`binary`] is diskmeter's own compact format ([`BinaryWriter`], [`BinaryReader`];
-//!   [`convert`] writes any trace in it), several times faster to read than any text format.
+//!   [`convert`] writes any trace in it, with the recorded latencies when the source has
+//!   them), several times faster to read than any text format.
 //! - [`synth`] generates uniform, Zipf and hot-set traces deterministically from a seed.
 
 #![cfg_attr(test, allow(clippy::unwrap_used))]
@@ -12,8 +15,8 @@
 //!
 //! Modules depend on each other in one direction only (each uses only those above it):
 //! `error`, `request` → `lines`, `format` → `parse` (`fields`, `line`, then one module per
-//! text format) → `binary` → `detect` → `reader` → `convert`; `synth` needs only `error`
-//! and `request`.
+//! text format) → `binary` → `detect` → `pair` (blkparse's reorder buffer, pairing requests
+//! with their completions) → `reader` → `convert`; `synth` needs only `error` and `request`.
 
 pub mod binary;
 mod convert;
@@ -25,6 +28,7 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzz_support;
 mod lines;
+mod pair;
 mod parse;
 mod reader;
 mod request;

@@ -13,7 +13,8 @@ use crate::detect::GZIP_MAGIC;
 use crate::error::TraceError;
 use crate::format::TraceFormat;
 use crate::lines::{Lines, LINE_BUF};
-use crate::parse::{dev_matches, LineError, LineParser, Parsed, Rec};
+use crate::pair::{Key, Pairing};
+use crate::parse::{dev_matches, Event, EventKind, LineError, LineParser, Parsed, Rec};
 use crate::request::{Op, Request};
 
 /// Read buffer size: large enough that syscalls and decompressor calls are rare.
@@ -47,10 +48,28 @@ pub struct ReadOptions {
 /// Requests are rebased (see [`ReadOptions`]) and their `dev` is a dense id, `0, 1, …` in
 /// order of the first kept request of each device; [`devices`](TraceReader::devices) maps
 /// ids back to names. Any error ends the iteration: after an `Err`, `next()` returns `None`.
+///
+/// Beside each request, [`recorded_latency_ns`](TraceReader::recorded_latency_ns) gives the
+/// latency the trace recorded for it, where the format has one (see
+/// [`carries_latency`](TraceReader::carries_latency)). For blkparse with the kept action `Q`
+/// or `D`, that latency is on a later line (the `C` completion), so the reader holds kept
+/// requests until their completion is read: they come out in the same order and with the
+/// same values, only later in the file; `next()` reads as far as the completion of the
+/// request it returns (or of the requests before it), and at most 60 s of trace time or
+/// 1 Mi kept requests (16 Ki before the first completion is seen) beyond that request's line.
+/// Memory grows with the requests held, never with the trace's length.
 pub struct TraceReader {
     source: Source,
     state: State,
     format: TraceFormat,
+    /// blkparse with the kept action `Q` or `D`: requests waiting for their completions.
+    pairing: Option<Pairing>,
+    /// The input ended (with `error`, if it failed) while `pairing` still held requests:
+    /// they are returned first.
+    draining: bool,
+    error: Option<TraceError>,
+    /// Recorded latency of the request last returned.
+    latency: Option<u64>,
 }
 
 enum Source {
@@ -88,7 +107,8 @@ struct State {
 
 /// Opens a trace file. A gzip'd file (recognised by its magic bytes, whatever its name) is
 /// decompressed on the fly; nothing is read beyond what the iterator consumes, except the
-/// binary format's header.
+/// binary format's header (and, for blkparse `Q`/`D`, the lines up to the completions of the
+/// requests returned: see [`TraceReader`]).
 pub fn open(path: &Path, format: &TraceFormat, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
     let file = File::open(path).map_err(|e| TraceError::io(path, e))?;
     TraceReader::build(Box::new(BufReader::with_capacity(BUF_SIZE, file)), format, opts, path.to_path_buf())
@@ -122,8 +142,14 @@ impl TraceReader {
         if head.starts_with(&GZIP_MAGIC) {
             input = Box::new(BufReader::with_capacity(BUF_SIZE, MultiGzDecoder::new(input)));
         }
+        let mut pairing = None;
         let source = match LineParser::new(format) {
-            Some(parser) => Source::Text { lines: Lines::new(input), line: 0, parser },
+            Some(parser) => {
+                if parser.pairs() {
+                    pairing = Some(Pairing::new());
+                }
+                Source::Text { lines: Lines::new(input), line: 0, parser }
+            }
             None => {
                 let reader = BinaryReader::with_path(input, path.clone())?;
                 Source::Binary { reader, map: Vec::new() }
@@ -145,11 +171,12 @@ impl TraceReader {
             first_skipped: None,
             done: false,
         };
-        Ok(TraceReader { source, state, format: format.clone() })
+        Ok(TraceReader { source, state, format: format.clone(), pairing, draining: false, error: None, latency: None })
     }
 
     /// Malformed lines skipped so far (only with [`ReadOptions::skip_bad`]). Headers, blank
-    /// lines, blkparse summaries and other actions, fio file actions are not counted.
+    /// lines, comments, blkparse summaries and other actions, fio file actions are not
+    /// counted.
     pub fn skipped(&self) -> u64 {
         self.state.skipped
     }
@@ -166,11 +193,44 @@ impl TraceReader {
         &self.state.devices
     }
 
-    /// Lines read so far (0 for binary traces).
+    /// Lines read so far (0 for binary traces). With blkparse `Q`/`D`, the reader reads
+    /// ahead to the completions of the requests it returns (see [`TraceReader`]).
     pub fn lines(&self) -> u64 {
         match &self.source {
             Source::Text { line, .. } => *line,
             Source::Binary { .. } => 0,
+        }
+    }
+
+    /// The device latency the trace recorded for the request most recently returned by
+    /// `next()`, in ns; `None` before the first request, after the end or an error, and
+    /// when the format (see [`carries_latency`](TraceReader::carries_latency)) or that
+    /// request has none.
+    ///
+    /// - **MSR**: ResponseTime × 100 (filetime ticks); `None` when the column is missing or
+    ///   not a number.
+    /// - **blkparse** with the kept action `D`: the time from the `D` line to the `C` line of
+    ///   the same device, start sector and operation (the device's service time); with `Q`:
+    ///   from the `Q` line to that `C` line (time in the block layer and the device). `None`
+    ///   for a request whose completion is not in the trace, comes more than 60 s (of trace
+    ///   time) later or after 1 Mi later requests (16 Ki before the trace's first completion),
+    ///   or cannot come: with `Q`, a request merged into another (`M` back merge, or the
+    ///   request an `F` front merge extends); with `D`, one requeued (`R`). Two open
+    ///   requests of one sector complete oldest first.
+    /// - **binary** version 2: the latency stored with the request (0 stored reads as `None`).
+    pub fn recorded_latency_ns(&self) -> Option<u64> {
+        self.latency
+    }
+
+    /// Whether this trace can carry recorded latencies
+    /// ([`recorded_latency_ns`](TraceReader::recorded_latency_ns)): MSR, blkparse with the
+    /// kept action `Q` or `D`, and binary traces of version 2. Not fio iologs, Alibaba,
+    /// Tencent, generic CSV or blkparse `C`, which have no latency to give. A trace that can
+    /// carry latencies may still have none for some or all of its requests.
+    pub fn carries_latency(&self) -> bool {
+        match &self.source {
+            Source::Text { parser, .. } => parser.carries_latency(),
+            Source::Binary { reader, .. } => reader.carries_latency(),
         }
     }
 
@@ -191,31 +251,56 @@ impl Iterator for TraceReader {
     type Item = Result<Request, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let state = &mut self.state;
-        if state.done {
+        self.latency = None;
+        if self.state.done {
             return None;
         }
+        if self.draining {
+            if let Some((r, lat)) = self.pairing.as_mut().and_then(Pairing::pop_front) {
+                self.latency = lat;
+                return Some(Ok(r));
+            }
+            self.state.done = true;
+            return self.error.take().map(Err);
+        }
+        let state = &mut self.state;
         let result = match &mut self.source {
-            Source::Text { lines, line, parser } => next_text(state, lines, line, parser),
+            Source::Text { lines, line, parser } => next_text(state, lines, line, parser, self.pairing.as_mut()),
             Source::Binary { reader, map } => next_binary(state, reader, map),
         };
         match result {
-            Some(Ok(r)) => Some(Ok(r)),
-            other => {
-                state.done = true;
-                other
+            Some(Ok((r, lat))) => {
+                self.latency = lat;
+                Some(Ok(r))
+            }
+            end => {
+                if self.pairing.as_ref().is_some_and(|p| p.len() > 0) {
+                    // The requests read before the end (or the error) come out first.
+                    self.draining = true;
+                    self.error = end.and_then(Result::err);
+                    return self.next();
+                }
+                self.state.done = true;
+                end.map(|r| r.map(|(r, _)| r))
             }
         }
     }
 }
+
+/// A request and the latency the trace recorded for it.
+type Item = (Request, Option<u64>);
 
 fn next_text(
     state: &mut State,
     lines: &mut Lines<Box<dyn BufRead + Send>>,
     line: &mut u64,
     parser: &mut LineParser,
-) -> Option<Result<Request, TraceError>> {
+    mut pairing: Option<&mut Pairing>,
+) -> Option<Result<Item, TraceError>> {
     let by_suffix = parser.matches_by_suffix();
+    if let Some(out) = pairing.as_deref_mut().and_then(Pairing::pop_ready) {
+        return Some(Ok(out));
+    }
     loop {
         let at = match lines.next_line() {
             Ok(Some(at)) => at,
@@ -238,7 +323,7 @@ fn next_text(
         match parsed {
             Ok(Parsed::Skip) => {}
             Ok(Parsed::Req(rec)) => {
-                let Rec { t_ns, offset, len, op, dev } = rec;
+                let Rec { t_ns, offset, len, op, dev, lat_ns } = rec;
                 let Some(rel) = state.window(t_ns) else { continue };
                 if let Some(want) = &state.device {
                     if !dev_matches(by_suffix, dev, want) {
@@ -246,7 +331,24 @@ fn next_text(
                     }
                 }
                 let id = state.id_of(dev);
-                return Some(Ok(state.emit(rel, offset, len, op, id)));
+                let req = state.emit(rel, offset, len, op, id);
+                let Some(p) = pairing.as_deref_mut() else { return Some(Ok((req, lat_ns))) };
+                p.push(req, t_ns);
+                if let Some(out) = p.pop_ready() {
+                    return Some(Ok(out));
+                }
+            }
+            Ok(Parsed::Event(Event { kind, t_ns, offset, op, dev })) => {
+                // Only requests kept (so of a device with an id) wait for an event.
+                let (Some(p), Some(dev)) = (pairing.as_deref_mut(), state.known_id(dev)) else { continue };
+                let key = Key { offset, dev, op };
+                match kind {
+                    EventKind::Complete => p.complete(key, t_ns),
+                    EventKind::Orphaned => p.orphan(key, t_ns),
+                }
+                if let Some(out) = p.pop_ready() {
+                    return Some(Ok(out));
+                }
             }
             Err(LineError::Bad(message)) if state.skip_bad => {
                 state.skipped += 1;
@@ -265,7 +367,7 @@ fn next_binary(
     state: &mut State,
     reader: &mut BinaryReader<Box<dyn BufRead + Send>>,
     map: &mut Vec<DevState>,
-) -> Option<Result<Request, TraceError>> {
+) -> Option<Result<Item, TraceError>> {
     loop {
         let r = match reader.next()? {
             Ok(r) => r,
@@ -291,7 +393,7 @@ fn next_binary(
                 id
             }
         };
-        return Some(Ok(state.emit(rel, r.offset, r.len, r.op, id)));
+        return Some(Ok((state.emit(rel, r.offset, r.len, r.op, id), reader.recorded_latency_ns())));
     }
 }
 
@@ -331,6 +433,15 @@ impl State {
     fn emit(&mut self, rel: u64, offset: u64, len: u32, op: Op, dev: u32) -> Request {
         let first = *self.first_kept.get_or_insert(rel);
         Request { t_ns: rel.saturating_sub(first), offset, len, op, dev }
+    }
+
+    /// Id of a device name already seen among the kept requests.
+    #[inline]
+    fn known_id(&self, name: &[u8]) -> Option<u32> {
+        match self.last_id {
+            Some(id) if self.last_name == name => Some(id),
+            _ => self.ids.get(name).copied(),
+        }
     }
 
     /// Dense id of a device name, assigned on first sight.

@@ -375,3 +375,287 @@ fn unsupported_blkparse_action_is_refused() {
     let e = TraceReader::from_reader(Cursor::new(Vec::new()), &f, &all()).err().unwrap().to_string();
     assert!(e.contains("expected Q (queued), D (issued) or C (completed)"), "{e}");
 }
+
+/// A capture annotated with a column header and a rule (blkparse prints none itself: its
+/// `HEADER` in blkparse_fmt.c is the per-event prefix `%D %2c %8s %5T.%9t %5p %2a %3d`).
+const ANNOTATED: &str = "\
+# blkparse -i sdb  (default format: %D %2c %8s %5T.%9t %5p %2a %3d)
+#  Dev   CPU      Seq        Time   PID Act RWBS Sector + Blocks [Process]
+#------ --- -------- ------------ ----- --- ---- ---------------------------
+  ------  --- -------- ------------ ----- --- ---- ------ + ------
+Input file sdb.blktrace.0 added
+  8,16   0        1     0.000000000  2923  Q   R 272208 + 8 [fio]
+  8,16   0        2     0.000005000  2923  D   R 272208 + 8 [fio]
+# a comment in the middle
+  8,16   0        3     0.000250000     0  C   R 272208 + 8 [0]
+";
+
+#[test]
+fn blkparse_header_and_rules_are_comments() {
+    for action in ["blkparse", "blkparse:D", "blkparse:C"] {
+        let (r, skipped) = read_str(ANNOTATED, action, &all());
+        assert_eq!(r.unwrap(), vec![req(0, 272208 * 512, 4096, Op::Read, 0)], "{action}");
+        assert_eq!(skipped, 0, "{action}: comments are not bad lines");
+    }
+    assert_eq!(
+        TraceFormat::detect(std::path::Path::new("x"), ANNOTATED.as_bytes()),
+        Some(TraceFormat::Blkparse { action: 'Q' }),
+        "detection looks past comments"
+    );
+    // Garbage is still an error, also right after a header.
+    for bad in ["Maj,Mn CPU SeqNo Time PID Act RWBS", "--- x ---", "+", "hello"] {
+        let text = format!("# header\n{bad}\n  8,16 0 1 0.1 1 Q R 8 + 8 [x]\n");
+        let (r, _) = read_str(&text, "blkparse", &all());
+        let e = r.unwrap_err().to_string();
+        assert!(e.starts_with("line 2: not a blkparse event line"), "{bad}: {e}");
+        let (r, skipped) = read_str(&text, "blkparse", &ReadOptions { skip_bad: true, ..all() });
+        assert_eq!((r.unwrap().len(), skipped), (1, 1), "{bad}");
+    }
+}
+
+/// Requests with the latency the reader gives beside each.
+fn with_latency(text: &str, format: &str, opts: &ReadOptions) -> (Vec<(Request, Option<u64>)>, TraceReader) {
+    let mut r = TraceReader::from_reader(Cursor::new(text.as_bytes().to_vec()), &fmt(format), opts).unwrap();
+    let mut out = Vec::new();
+    while let Some(x) = r.next() {
+        out.push((x.unwrap(), r.recorded_latency_ns()));
+    }
+    assert_eq!(r.recorded_latency_ns(), None, "none after the end");
+    (out, r)
+}
+
+fn latencies(text: &str, format: &str) -> Vec<Option<u64>> {
+    with_latency(text, format, &all()).0.into_iter().map(|(_, l)| l).collect()
+}
+
+#[test]
+fn recorded_latency_of_each_format() {
+    let blk = std::fs::read_to_string(data("blkparse.txt")).unwrap();
+    assert_eq!(latencies(&blk, "blkparse"), [Some(250_000), Some(300_000), None, None, None, None]);
+    assert_eq!(latencies(&blk, "blkparse:D"), [Some(245_000), Some(298_000)]);
+    assert_eq!(latencies(&blk, "blkparse:C"), [None, None]);
+    let msr = std::fs::read_to_string(data("msr.csv")).unwrap();
+    assert_eq!(
+        latencies(&msr, "msr"),
+        [Some(4_128_600), Some(1_311_700), Some(1_203_500), Some(567_000), Some(304_200)]
+    );
+    assert_eq!(latencies("1,h,0,Read,0,512\n2,h,0,Read,0,512,x\n", "msr"), [None, None]);
+    let carries =
+        |f: &str| TraceReader::from_reader(Cursor::new(Vec::new()), &fmt(f), &all()).map(|r| r.carries_latency()).ok();
+    for (f, want) in [
+        ("blkparse", true),
+        ("blkparse:D", true),
+        ("blkparse:C", false),
+        ("msr", true),
+        ("fio", false),
+        ("alibaba", false),
+        ("tencent", false),
+        ("csv:time=0,op=1,offset=2,size=3", false),
+    ] {
+        assert_eq!(carries(f), Some(want), "{f}");
+    }
+    let (reqs, _) = with_latency(&std::fs::read_to_string(data("alibaba.csv")).unwrap(), "alibaba", &all());
+    assert!(reqs.iter().all(|(_, l)| l.is_none()));
+}
+
+/// Pairing is by device, start sector and op; filters and windows apply to the requests,
+/// not to the completions.
+#[test]
+fn blkparse_pairing_details() {
+    let text = "\
+8,0 0 1 1.000000000 1 D R 8 + 8 [a]
+8,16 0 2 1.000001000 1 D R 8 + 8 [a]
+8,0 0 3 1.000002000 1 D W 8 + 8 [a]
+8,0 0 4 1.000003000 1 D FWS [a]
+8,16 0 5 1.000010000 0 C R 8 + 8 [0]
+8,0 0 6 1.000020000 0 C W 8 + 8 [0]
+8,0 0 7 1.000030000 0 C R 8 + 8 [0]
+8,0 0 8 1.000040000 0 C FWS 0 [0]
+";
+    let lat = |opts: &ReadOptions| with_latency(text, "blkparse:D", opts).0.iter().map(|(_, l)| *l).collect::<Vec<_>>();
+    assert_eq!(lat(&all()), [Some(30_000), Some(9_000), Some(18_000), Some(37_000)]);
+    let only = ReadOptions { device: Some("8,16".into()), ..all() };
+    assert_eq!(lat(&only), [Some(9_000)]);
+    let window = ReadOptions { from_ns: Some(1_500), ..all() };
+    assert_eq!(lat(&window), [Some(18_000), Some(37_000)]);
+    // A malformed completion line is no event, not an error (it was never read before).
+    let (r, skipped) = read_str("8,0 0 1 1.0 1 D R 8 + 8 [a]\n8,0 0 2 1.1 0 C R 8 + x [0]\n", "blkparse:D", &all());
+    assert_eq!((r.unwrap().len(), skipped), (1, 0));
+}
+
+/// Merged (Q) and requeued (D) requests have no completion of their own: they come out at
+/// once, without latency, instead of holding back the requests after them.
+#[test]
+fn blkparse_merges_and_requeues() {
+    let q = "\
+8,0 0 1 0.000000000 1 Q W 100 + 8 [a]
+8,0 0 2 0.000000100 1 G W 100 + 8 [a]
+8,0 0 3 0.000001000 1 Q W 108 + 8 [a]
+8,0 0 4 0.000001100 1 M W 108 + 8 [a]
+8,0 0 5 0.000002000 1 Q W 92 + 8 [a]
+8,0 0 6 0.000002100 1 F W 92 + 8 [a]
+8,0 0 7 0.000003000 1 D W 92 + 24 [a]
+8,0 0 8 0.000010000 0 C W 92 + 24 [0]
+";
+    let (reqs, r) = with_latency(q, "blkparse", &all());
+    let got: Vec<(u64, Option<u64>)> = reqs.iter().map(|(r, l)| (r.offset / 512, *l)).collect();
+    assert_eq!(got, [(100, None), (108, None), (92, Some(8_000))]);
+    assert_eq!(r.lines(), 8);
+    let d = "\
+8,0 0 1 0.000000000 1 D R 100 + 8 [a]
+8,0 0 2 0.000001000 1 R R 100 + 8 [0]
+8,0 0 3 0.000002000 1 D R 100 + 8 [a]
+8,0 0 4 0.000005000 0 C R 100 + 8 [0]
+";
+    assert_eq!(latencies(d, "blkparse:D"), [None, Some(3_000)]);
+    // The first is out as soon as its requeue is read.
+    let mut r = TraceReader::from_reader(Cursor::new(d), &fmt("blkparse:D"), &all()).unwrap();
+    r.next().unwrap().unwrap();
+    assert_eq!((r.lines(), r.recorded_latency_ns()), (2, None));
+}
+
+/// A request whose completion never comes is released after 60 s of trace time, not held
+/// to the end of the trace; one whose completion comes within 60 s keeps it.
+#[test]
+fn blkparse_pairing_gives_up_after_60_s() {
+    let text = "\
+8,0 0 1 0.000000000 1 D R 0 + 8 [a]
+8,0 0 2 1.000000000 1 D R 8 + 8 [a]
+8,0 0 3 60.000000000 1 D R 16 + 8 [a]
+8,0 0 4 60.000000001 1 D R 24 + 8 [a]
+8,0 0 5 60.500000000 0 C R 8 + 8 [0]
+8,0 0 6 61.000000000 0 C R 16 + 8 [0]
+8,0 0 7 62.000000000 0 C R 24 + 8 [0]
+";
+    let mut r = TraceReader::from_reader(Cursor::new(text), &fmt("blkparse:D"), &all()).unwrap();
+    let mut got = Vec::new();
+    while let Some(x) = r.next() {
+        got.push((x.unwrap().offset / 512, r.recorded_latency_ns(), r.lines()));
+    }
+    assert_eq!(
+        got,
+        [(0, None, 4), (8, Some(59_500_000_000), 5), (16, Some(1_000_000_000), 6), (24, Some(1_999_999_999), 7)]
+    );
+}
+
+/// Requests read before an error come out (without the latency they were waiting for)
+/// before the error.
+#[test]
+fn blkparse_error_after_held_requests() {
+    let text = "8,0 0 1 0.1 1 D R 0 + 8 [a]\n8,0 0 2 0.2 1 D R 8 + 8 [a]\n8,0 0 3 0.3 0 C R 8 + 8 [0]\nnonsense\n";
+    let mut r = TraceReader::from_reader(Cursor::new(text), &fmt("blkparse:D"), &all()).unwrap();
+    assert_eq!(r.next().unwrap().unwrap().offset, 0);
+    assert_eq!(r.recorded_latency_ns(), None);
+    assert_eq!(r.next().unwrap().unwrap().offset, 4096);
+    assert_eq!(r.recorded_latency_ns(), Some(100_000_000));
+    let e = r.next().unwrap().unwrap_err().to_string();
+    assert!(e.starts_with("line 4: not a blkparse event line"), "{e}");
+    assert!(r.next().is_none());
+}
+
+mod pairing {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MINUTE: u64 = 60_000_000_000;
+
+    /// One generated I/O: issued `gap` ns after the previous one, completed `lat` ns after
+    /// its issue, or never; with Q, G lines and a completion of another device before it.
+    #[derive(Debug, Clone)]
+    struct Io {
+        gap: u64,
+        lat: Option<u64>,
+        write: bool,
+        noise: bool,
+    }
+
+    fn io() -> impl Strategy<Value = Io> {
+        (
+            0u64..2_000_000,
+            prop_oneof![
+                4 => (1u64..5_000_000).prop_map(Some),
+                1 => (MINUTE - 1_000..MINUTE + 1_000).prop_map(Some),
+                1 => (1u64..2 * MINUTE).prop_map(Some),
+                1 => Just(None),
+            ],
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(gap, lat, write, noise)| Io { gap, lat, write, noise })
+    }
+
+    fn line(t: u64, act: &str, rwbs: &str, sector: u64, dev: &str) -> (u64, String) {
+        let (s, ns) = (t / 1_000_000_000, t % 1_000_000_000);
+        (t, format!("{dev} 0 1 {s:>5}.{ns:09} 1 {act:>2} {rwbs:>3} {sector} + 8 [x]"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+        /// Random interleavings of D and C lines (with Q and G lines, and completions of
+        /// another device at the same sectors, in between): every request comes out once, in
+        /// issue order, with its values and its latency, or `None` when its completion is
+        /// missing or more than 60 s late; and the reader has not read past the line by
+        /// which that request and those before it were resolved or given up.
+        #[test]
+        fn d_and_c_interleaved(ios in proptest::collection::vec(io(), 0..200)) {
+            let mut lines = Vec::new();
+            let mut t = 1_000_000_000u64;
+            let mut issued = Vec::new();
+            for (i, io) in ios.iter().enumerate() {
+                t += io.gap;
+                // Distinct sectors: each completion names one open request.
+                let sector = 8 * (i as u64 * 7919 % 1000);
+                let rwbs = if io.write { "WS" } else { "R" };
+                if io.noise {
+                    lines.push(line(t, "Q", rwbs, sector, "8,0"));
+                    lines.push(line(t, "G", rwbs, sector, "8,0"));
+                    lines.push(line(t, "C", rwbs, sector, "8,1"));
+                }
+                lines.push(line(t, "D", rwbs, sector, "8,0"));
+                if let Some(lat) = io.lat {
+                    lines.push(line(t + lat, "C", rwbs, sector, "8,0"));
+                }
+                issued.push((t, sector, io.write, io.lat));
+            }
+            // By time; equal times keep the order generated (a D before its own C).
+            lines.sort_by_key(|(t, _)| *t);
+            let text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+            let total = lines.len() as u64;
+            let number = |i: usize| i as u64 + 1;
+            let at = |sector: u64, act: &str| {
+                lines.iter().position(|(_, l)| l.starts_with("8,0 ") && l.contains(&format!(" {act} ")) && l.contains(&format!(" {sector} + "))).map(number)
+            };
+
+            // What each request should carry, and the line by which it must be out.
+            let mut want = Vec::new();
+            let mut due = 0;
+            let first = issued.first().map_or(0, |i| i.0);
+            for &(t0, sector, write, lat) in &issued {
+                let kept = lat.filter(|l| *l <= MINUTE);
+                let resolved = match kept {
+                    Some(_) => at(sector, "C"),
+                    // Given up at the first line of the device (a D or a C) more than 60 s
+                    // after the issue, or at the end.
+                    None => lines.iter().position(|(t, l)| *t > t0 + MINUTE && l.starts_with("8,0 ") && (l.contains(" D ") || l.contains(" C "))).map(number),
+                };
+                due = due.max(resolved.unwrap_or(total)).max(at(sector, "D").unwrap_or(total));
+                let op = if write { Op::Write } else { Op::Read };
+                want.push((req(t0 - first, sector * 512, 4096, op, 0), kept, due));
+            }
+
+            let mut r = TraceReader::from_reader(Cursor::new(text.into_bytes()), &fmt("blkparse:D"), &all()).unwrap();
+            let mut got = Vec::new();
+            while let Some(x) = r.next() {
+                got.push((x.unwrap(), r.recorded_latency_ns(), r.lines()));
+            }
+            prop_assert_eq!(got.len(), want.len());
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                prop_assert_eq!(g.0, w.0, "request {}", i);
+                prop_assert_eq!(g.1, w.1, "request {} latency", i);
+                prop_assert!(g.2 <= w.2, "request {} out at line {}, due by line {}", i, g.2, w.2);
+            }
+            prop_assert_eq!(r.devices().len(), usize::from(!issued.is_empty()));
+        }
+    }
+}

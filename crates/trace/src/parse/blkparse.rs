@@ -1,21 +1,35 @@
 //! `blkparse` default text output:
 //! `MAJ,MIN CPU SEQ SECS.NSECS PID ACTION RWBS [SECTOR + NSECTORS] [PROCESS]`.
+//!
+//! blkparse prints no column header of its own (its `HEADER` in `blkparse_fmt.c` is the
+//! per-event prefix `"%D %2c %8s %5T.%9t %5p %2a %3d "`), but captures are often annotated
+//! with one: lines starting with `#` and rules made of dashes (with spaces and `+`) are
+//! comments.
 
 use super::fields::{bytes_u32, bytes_u64, num, parse_scaled, parse_u64, show, trim, Words};
-use super::line::{LineResult, Parsed, Rec};
+use super::line::{Event, EventKind, LineResult, Parsed, Rec};
 use crate::request::Op;
 
 const SECTOR: u64 = 512;
 
 pub(crate) struct Blkparse {
     action: u8,
+    /// Whether to report the events that pair kept requests with their completions
+    /// (`C`, and `M`/`F` for `Q` or `R` for `D`): with the kept action `Q` or `D`.
+    pairing: bool,
     /// Inside the per-CPU / total statistics blkparse prints after the events.
     in_summary: bool,
 }
 
 impl Blkparse {
     pub(crate) fn new(action: char) -> Self {
-        Blkparse { action: u8::try_from(action).unwrap_or(b'Q'), in_summary: false }
+        let action = u8::try_from(action).unwrap_or(b'Q');
+        Blkparse { action, pairing: matches!(action, b'Q' | b'D'), in_summary: false }
+    }
+
+    /// Whether this parser reports pairing events ([`Parsed::Event`]).
+    pub(crate) fn pairs(&self) -> bool {
+        self.pairing
     }
 
     pub(crate) fn parse<'a>(&mut self, line: &'a [u8]) -> LineResult<'a> {
@@ -23,6 +37,9 @@ impl Blkparse {
         let Some(dev) = w.next() else { return Ok(Parsed::Skip) };
         if !is_devno(dev) {
             let t = trim(line);
+            if is_comment(t) {
+                return Ok(Parsed::Skip);
+            }
             if (t.starts_with(b"CPU") && t.get(3).is_some_and(u8::is_ascii_digit)) || t.starts_with(b"Total (") {
                 self.in_summary = true;
                 return Ok(Parsed::Skip);
@@ -45,6 +62,11 @@ impl Blkparse {
                 .into());
         };
         if action != [self.action] {
+            if self.pairing {
+                if let Some(ev) = self.event(action, time, &mut w, dev) {
+                    return Ok(Parsed::Event(ev));
+                }
+            }
             return Ok(Parsed::Skip);
         }
         let Some(rwbs) = w.next() else {
@@ -56,16 +78,50 @@ impl Blkparse {
             Some((sector, n)) => (bytes_u64("sector", sector, SECTOR)?, bytes_u32("size", n, SECTOR)?),
             None => (0, 0),
         };
-        let op = match (base, len, preflush) {
-            (Some(Op::Flush), _, _) => Op::Flush,
-            (Some(op), 1.., _) => op,
-            // An empty request with the flush flag is a flush; without it (SCSI pass-through,
-            // zero-length completions, ops without data) it moves nothing the cache cares about.
-            (_, _, true) => Op::Flush,
-            _ => return Ok(Parsed::Skip),
-        };
-        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev }))
+        let Some(op) = op_of(base, len, preflush) else { return Ok(Parsed::Skip) };
+        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev, lat_ns: None }))
     }
+
+    /// A line of another action that tells what became of a kept request: its completion
+    /// (`C`), or that it will have none of its own: merged into another request (`M` back
+    /// merge: the bio at the sector joined the request before it; `F` front merge: the
+    /// request that started right after the bio now starts at the bio, so the request at
+    /// `SECTOR + NSECTORS` is the one orphaned), or requeued (`R`, for `D`: it will be issued
+    /// again). Lenient: a line it cannot read is not an error, only no event, so that pairing
+    /// never fails a trace that reads today.
+    fn event<'a>(&self, action: &[u8], time: &[u8], w: &mut Words<'a>, dev: &'a [u8]) -> Option<Event<'a>> {
+        let kind = match (action, self.action) {
+            (b"C", _) => EventKind::Complete,
+            (b"M" | b"F", b'Q') | (b"R", b'D') => EventKind::Orphaned,
+            _ => return None,
+        };
+        let t_ns = parse_scaled(time, 1_000_000_000)?;
+        let (base, preflush) = decode_rwbs(w.next()?).ok()?;
+        let (sector, n) = payload(w).ok()?.unwrap_or((0, 0));
+        let len = u32::try_from(n.checked_mul(SECTOR)?).ok()?;
+        let op = op_of(base, len, preflush)?;
+        let sector = if action == b"F" { sector.checked_add(n)? } else { sector };
+        Some(Event { kind, t_ns, offset: sector.checked_mul(SECTOR)?, op, dev })
+    }
+}
+
+/// The request an event of `base` with `len` bytes is, or `None` for an event that moves
+/// nothing the cache cares about.
+fn op_of(base: Option<Op>, len: u32, preflush: bool) -> Option<Op> {
+    match (base, len, preflush) {
+        (Some(Op::Flush), _, _) => Some(Op::Flush),
+        (Some(op), 1.., _) => Some(op),
+        // An empty request with the flush flag is a flush; without it (SCSI pass-through,
+        // zero-length completions, ops without data) it moves nothing the cache cares about.
+        (_, _, true) => Some(Op::Flush),
+        _ => None,
+    }
+}
+
+/// A comment: a line starting with `#` (a column header added to a capture), or a rule
+/// made of dashes, spaces and `+` (the line under such a header).
+pub(crate) fn is_comment(t: &[u8]) -> bool {
+    t.starts_with(b"#") || (t.contains(&b'-') && t.iter().all(|c| matches!(c, b'-' | b'+' | b' ' | b'\t')))
 }
 
 /// `8,32`.

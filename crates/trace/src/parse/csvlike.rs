@@ -1,6 +1,6 @@
 //! Comma-separated formats: MSR Cambridge, Alibaba 2020, Tencent CBS 2018 and generic CSV.
 
-use super::fields::{bytes_u32, bytes_u64, not_a_number, num, parse_scaled, show, trim, Split, Words};
+use super::fields::{bytes_u32, bytes_u64, not_a_number, num, parse_scaled, parse_u64, show, trim, Split, Words};
 use super::line::{LineResult, Parsed, Rec};
 use crate::format::{CsvMapping, TraceFormat};
 use crate::request::Op;
@@ -54,13 +54,14 @@ pub(crate) struct Msr {
 }
 
 impl Msr {
-    /// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime` (ResponseTime may be
-    /// missing: it is not used).
+    /// `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`. ResponseTime (filetime
+    /// ticks of 100 ns) is the recorded latency; it may be missing, and one that is not a
+    /// number is no latency rather than a bad line (it was not read at all before).
     pub(crate) fn parse<'a>(&'a mut self, line: &'a [u8], lineno: u64) -> LineResult<'a> {
         if trim(line).is_empty() {
             return Ok(Parsed::Skip);
         }
-        let [ts, host, disk, ty, off, size, _resp] = match fields::<7>(line, 1) {
+        let [ts, host, disk, ty, off, size, resp] = match fields::<7>(line, 1) {
             Ok(f) => f,
             Err(_) if is_header(lineno, line) => return Ok(Parsed::Skip),
             Err(n) => {
@@ -96,7 +97,8 @@ impl Msr {
             self.name.push(b'_');
             self.name.extend_from_slice(disk);
         }
-        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev: &self.name }))
+        let lat_ns = parse_u64(resp).and_then(|ticks| ticks.checked_mul(FILETIME_NS));
+        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev: &self.name, lat_ns }))
     }
 }
 
@@ -133,7 +135,7 @@ pub(crate) fn alibaba(line: &[u8], lineno: u64) -> LineResult<'_> {
     let len = bytes_u32("length", num("length", len)?, 1)?;
     let us = num("timestamp", ts)?;
     let t_ns = us.checked_mul(1000).ok_or_else(|| format!("timestamp {us} µs overflows 64-bit nanoseconds"))?;
-    Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev }))
+    Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev, lat_ns: None }))
 }
 
 /// Tencent CBS 2018: `timestamp,offset,size,io_type,volume_id` (s, sectors, sectors, 0 = read
@@ -155,7 +157,7 @@ pub(crate) fn tencent(line: &[u8], lineno: u64) -> LineResult<'_> {
     let offset = bytes_u64("offset", num("offset", off)?, SECTOR)?;
     let len = bytes_u32("size", num("size", size)?, SECTOR)?;
     let op = read_write("io_type", io_type, b"0", b"1")?;
-    Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev }))
+    Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev, lat_ns: None }))
 }
 
 /// Generic CSV through a [`CsvMapping`].
@@ -211,7 +213,7 @@ impl Csv {
         let offset = bytes_u64("offset", num("offset", off)?, self.offset_bytes)?;
         let len = bytes_u32("size", num("size", size)?, self.size_bytes)?;
         let dev: &[u8] = if self.cols[4] == usize::MAX { b"0" } else { dev };
-        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev }))
+        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev, lat_ns: None }))
     }
 
     /// Fills `got` with the mapped fields (trimmed, unquoted); returns how many fields were
@@ -304,6 +306,16 @@ mod tests {
             Ok(Some((12816637200306162900, 7014609920, 24576, Op::Read, "hm_0".into())))
         );
         assert_eq!(req(p.parse(b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime", 1)), Ok(None));
+        let lat = |p: &mut Msr, l: &[u8]| match p.parse(l, 2) {
+            Ok(Parsed::Req(r)) => r.lat_ns,
+            _ => panic!("not a request"),
+        };
+        assert_eq!(lat(&mut p, b"1,hm,0,Read,0,512,41286"), Some(4_128_600));
+        assert_eq!(lat(&mut p, b"1,hm,0,Read,0,512,0"), Some(0));
+        assert_eq!(lat(&mut p, b"1,hm,0,Read,0,512"), None);
+        assert_eq!(lat(&mut p, b"1,hm,0,Read,0,512,"), None);
+        assert_eq!(lat(&mut p, b"1,hm,0,Read,0,512,n/a"), None);
+        assert_eq!(lat(&mut p, b"1,hm,0,Read,0,512,99999999999999999999"), None);
         assert_eq!(req(p.parse(b"1,hm,0,Write,0,512", 2)).map(|r| r.map(|r| r.3)), Ok(Some(Op::Write)));
         assert_eq!(req(p.parse(b"1,hm,0,Read,12x,512,1", 2)), Err("offset \"12x\" is not a number".into()));
         assert_eq!(req(p.parse(b"1,hm,0,Trim,1,512,1", 2)), Err("type \"Trim\" is not Read or Write".into()));

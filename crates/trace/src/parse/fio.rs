@@ -72,7 +72,7 @@ impl Fio {
             _ => return Err(format!("{} needs OFFSET LENGTH", show(action)).into()),
         };
         let t_ns = t_us.checked_mul(1000).ok_or_else(|| format!("time {t_us} µs overflows 64-bit nanoseconds"))?;
-        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev: file }))
+        Ok(Parsed::Req(Rec { t_ns, offset, len, op, dev: file, lat_ns: None }))
     }
 }
 

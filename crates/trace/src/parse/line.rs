@@ -12,6 +12,32 @@ pub(crate) struct Rec<'a> {
     pub op: Op,
     /// Device name as the trace spells it.
     pub dev: &'a [u8],
+    /// The device latency the line records for this request, in ns (MSR's ResponseTime);
+    /// `None` when the line has none (blkparse pairs its requests in the reader instead).
+    pub lat_ns: Option<u64>,
+}
+
+/// A blkparse event that is not a request of the kept action but tells what became of one:
+/// the reader uses it to pair requests with their completions (see `crate::pair`).
+#[derive(Debug)]
+pub(crate) struct Event<'a> {
+    pub kind: EventKind,
+    /// Absolute time in ns, in the trace's own epoch.
+    pub t_ns: u64,
+    /// The request concerned: its first byte, op and device, as a kept request would have them.
+    pub offset: u64,
+    pub op: Op,
+    pub dev: &'a [u8],
+}
+
+/// What an [`Event`] says about the request at its offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EventKind {
+    /// `C`: the request completed now.
+    Complete,
+    /// `M`/`F` (merged into another request) or `R` (requeued): the request will see no
+    /// completion of its own.
+    Orphaned,
 }
 
 /// What a line holds.
@@ -21,6 +47,8 @@ pub(crate) enum Parsed<'a> {
     /// other action, fio file action or `wait`.
     Skip,
     Req(Rec<'a>),
+    /// Only from a blkparse parser that pairs (kept action `Q` or `D`).
+    Event(Event<'a>),
 }
 
 /// Why a line was rejected.
@@ -47,7 +75,7 @@ pub(crate) type Flat = Result<Option<(u64, u64, u32, Op, String)>, String>;
 #[cfg(test)]
 pub(crate) fn flat(r: LineResult<'_>) -> Flat {
     match r {
-        Ok(Parsed::Skip) => Ok(None),
+        Ok(Parsed::Skip | Parsed::Event(_)) => Ok(None),
         Ok(Parsed::Req(r)) => Ok(Some((r.t_ns, r.offset, r.len, r.op, String::from_utf8_lossy(r.dev).into_owned()))),
         Err(LineError::Bad(m) | LineError::Fatal(m)) => Err(m),
     }

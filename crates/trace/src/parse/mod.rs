@@ -8,7 +8,7 @@ pub(crate) mod fields;
 pub(crate) mod fio;
 pub(crate) mod line;
 
-pub(crate) use line::{LineError, LineResult, Parsed, Rec};
+pub(crate) use line::{Event, EventKind, LineError, LineResult, Parsed, Rec};
 
 use crate::format::TraceFormat;
 
@@ -47,6 +47,22 @@ impl LineParser {
             LineParser::Tencent => csvlike::tencent(line, lineno),
             LineParser::Csv(p) => p.parse(line, lineno),
         }
+    }
+
+    /// Whether the format records latencies: MSR's ResponseTime, blkparse's completions
+    /// when the kept action is `Q` or `D` (the parser then reports [`Parsed::Event`]s).
+    pub(crate) fn carries_latency(&self) -> bool {
+        match self {
+            LineParser::Blkparse(p) => p.pairs(),
+            LineParser::Msr(_) => true,
+            LineParser::Fio(_) | LineParser::Alibaba | LineParser::Tencent | LineParser::Csv(_) => false,
+        }
+    }
+
+    /// Whether the reader must pair requests with the completions of later lines (blkparse
+    /// with the kept action `Q` or `D`).
+    pub(crate) fn pairs(&self) -> bool {
+        matches!(self, LineParser::Blkparse(p) if p.pairs())
     }
 
     /// Whether device names also match by their last `_`-separated part (MSR).
