@@ -71,10 +71,8 @@ impl Lru {
     pub fn unit_bytes(&self) -> u64 {
         self.unit
     }
-}
 
-impl Lru {
-    /// The key of the first unit of `r`.
+    /// The key of the first unit of `r` (`unit` a power of two).
     #[inline]
     fn first_key(&self, r: &Request) -> u64 {
         key(r.dev, r.offset >> self.shift)
