@@ -9,8 +9,8 @@
 #     count (stock cachesim prints the miss ratio to 4 decimals only), builds `cachesim`.
 #     Without it, --cachesim PATH (or LIBCACHESIM_BIN) names a cachesim built by this script.
 #  2. The trace: `diskmeter cache synth` (zipf:0.9 over 10 M blocks of 4 KiB, 20 M requests,
-#     70 % reads; a 480 MB .dmt) unless --trace FILE.dmt gives one. Every request must be a
-#     read or write of exactly one aligned unit (so a request is one object to libCacheSim).
+#     70 % reads; a 480 MB .dmt) unless --trace FILE.dmt (binary v1 or v2) gives one. Every
+#     request must be a read or write of exactly one aligned unit (one object to libCacheSim).
 #  3. The same requests for libCacheSim, in its oracleGeneral binary format (24-byte records:
 #     u32 time in s, u64 object id = device << 44 | offset / unit, u32 size 1, i64 next -1),
 #     read with --ignore-obj-size 1, so its cache size is a number of objects.
@@ -161,16 +161,20 @@ with open(src, 'rb') as f, open(dst, 'wb') as o:
     m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     if m[:8] != b'DMTRACE1':
         sys.exit(f'{src} is not a diskmeter binary trace')
+    # Version 1: 24-byte records; version 2: the same and a recorded latency (32 bytes).
+    size = struct.unpack_from('<H', m, 10)[0]
+    if size < 24:
+        sys.exit(f'{src}: record size {size} is not supported')
     pos, end, parts, first = 32, len(m), [], None
     unpack, pack = rec.unpack_from, out.pack
-    while pos + 24 <= end:
+    while pos + size <= end:
         t, off, ln, kind, dev = unpack(m, pos)
-        pos += 24
-        if kind == 0xFF:  # a device definition: its name follows, padded to 24 bytes
-            pos += (ln + 23) // 24 * 24
+        pos += size
+        if kind == 0xFF:  # a device definition: its name follows, padded to the record size
+            pos += (ln + size - 1) // size * size
             continue
         if kind > 1 or ln != unit or off % unit:
-            sys.exit(f'request at byte {pos - 24} (kind {kind}, offset {off}, len {ln}): only reads and '
+            sys.exit(f'request at byte {pos - size} (kind {kind}, offset {off}, len {ln}): only reads and '
                      f'writes of one aligned {unit}-byte unit are one object to libCacheSim')
         if first is None:
             first = t
@@ -193,9 +197,17 @@ cat "$trace" "$oracle" >/dev/null # both in the page cache
 dm_cmd=("$bin" cache simulate --trace "$trace" --policy lru --unit "$unit" --cache-size "$cache_bytes" $dm_args --json)
 lcs_cmd=("$lcs_bin" "$oracle" oracleGeneral lru "$cache_units" --ignore-obj-size 1 -o "$log/cachesim.out")
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+run() { # NAME ROUND OUT-SUFFIX COMMAND...
+    local name=$1 i=$2 out=$3
+    shift 3
+    /usr/bin/time -v -o "$log/$name-$i.time" "$@" >"$log/$name-$i.$out" 2>"$log/$name-$i.err" || {
+        tail -n 5 "$log/$name-$i.err" >&2
+        die "$name failed in round $i: $*"
+    }
+}
 for ((i = 1; i <= rounds; i++)); do
-    /usr/bin/time -v -o "$log/dm-$i.time" "${dm_cmd[@]}" >"$log/dm-$i.json" 2>"$log/dm-$i.err"
-    /usr/bin/time -v -o "$log/lcs-$i.time" "${lcs_cmd[@]}" >"$log/lcs-$i.out" 2>"$log/lcs-$i.err"
+    run dm "$i" json "${dm_cmd[@]}"
+    run lcs "$i" out "${lcs_cmd[@]}"
     echo "round $i/$rounds done" >&2
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -256,7 +268,7 @@ dm_wall, lcs_wall = med(dm, 'wall_s'), med(lcs, 'wall_s')
 s['median'] = {
     'diskmeter_wall_s': dm_wall, 'cachesim_wall_s': lcs_wall,
     'diskmeter_rss_kb': med(dm, 'rss_kb'), 'cachesim_rss_kb': med(lcs, 'rss_kb'),
-    'speed_ratio': lcs_wall / dm_wall,
+    'speed_ratio': lcs_wall / dm_wall if dm_wall > 0 else float('nan'),
 }
 dm_miss = {x['misses'] for x in dm}
 lcs_miss = {x['misses'] for x in lcs}
