@@ -6,6 +6,7 @@
 //! [`verdict`]; [`render`] prints it as text or JSON Lines, [`run`] drives plain mode and
 //! recordings, [`tui`] the terminal UI.
 
+pub mod capture;
 pub mod devices;
 pub mod diskstats;
 pub mod metrics;
