@@ -7,6 +7,9 @@ use stats::{DirStats, DocKind, JobResult, ResultDoc, TargetInfo};
 use crate::fmt;
 
 pub(crate) fn render(doc: &ResultDoc) -> String {
+    if doc.profile.is_some() {
+        return crate::profile_text::human(doc);
+    }
     let mut out = String::new();
     match doc.kind() {
         DocKind::Cache => return crate::cache_text::human(doc) + &crate::cluster_text::human(doc),

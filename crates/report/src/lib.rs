@@ -18,6 +18,7 @@ pub mod html;
 mod human;
 mod json;
 mod markdown;
+mod profile_text;
 mod replay_text;
 mod sla_text;
 mod surface_text;
@@ -25,6 +26,7 @@ mod surface_text;
 pub use cache_text::trace_summary;
 pub use compare_text::compare_error;
 pub use html::render_html;
+pub use profile_text::{capture_json, capture_text, capture_warnings, profile_fio_job, profile_job_notes};
 pub use sla_text::{sla_verdict, SlaAnswer};
 pub use surface_text::verdict as surface_verdict;
 

@@ -65,6 +65,9 @@ pub struct ResultDoc {
     /// `results` then holds one job per pass (reads and writes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplayResult>,
+    /// `profile` only: a trace's mix, sizes, sequentiality, hot set, arrivals and depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileResult>,
 }
 
 impl ResultDoc {
@@ -87,6 +90,7 @@ impl ResultDoc {
             surface: None,
             cluster: None,
             replay: None,
+            profile: None,
         }
     }
 
