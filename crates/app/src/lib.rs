@@ -2,6 +2,7 @@
 //! (`engine`): one module per command, each with its options as typed (`Options`), a
 //! validated configuration (`Config::new`, where every rule and limit lives) and a `run`.
 pub mod cache;
+pub mod capture;
 pub mod cluster;
 pub mod compare;
 pub mod error;
@@ -10,6 +11,7 @@ pub mod mark;
 pub mod merge;
 pub mod output;
 mod parse;
+pub mod profile;
 pub mod replay;
 pub mod report;
 pub mod run;

@@ -97,6 +97,12 @@ pub enum Command {
     /// Play a block trace against a file or device: at its own times, as fast as possible or at
     /// its own depth, pass after pass, with how late each request was issued.
     Replay(Box<crate::cmd_replay::ReplayArgs>),
+    /// Record what a block device is doing, request by request with its latency, into a binary
+    /// trace (kernel block tracepoints; root).
+    Capture(Box<crate::cmd_capture::CaptureArgs>),
+    /// Summarise a trace: mix, block sizes, sequential share, hot set, arrivals, depth; emit an
+    /// fio job that reproduces it.
+    Profile(Box<crate::cmd_profile::ProfileArgs>),
 }
 
 impl Command {
@@ -114,6 +120,8 @@ impl Command {
             Command::Surface(_) => "surface",
             Command::Merge(_) => "merge",
             Command::Replay(_) => "replay",
+            Command::Capture(_) => "capture",
+            Command::Profile(_) => "profile",
         }
     }
 }

@@ -8,7 +8,9 @@
 
 mod args;
 mod cmd_cache;
+mod cmd_capture;
 mod cmd_health;
+mod cmd_profile;
 mod cmd_replay;
 mod cmd_report;
 mod cmd_surface;
@@ -145,6 +147,8 @@ fn main() -> ExitCode {
         }),
         Command::Surface(a) => cmd_surface::run(a),
         Command::Cache(a) => cmd_cache::run(a),
+        Command::Capture(a) => cmd_capture::run(a),
+        Command::Profile(a) => cmd_profile::run(a),
         Command::Report(a) => cmd_report::run(a),
         Command::Top(a) => cmd_top::run(a),
         Command::Health(a) => cmd_health::run(a),

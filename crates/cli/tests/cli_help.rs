@@ -49,6 +49,12 @@ fn cache_help() {
 }
 
 #[test]
+fn capture_and_profile_help() {
+    insta::assert_snapshot!("capture_help", help(&["capture", "--help"]));
+    insta::assert_snapshot!("profile_help", help(&["profile", "--help"]));
+}
+
+#[test]
 fn help_subcommand_matches_flag() {
     assert_eq!(help(&["help", "run"]), help(&["run", "--help"]));
 }
