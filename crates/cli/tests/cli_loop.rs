@@ -10,7 +10,6 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
-use std::process::Output;
 use std::sync::{Mutex, MutexGuard};
 
 const IMAGE_SIZE: u64 = 64 << 20;
