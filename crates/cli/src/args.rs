@@ -625,6 +625,13 @@ pub struct TraceArgs {
     /// The trace file (.gz is decompressed on the fly).
     #[arg(long, value_name = "FILE")]
     pub trace: PathBuf,
+    #[command(flatten)]
+    pub read: TraceReadArgs,
+}
+
+/// How to read a trace, whatever names it (`--trace FILE` or a positional TRACE).
+#[derive(Debug, Args, Clone)]
+pub struct TraceReadArgs {
     /// blkparse[:Q|D|C], fio, msr, alibaba, tencent, csv:MAPPING, binary [default: detected].
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
@@ -640,6 +647,20 @@ pub struct TraceArgs {
     /// Skip malformed lines (counted) instead of stopping at the first one.
     #[arg(long)]
     pub skip_bad: bool,
+}
+
+impl TraceReadArgs {
+    /// `app`'s trace options for the trace at `trace`.
+    pub fn options(&self, trace: &std::path::Path) -> app::cache::TraceOptions {
+        app::cache::TraceOptions {
+            trace: trace.to_path_buf(),
+            format: self.format.clone(),
+            device: self.device.clone(),
+            from: self.from.clone(),
+            until: self.until.clone(),
+            skip_bad: self.skip_bad,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

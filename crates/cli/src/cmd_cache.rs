@@ -8,14 +8,7 @@ use app::output::{print_stdout, rendered, sanitize};
 
 impl TraceArgs {
     fn options(&self) -> cache::TraceOptions {
-        cache::TraceOptions {
-            trace: self.trace.clone(),
-            format: self.format.clone(),
-            device: self.device.clone(),
-            from: self.from.clone(),
-            until: self.until.clone(),
-            skip_bad: self.skip_bad,
-        }
+        self.read.options(&self.trace)
     }
 }
 

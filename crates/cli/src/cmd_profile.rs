@@ -21,21 +21,8 @@ pub struct ProfileArgs {
     /// The trace file (.gz is decompressed on the fly).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
-    /// blkparse[:Q|D|C], fio, msr, alibaba, tencent, csv:MAPPING, binary [default: detected].
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
-    /// Keep only this device / volume / disk as the trace names it.
-    #[arg(long, value_name = "NAME")]
-    pub device: Option<String>,
-    /// Keep requests from this time on (since the trace's first request), e.g. 10m.
-    #[arg(long, value_name = "DURATION")]
-    pub from: Option<String>,
-    /// Keep requests before this time (since the trace's first request), e.g. 2h.
-    #[arg(long, value_name = "DURATION")]
-    pub until: Option<String>,
-    /// Skip malformed lines (counted) instead of stopping at the first one.
-    #[arg(long)]
-    pub skip_bad: bool,
+    #[command(flatten)]
+    pub read: crate::args::TraceReadArgs,
     /// Also write an fio job file (diskmeter's dialect) that reproduces the workload.
     #[arg(long, value_name = "FILE.fio")]
     pub emit_job: Option<PathBuf>,
@@ -56,14 +43,7 @@ pub struct ProfileArgs {
 impl From<&ProfileArgs> for app::profile::Options {
     fn from(a: &ProfileArgs) -> Self {
         app::profile::Options {
-            input: app::cache::TraceOptions {
-                trace: a.trace.clone(),
-                format: a.format.clone(),
-                device: a.device.clone(),
-                from: a.from.clone(),
-                until: a.until.clone(),
-                skip_bad: a.skip_bad,
-            },
+            input: a.read.options(&a.trace),
             emit_job: a.emit_job.clone(),
             output: a.output.clone(),
             force: a.force,

@@ -9,15 +9,11 @@ pub struct ReplayArgs {
     /// The trace (any format `cache simulate` reads; .gz is decompressed on the fly).
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
+    #[command(flatten)]
+    pub read: crate::args::TraceReadArgs,
     /// File or block device to replay onto (writes need --overwrite or --destroy-data).
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
-    /// blkparse[:Q|D|C], fio, msr, alibaba, tencent, csv:MAPPING, binary [default: detected].
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
-    /// Replay only this device of a multi-device trace, as the trace names it.
-    #[arg(long, value_name = "NAME")]
-    pub device: Option<String>,
     /// Map trace devices onto targets: DEVICE=PATH, repeated or separated by ';'.
     #[arg(long, value_name = "DEVICE=PATH")]
     pub devices_to_targets: Vec<String>,
@@ -44,15 +40,6 @@ pub struct ReplayArgs {
     /// Size of a test file diskmeter creates [default: the trace's span].
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Keep requests from this time on (since the trace's first request), e.g. 10m.
-    #[arg(long, value_name = "DURATION")]
-    pub from: Option<String>,
-    /// Keep requests before this time (since the trace's first request), e.g. 2h.
-    #[arg(long, value_name = "DURATION")]
-    pub until: Option<String>,
-    /// Skip malformed lines (counted) instead of stopping at the first one.
-    #[arg(long)]
-    pub skip_bad: bool,
     /// Random seed of the written data.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
@@ -65,14 +52,7 @@ pub struct ReplayArgs {
 impl From<&ReplayArgs> for app::replay::Options {
     fn from(a: &ReplayArgs) -> Self {
         Self {
-            input: app::cache::TraceOptions {
-                trace: a.trace.clone(),
-                format: a.format.clone(),
-                device: a.device.clone(),
-                from: a.from.clone(),
-                until: a.until.clone(),
-                skip_bad: a.skip_bad,
-            },
+            input: a.read.options(&a.trace),
             target: a.target.clone(),
             devices_to_targets: a.devices_to_targets.clone(),
             timing: Some(a.timing.clone()),

@@ -55,6 +55,11 @@ fn capture_and_profile_help() {
 }
 
 #[test]
+fn replay_help() {
+    insta::assert_snapshot!("replay_help", help(&["replay", "--help"]));
+}
+
+#[test]
 fn help_subcommand_matches_flag() {
     assert_eq!(help(&["help", "run"]), help(&["run", "--help"]));
 }
