@@ -411,3 +411,61 @@ fn bad_devices_and_options_are_refused_and_nothing_is_written() {
     assert_usage_error(&o, "already exists");
     assert_eq!(std::fs::read_to_string(dir.path().join("mine.dmt")).expect("kept"), "my notes");
 }
+
+#[test]
+fn a_captured_trace_feeds_replay_cache_simulate_and_profile() {
+    require_capture!();
+    let _g = serial();
+    let dir = tempdir();
+    let d = dir.path();
+    let src = LoopDev::blank(&d.join("src.img"), 128 << 20);
+    let dst = LoopDev::blank(&d.join("dst.img"), 128 << 20);
+    let cap = start_capture(d, src.dev_str(), "trace.dmt", "120s");
+    let run = run_json(dm_in(d).args([
+        "run",
+        "--target",
+        src.dev_str(),
+        "--destroy-data",
+        src.dev_str(),
+        "--rw",
+        "randrw",
+        "--bs",
+        "4k",
+        "--qd",
+        "8",
+        "--runtime",
+        "2s",
+        "--ramp",
+        "0",
+        "--no-ceiling-check",
+    ]));
+    std::thread::sleep(Duration::from_millis(300));
+    let summary = stop_capture(cap);
+    let captured = u64_at(&summary, "requests");
+    assert!(captured >= ops(&run, 0, "read") + ops(&run, 0, "write"));
+
+    // replay at the capture's own depth onto another device.
+    let doc = run_json(dm_in(d).args([
+        "replay",
+        "trace.dmt",
+        "--timing",
+        "depth",
+        "--target",
+        dst.dev_str(),
+        "--destroy-data",
+        dst.dev_str(),
+    ]));
+    assert_eq!(doc["replay"]["trace"]["recorded_latency"], true);
+    let p = &doc["replay"]["passes"][0];
+    assert_eq!(u64_at(p, "requests"), captured);
+    let out = u64_at(&p["fidelity"], "max_outstanding");
+    eprintln!("replay of the capture: {captured} requests, at most {out} outstanding (the run had QD 8)");
+    assert!((1..=9).contains(&out), "the capture's own depth is at most the run's 8 (+ the probe's read): {out}");
+    assert!(p["ops"][0]["recorded_ns"].is_object(), "the recorded latency is shown beside: {p}");
+
+    // cache simulate and profile read it too.
+    let sim = run_json(dm_in(d).args(["cache", "simulate", "--trace", "trace.dmt", "--cache-size", "16M"]));
+    assert_eq!(u64_at(&sim["cache"]["trace"], "requests"), captured);
+    let prof = run_json(dm_in(d).args(["profile", "trace.dmt"]));
+    assert!(prof["profile"].is_object(), "{prof}");
+}
