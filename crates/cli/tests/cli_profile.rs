@@ -124,20 +124,7 @@ fn emitted_job_reproduces_mix_size_and_hot_set() {
     }
     let l = LoopDev::blank(&d.join("rt.img"), 64 << 20);
     let dev = l.dev_str();
-    let mut cap = spawn(d, &["capture", dev, "--duration", "120s", "-o", "rt.dmt", "--json", "-q"]);
-    let enable =
-        Path::new(TRACING).join(format!("instances/diskmeter-{}/events/block/block_rq_issue/enable", cap.child.id()));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&enable).is_ok_and(|v| v.trim() == "1") {
-        assert!(cap.child.try_wait().expect("wait").is_none(), "capture exited early");
-        assert!(Instant::now() < deadline, "capture did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let run = run_json(dm_in(d).args(["run", "job.fio", "--target", dev, "--destroy-data", dev, "--no-ceiling-check"]));
-    std::thread::sleep(Duration::from_millis(300));
-    sigint(&cap.child);
-    let (code, _, err) = wait_exit(cap, Duration::from_secs(30));
-    assert_eq!(code, Some(130), "{err}");
+    let run = captured_run(d, dev, "job.fio", "rt.dmt");
     let got = profile_json(d, &["rt.dmt"])["profile"].clone();
     let r = &results(&run)[0];
     let issued = u64_at(&r["read"], "ops") + u64_at(&r["write"], "ops");
@@ -174,6 +161,52 @@ fn emitted_job_reproduces_mix_size_and_hot_set() {
     }
     let depth = &got["depth"];
     assert!(u64_at(depth, "max") >= 1 && !got["latency_ns"].is_null(), "a capture has depth and latency: {got}");
+
+    // The round trip from a captured trace: profile the capture, emit its job, run that job
+    // captured again: the same mix and block size, the hot set within 5 points.
+    let o = expect_code(dm_in(d).args(["profile", "rt.dmt", "--emit-job", "job2.fio", "--json"]), 0);
+    let job2 = std::fs::read_to_string(d.join("job2.fio")).expect("job file");
+    let mix2: u8 = (cap_read * 100.0).round() as u8;
+    assert_eq!(job_value(&job2, "rwmixread"), [mix2.to_string().as_str()], "{job2}");
+    assert_eq!(job_value(&job2, "bs"), ["4096"], "{job2}");
+    let from_capture = json_of(&o)["profile"].clone();
+    let run2 = captured_run(d, dev, "job2.fio", "rt2.dmt");
+    let again = profile_json(d, &["rt2.dmt"])["profile"].clone();
+    let r = &results(&run2)[0];
+    assert_eq!(u64_at(&r["spec"], "bs"), 4096);
+    assert_eq!(u64_at(&r["spec"], "mix"), u64::from(mix2));
+    let again_read = f64_at(&again, "read_fraction");
+    eprintln!(
+        "profile of a capture: reads {cap_read:.4}, job rwmixread={mix2}, its run captured: reads {again_read:.4}"
+    );
+    assert!((again_read - cap_read).abs() < 0.01, "read share: capture {cap_read}, its job's run {again_read}");
+    for ((x, want), (_, have)) in hot_shares(&from_capture).into_iter().zip(hot_shares(&again)) {
+        eprintln!(
+            "profile of a capture: hottest {x:>3} % of the footprint: capture {:.1} %, its job's run {:.1} %",
+            want * 100.0,
+            have * 100.0
+        );
+        assert!((want - have).abs() <= 0.05, "hottest {x} %: capture {want}, run {have}");
+    }
+}
+
+/// Runs `job` on `dev` while `capture` records it into `out`; the run's result.
+fn captured_run(d: &Path, dev: &str, job: &str, out: &str) -> Value {
+    let mut cap = spawn(d, &["capture", dev, "--duration", "120s", "-o", out, "--json", "-q"]);
+    let enable =
+        Path::new(TRACING).join(format!("instances/diskmeter-{}/events/block/block_rq_issue/enable", cap.child.id()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&enable).is_ok_and(|v| v.trim() == "1") {
+        assert!(cap.child.try_wait().expect("wait").is_none(), "capture exited early");
+        assert!(Instant::now() < deadline, "capture did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let run = run_json(dm_in(d).args(["run", job, "--target", dev, "--destroy-data", dev, "--no-ceiling-check"]));
+    std::thread::sleep(Duration::from_millis(300));
+    sigint(&cap.child);
+    let (code, _, err) = wait_exit(cap, Duration::from_secs(30));
+    assert_eq!(code, Some(130), "{err}");
+    run
 }
 
 #[test]
