@@ -148,7 +148,8 @@ pub struct PolicyResult {
     pub series: Vec<CachePoint>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perf: Option<PerfPrediction>,
-    /// Simulation wall time and speed (requests per second).
+    /// Simulation time — the CPU time of the policy's own thread — and speed (requests per
+    /// second).
     pub sim_seconds: f64,
     pub sim_requests_per_s: f64,
 }
