@@ -276,20 +276,13 @@ fn open_reader(cfg: &Config, format: &TraceFormat) -> Result<TraceReader> {
 }
 
 fn bad_trace(path: &Path, e: trace::TraceError) -> Error {
-    Error::usage(format!("{} is not a readable trace: {e}; check the file and --format", path.display()))
+    cachesim::session::from_the_start(path, e).into()
 }
 
 fn format_of(cfg: &Config) -> Result<TraceFormat> {
-    files::input::check_regular(&cfg.path, "--trace").map_err(|e| Error::usage(e.to_string()))?;
-    match &cfg.format {
-        Some(f) => Ok(f.clone()),
-        None => trace::detect_file(&cfg.path).map_err(|e| bad_trace(&cfg.path, e))?.ok_or_else(|| {
-            Error::usage(format!(
-                "cannot tell the format of {}; give --format blkparse|fio|msr|alibaba|tencent|csv:MAPPING|binary",
-                cfg.path.display()
-            ))
-        }),
-    }
+    let input =
+        cachesim::session::TraceInput { path: cfg.path.clone(), format: cfg.format.clone(), opts: cfg.read.clone() };
+    Ok(cachesim::session::trace_format(&input)?)
 }
 
 /// Reads the whole trace once, keeping nothing but its extent: any error is exit 2 here,
@@ -491,7 +484,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         let t = open_target(path, needs, &opts.target, &stop, &mut |e| target_event(obs, e));
         obs.phase_done();
         let t = t?;
-        let size = region_end.min(t.probe.size_bytes.max(region_end.min(t.probe.size_bytes)));
+        let size = region_end.min(t.probe.size_bytes);
         let unit = if t.direct { direct_block(&t.probe).max(512) } else { 512 };
         if size < unit || size < s.max_len.min(MAX_REQUEST).div_ceil(unit) * unit {
             return Err(Error::usage(format!(

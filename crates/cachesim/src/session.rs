@@ -79,7 +79,8 @@ pub struct Outcome {
     pub cut: Option<Cut>,
 }
 
-fn trace_format(input: &TraceInput) -> Result<TraceFormat, SessionError> {
+/// The trace's format: as given, or detected; a missing, irregular or unknown file is bad input.
+pub fn trace_format(input: &TraceInput) -> Result<TraceFormat, SessionError> {
     files::input::check_regular(&input.path, "--trace").map_err(|e| SessionError::Usage(e.to_string()))?;
     match &input.format {
         Some(f) => Ok(f.clone()),
@@ -94,7 +95,7 @@ fn trace_format(input: &TraceInput) -> Result<TraceFormat, SessionError> {
 
 /// A reader error before the first request means the file is not that trace at all (bad input);
 /// one after it means the trace is cut short.
-pub(crate) fn from_the_start(path: &Path, e: trace::TraceError) -> SessionError {
+pub fn from_the_start(path: &Path, e: trace::TraceError) -> SessionError {
     SessionError::Usage(format!("{} is not a readable trace: {e}; check the file and --format", path.display()))
 }
 

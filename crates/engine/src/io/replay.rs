@@ -416,7 +416,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
         // looked at on the next round whatever the poll count.
         let mut slept = false;
         loop {
-            self.reap_all(pool);
+            self.reap_all();
             if self.out.error.is_some() {
                 break;
             }
@@ -480,7 +480,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
                     // The device is behind: wait for a completion, then issue at once.
                     while self.outstanding() >= limit && self.out.error.is_none() {
                         self.wait(Some(Duration::from_millis(50)));
-                        self.reap_all(pool);
+                        self.reap_all();
                         if ctl.stop.load(Ordering::Relaxed) {
                             break;
                         }
@@ -524,7 +524,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
         while self.free.len() < qd && Instant::now() < give_up {
             self.wait(Some(Duration::from_millis(50)));
             let err = self.out.error.take();
-            self.reap_all(pool);
+            self.reap_all();
             if err.is_some() {
                 self.out.error = err;
             }
@@ -694,7 +694,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
     }
 
     #[inline]
-    fn reap_all(&mut self, _pool: &mut BufferPool) {
+    fn reap_all(&mut self) {
         for i in 0..self.backends.len() {
             let mut done: [(u32, i32); 64] = [(0, 0); 64];
             loop {
