@@ -17,6 +17,7 @@ pub mod report;
 pub mod run;
 pub mod session;
 pub mod sla;
+pub mod steady;
 pub mod surface;
 #[cfg(test)]
 mod test_support;

@@ -103,6 +103,10 @@ pub struct Options {
     pub start_at: Option<String>,
     /// What `{rank}`, `{size}` and `{host}` stand for in the target path.
     pub rank: crate::cluster::RankNames,
+    /// Write the whole test area once first and find the write cliff.
+    pub sustained: bool,
+    /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
+    pub recovery: Option<String>,
 }
 
 /// A validated `mark`.
@@ -124,6 +128,8 @@ pub struct Config {
     mix_read_pct: u8,
     flags: TargetFlags,
     start_at: Option<std::time::SystemTime>,
+    /// `--sustained`: the idle pauses of `--recovery` (empty: none).
+    sustained: Option<Vec<Duration>>,
 }
 
 /// Most measured passes per test.
@@ -152,7 +158,15 @@ impl Config {
             seed: JobSpec::default().seed,
             mix_read_pct: 70,
             flags: o.flags.for_ranks(&o.rank),
+            sustained: None,
         };
+        if o.sustained {
+            c.sustained = Some(
+                o.recovery.as_deref().map(crate::steady::sustained::parse_recovery).transpose()?.unwrap_or_default(),
+            );
+        } else if o.recovery.is_some() {
+            return Err(SpecError::value("--recovery", "re-tests the write cliff: add --sustained"));
+        }
         if o.quick {
             c.size = 256 << 20;
             c.passes = 1;
@@ -220,7 +234,8 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
 fn area_size(cfg: &Config) -> u64 {
     if !cfg.size_explicit && cfg.engine != EngineKind::Null {
         if let Ok(p) = probe::probe(&cfg.target) {
-            if p.kind == probe::TargetKind::Block && p.size_bytes < cfg.size {
+            // --sustained looks for a write cache: a block device is tested whole.
+            if p.kind == probe::TargetKind::Block && (p.size_bytes < cfg.size || cfg.sustained.is_some()) {
                 return p.size_bytes / (1 << 20) * (1 << 20);
             }
         }
@@ -267,8 +282,11 @@ fn open(
     obs.phase(&format!("preparing {}", cfg.target.display()), None);
     // A block device must be written before it is read: prefill when allowed.
     if probe::probe(&cfg.target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
-        topts.prefill = topts.destroy_data.is_some();
+        topts.prefill = topts.destroy_data.is_some() && cfg.sustained.is_none();
     }
+    // --sustained writes the whole area first: that is the fill.
+    topts.no_fill = cfg.sustained.is_some();
+    let needs = Needs { reads: cfg.sustained.is_none(), ..needs };
     let t = open_target(&cfg.target, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
     obs.phase_done();
     Ok(Some(t?))
@@ -320,15 +338,32 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
         split_limit_warning(&mut doc, &card.iter().map(|c| &c.read).collect::<Vec<_>>(), t, obs);
     }
     let steps = steps(cfg, card);
-    let mut runner = Runner { cfg, opts, target: t.as_ref(), first: true };
-    for (si, step) in steps.iter().enumerate() {
-        if let Some((e, i)) = runner.step(&mut doc, obs, (si + 1, steps.len()), step)? {
-            finish_error(&mut doc, e, i);
-            break;
+    let mut stopped = None;
+    if let (Some(recovery), Some(t)) = (&cfg.sustained, &t) {
+        let spec = crate::steady::sustained::SustainedSpec {
+            bs: crate::steady::sustained::SUSTAINED_BS,
+            qd: crate::steady::sustained::SUSTAINED_QD,
+            range: size / crate::steady::sustained::SUSTAINED_BS * crate::steady::sustained::SUSTAINED_BS,
+            recovery: recovery.clone(),
+            direct: cfg.direct,
+            seed: cfg.seed,
+        };
+        stopped = crate::steady::sustained::sustained(&mut doc, &spec, t, opts, obs, false)?;
+    }
+    if let Some((e, i)) = stopped {
+        finish_error(&mut doc, e, i);
+    } else {
+        let mut runner = Runner { cfg, opts, target: t.as_ref(), first: cfg.sustained.is_none() };
+        for (si, step) in steps.iter().enumerate() {
+            if let Some((e, i)) = runner.step(&mut doc, obs, (si + 1, steps.len()), step)? {
+                finish_error(&mut doc, e, i);
+                break;
+            }
         }
     }
     let jobs: Vec<&JobSpec> = steps.iter().map(|(_, r, _)| r).collect();
     honesty_warnings(&mut doc, &jobs, t.as_ref(), size);
+    crate::steady::device_state_checks(&mut doc, t.as_ref(), true, size);
     drop(t);
     Ok(doc)
 }
@@ -480,6 +515,8 @@ mod tests {
             seed: None,
             flags: TargetFlags::default(),
             start_at: None,
+            sustained: false,
+            recovery: None,
             rank: Default::default(),
         }
     }

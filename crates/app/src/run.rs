@@ -49,6 +49,10 @@ pub struct Options {
     pub start_at: Option<String>,
     /// What `{rank}`, `{size}` and `{host}` stand for in target paths.
     pub rank: crate::cluster::RankNames,
+    /// Write the whole range once sequentially and find the write cliff (no other job runs).
+    pub sustained: bool,
+    /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
+    pub recovery: Option<String>,
 }
 
 /// A validated `run`: the plan, and how its targets are opened.
@@ -58,6 +62,8 @@ pub struct Config {
     prefill: bool,
     flags: TargetFlags,
     start_at: Option<std::time::SystemTime>,
+    /// `--sustained`: what it writes (the plan is then not run).
+    sustained: Option<crate::steady::sustained::SustainedRun>,
 }
 
 impl Config {
@@ -93,12 +99,74 @@ impl Config {
                 "--prefill writes the whole test region of the device; it needs --destroy-data DEVICE",
             ));
         }
-        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at })
+        let sustained = if o.sustained { Some(sustained_run(o)?) } else { None };
+        if o.recovery.is_some() && !o.sustained {
+            return Err(Error::usage("invalid value for --recovery: it re-tests the write cliff; add --sustained"));
+        }
+        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained })
     }
 
     pub fn plan(&self) -> &RunPlan {
         &self.plan
     }
+}
+
+/// `run --sustained`: one sequential write of the range (`--bs`, `--qd`, `--size`); the options
+/// of other workloads do not apply and are refused.
+fn sustained_run(o: &Options) -> Result<crate::steady::sustained::SustainedRun> {
+    use crate::steady::sustained::{parse_recovery, SustainedRun, SUSTAINED_BS, SUSTAINED_QD};
+    if o.jobfile.is_some() {
+        return Err(Error::usage("--sustained writes the target once sequentially; it takes no job file"));
+    }
+    let other = [
+        ("--rw", o.rw.is_some()),
+        ("--runtime", o.runtime.is_some()),
+        ("--ramp", o.ramp.is_some()),
+        ("--mix", o.mix.is_some()),
+        ("--threads", o.threads.is_some()),
+        ("--offset", o.offset.is_some()),
+        ("--rate-iops", o.rate_iops.is_some()),
+        ("--dist", o.dist.is_some()),
+        ("--fsync", o.fsync.is_some()),
+        ("--prefill", o.prefill),
+        ("--start-at", o.start_at.is_some()),
+    ];
+    if let Some((name, _)) = other.iter().find(|(_, given)| *given) {
+        return Err(Error::usage(format!(
+            "{name} does not apply to --sustained (one sequential write of the whole range with --bs and --qd); \
+             drop {name}"
+        )));
+    }
+    let bs = o.bs.as_deref().map(|s| units::parse_size("--bs", s)).transpose()?.unwrap_or(SUSTAINED_BS);
+    let qd = o.qd.as_deref().map(|s| u32_count("--qd", s)).transpose()?.unwrap_or(SUSTAINED_QD);
+    let size = o.size.as_deref().map(|s| units::parse_size("--size", s)).transpose()?;
+    let engine_kind = o.engine.as_deref().map(|s| engine("--engine", s)).transpose()?;
+    if engine_kind.is_some_and(|e| e != EngineKind::IoUring) {
+        return Err(Error::usage("--sustained writes with io_uring; drop --engine"));
+    }
+    let check = JobSpec {
+        rw: spec::RwMode::Write,
+        bs,
+        qd,
+        size,
+        time_based: false,
+        runtime: std::time::Duration::ZERO,
+        direct: !o.flags.buffered,
+        ..JobSpec::default()
+    };
+    spec::validate::validate_job(&check)?;
+    if size.is_some_and(|s| s < bs) {
+        return Err(Error::usage(format!("invalid value for --size: smaller than one block (--bs {bs})")));
+    }
+    Ok(SustainedRun {
+        target: o.target.clone().map(|t| o.rank.expand(&t)).unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET)),
+        bs,
+        qd,
+        size,
+        recovery: o.recovery.as_deref().map(parse_recovery).transpose()?.unwrap_or_default(),
+        direct: !o.flags.buffered,
+        seed: o.seed.unwrap_or(JobSpec::default().seed),
+    })
 }
 
 /// The command-line workload options on top of the defaults.
@@ -169,6 +237,9 @@ fn single_job_plan(job: JobSpec) -> RunPlan {
 /// Runs the plan; `stop` is raised by a signal (the result is then partial).
 pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
     let opts = cfg.flags.session(cfg.prefill, stop);
+    if let Some(s) = &cfg.sustained {
+        return Ok(crate::steady::sustained::run_sustained(s, &opts, obs)?);
+    }
     let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
     Ok(run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs)?)
 }
@@ -285,6 +356,8 @@ fn run_plan(
     // Memory is what the mem engine measures: the device checks do not apply to it.
     let jobs: Vec<&JobSpec> = jobs.into_iter().filter(|j| j.engine != EngineKind::Mem).collect();
     honesty_warnings(&mut doc, &jobs, first, region);
+    let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
+    crate::steady::device_state_checks(&mut doc, first, writes, region);
     Ok(doc)
 }
 

@@ -31,6 +31,9 @@ pub trait Observer {
     fn steps(&mut self, _done: usize, _total: usize, _elapsed: Duration) {}
     /// Something the user should know while the command waits (another run holds the target).
     fn notice(&mut self, _message: &str) {}
+    /// A long write (`steady`'s preconditioning, `--sustained`): `done` of `total` bytes
+    /// after `elapsed`, `mb_s` over the last second.
+    fn written(&mut self, _done: u64, _total: u64, _elapsed: Duration, _mb_s: f64) {}
 }
 
 /// Passes a target's events on to an observer.
@@ -95,6 +98,7 @@ impl TargetFlags {
                 destroy_data: self.destroy_data.clone(),
                 prefill,
                 when_busy: if self.no_wait { WhenBusy::Refuse } else { WhenBusy::Wait },
+                no_fill: false,
             },
             ctl: RunControl {
                 stop,
@@ -388,5 +392,8 @@ impl Observer for StartAt<'_> {
     }
     fn notice(&mut self, message: &str) {
         self.inner.notice(message);
+    }
+    fn written(&mut self, done: u64, total: u64, elapsed: Duration, mb_s: f64) {
+        self.inner.written(done, total, elapsed, mb_s);
     }
 }

@@ -94,6 +94,9 @@ pub enum Command {
     /// Merge the results of several hosts (run or mark with --histograms) into one: summed IOPS,
     /// percentiles of the union of the histograms, per-host table, stonewall, timeline.
     Merge(Box<MergeArgs>),
+    /// SNIA PTS steady state: purge, precondition, rounds of the IOPS matrix until the figures
+    /// settle; the steady-state window, PTS tables and charts.
+    Steady(Box<crate::cmd_steady::SteadyArgs>),
     /// Play a block trace against a file or device: at its own times, as fast as possible or at
     /// its own depth, pass after pass, with how late each request was issued.
     Replay(Box<crate::cmd_replay::ReplayArgs>),
@@ -120,6 +123,7 @@ impl Command {
             Command::Surface(_) => "surface",
             Command::Merge(_) => "merge",
             Command::Replay(_) => "replay",
+            Command::Steady(_) => "steady",
             Command::Capture(_) => "capture",
             Command::Profile(_) => "profile",
         }
@@ -243,11 +247,27 @@ pub struct MarkArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     #[command(flatten)]
+    pub sustained: SustainedArgs,
+    #[command(flatten)]
     pub hosts: HostsArgs,
     #[command(flatten)]
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// `--sustained` and its options (`mark`, `run`).
+#[derive(Debug, Args, Clone)]
+pub struct SustainedArgs {
+    /// First write the whole test range once (QD32 1 MiB; run: --bs/--qd) and chart MB/s against
+    /// bytes written: the write cliff, the cache size it implies, MB/s before and after. mark on
+    /// a block device then tests the whole device unless --size is given.
+    #[arg(long)]
+    pub sustained: bool,
+    /// With --sustained: idle this long, then re-test the first region, for each pause
+    /// (e.g. 30s,60s,120s): how long the write cache takes to recover.
+    #[arg(long, value_name = "DURATIONS")]
+    pub recovery: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -314,6 +334,8 @@ pub struct RunArgs {
     /// Write the block device's test region before measuring (needs --destroy-data).
     #[arg(long)]
     pub prefill: bool,
+    #[command(flatten)]
+    pub sustained: SustainedArgs,
     #[command(flatten)]
     pub hosts: HostsArgs,
     #[command(flatten)]
@@ -519,6 +541,8 @@ impl From<&RunArgs> for app::run::Options {
             submit_batch: a.submit_batch.clone(),
             seed: a.seed,
             prefill: a.prefill,
+            sustained: a.sustained.sustained,
+            recovery: a.sustained.recovery.clone(),
             flags: app::session::TargetFlags { histograms: a.hosts.histograms, ..(&a.target_args).into() },
             start_at: a.hosts.start_at.clone(),
             rank: Default::default(),
@@ -540,6 +564,8 @@ impl From<&MarkArgs> for app::mark::Options {
             quick: a.quick,
             engine: a.engine.clone(),
             seed: a.seed,
+            sustained: a.sustained.sustained,
+            recovery: a.sustained.recovery.clone(),
             flags: app::session::TargetFlags { histograms: a.hosts.histograms, ..(&a.target_args).into() },
             start_at: a.hosts.start_at.clone(),
             rank: Default::default(),

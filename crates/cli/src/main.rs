@@ -13,6 +13,7 @@ mod cmd_health;
 mod cmd_profile;
 mod cmd_replay;
 mod cmd_report;
+mod cmd_steady;
 mod cmd_surface;
 mod cmd_top;
 mod progress;
@@ -136,6 +137,9 @@ fn main() -> ExitCode {
         Command::Merge(a) => {
             measure("merge", &a.out, |_, _| app::merge::run(&app::merge::Config::new(&(&**a).into())?))
         }
+        Command::Steady(a) => measure("steady", &a.out, |stop, obs| {
+            app::steady::run(&app::steady::Config::new(&(&**a).into())?, stop, obs)
+        }),
         Command::Replay(a) => measure("replay", &a.out, |stop, obs| {
             app::replay::run(&app::replay::Config::new(&(&**a).into())?, stop, obs)
         }),

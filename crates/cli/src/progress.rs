@@ -148,6 +148,15 @@ impl Observer for Progress {
         }
     }
 
+    fn written(&mut self, done: u64, total: u64, elapsed: Duration, mb_s: f64) {
+        if let Some(b) = &self.bar {
+            let pct = if total > 0 { done as f64 * 100.0 / total as f64 } else { 100.0 };
+            let rate = done as f64 / elapsed.as_secs_f64().max(1e-3);
+            let eta = if rate > 0.0 && total > done { hms((total - done) as f64 / rate) } else { "-".into() };
+            b.set_message(format!("{pct:.0}% of {} MiB, {mb_s:.0} MB/s, ETA {eta}", total >> 20));
+        }
+    }
+
     fn steps(&mut self, done: usize, total: usize, elapsed: Duration) {
         let total = total.max(done);
         self.overall = if done == 0 || total == 0 {

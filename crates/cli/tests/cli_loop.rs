@@ -543,10 +543,12 @@ fn reports_the_rate_of_a_throttled_device_and_little_s_law_holds() {
 
 /// `mark` reports a device of known speed right in every cell of the card: a loop device over
 /// /dev/shm under three throttle settings (10 000 IOPS; 2 000 IOPS; 300 MB/s with 10 000 IOPS),
-/// warm-up on as by default, two 4 s passes instead of three of 5 s and no pauses, so the test takes about five
+/// warm-up on as by default, three 4 s passes instead of 5 s and no pauses, so the test takes about seven
 /// minutes (bench/throttle_mark.py runs the true defaults beside fio).
 ///
-/// Throttle-bound cells must be within 1 % of the limit (mean over the passes): RND4K (4 KiB × 10 000 IOPS is far below
+/// Throttle-bound cells must be within 1 % of the limit (median of the passes, so that one pass
+/// hit by a stall of this shared machine cannot decide the cell; CI once saw a 4 s pass at
+/// 97.8 % of 10 000 IOPS while the other read 100.1 %): RND4K (4 KiB × 10 000 IOPS is far below
 /// 300 MB/s, so IOPS-bound in every setting) and SEQ1M under 300 MB/s (bytes-bound: 286.1 IOPS).
 /// SEQ1M under an IOPS limit alone is not throttle-bound at a known figure — at 10 000 IOPS of
 /// 1 MiB the loop device itself (a few GB/s) is slower, and a 1 MiB I/O may reach the device as
@@ -595,7 +597,7 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
             "--time",
             "4s",
             "--passes",
-            "2",
+            "3",
             "--interval",
             "0",
         ];
@@ -610,20 +612,22 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
             let bound = bps_iops.min(iops as f64);
             let known = bs == 4096.0 || bps_iops < iops as f64;
             for d in ["read", "write"] {
-                // The mean over the passes: the headline is the best pass, and blk-throttle moves
+                // The median of the passes: the headline is the best pass, and blk-throttle moves
                 // up to one 100 ms slice of credit across a window edge when the machine stalls
-                // near it (±2.5 % on a 4 s pass); the best of two picks the upper tail. The
+                // near it (±2.5 % on a 4 s pass); the best of three picks the upper tail. The
                 // headline itself must be within that slice.
-                let passes: Vec<f64> =
+                let mut passes: Vec<f64> =
                     r["passes"].as_array().expect("passes").iter().map(|p| f64_at(&p[d], "iops")).collect();
-                let got = passes.iter().sum::<f64>() / passes.len() as f64;
+                assert_eq!(passes.len(), 3, "{setting}: {name}: three passes");
+                passes.sort_by(f64::total_cmp);
+                let got = passes[1];
                 let best = f64_at(&r[d], "iops");
                 if known && (best / got - 1.0) > 0.1 / 4.0 {
-                    failures.push(format!("{setting}: {name} {d}: best pass {best:.1} IOPS, mean {got:.1}"));
+                    failures.push(format!("{setting}: {name} {d}: best pass {best:.1} IOPS, median {got:.1}"));
                 }
                 let mb_s = f64_at(&r[d], "mb_s");
                 let line = format!(
-                    "{setting}: {name} {d}: {got:.1} IOPS (mean of passes) {mb_s:.1} MB/s (best), limit {bound:.1} IOPS {:.1} MB/s",
+                    "{setting}: {name} {d}: {got:.1} IOPS (median of passes) {mb_s:.1} MB/s (best), limit {bound:.1} IOPS {:.1} MB/s",
                     bound * bs / 1e6
                 );
                 eprintln!("{line}");

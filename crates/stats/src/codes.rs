@@ -50,3 +50,14 @@ pub const REPLAY_LAGGING: &str = "replay-lagging";
 pub const REPLAY_QUEUEING: &str = "replay-queueing";
 /// `replay`: some requests were moved or cut to fit the target (alignment, size).
 pub const REPLAY_ADJUSTED: &str = "replay-adjusted";
+/// The write figures may be fresh-out-of-box figures: the target was purged by `steady` and
+/// not fully written since, or this run found it blank and wrote it for the first time.
+pub const NOT_PRECONDITIONED: &str = "not-preconditioned";
+/// `mark`: the test area is smaller than the write cache a `--sustained` run found on this
+/// device (the write figures are the cache's).
+pub const INSIDE_WRITE_CACHE: &str = "inside-write-cache";
+/// `steady`: no window of five rounds met the steady-state rule within the rounds allowed.
+pub const NOT_STEADY: &str = "not-steady";
+/// `steady`: the purge the target allows could not be done (figures start from its
+/// current state).
+pub const NOT_PURGED: &str = "not-purged";

@@ -3,7 +3,7 @@
 //!
 //! Modules depend on each other in one direction only (each uses only those above it):
 //! `codes`, `lat`, `infer` → `hist`, `sla`, `compare`, `cache`, `surface`,
-//! `device`, `replay`, `profile` → `model` → `compare_docs`.
+//! `device`, `replay`, `profile`, `steady` → `model` → `compare_docs`.
 
 pub mod cache;
 pub mod cluster;
@@ -18,6 +18,7 @@ pub mod model;
 pub mod profile;
 pub mod replay;
 pub mod sla;
+pub mod steady;
 pub mod surface;
 
 pub use cluster::{

@@ -68,6 +68,13 @@ pub struct ResultDoc {
     /// `profile` only: a trace's mix, sizes, sequentiality, hot set, arrivals and depth.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::ProfileResult>,
+    /// `steady` only: purge, preconditioning, rounds, the steady-state window and the
+    /// PTS table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::steady::SteadyResult>,
+    /// `--sustained` (`mark`, `run`): MB/s against bytes written, the cliff, recovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustained: Option<crate::steady::SustainedResult>,
 }
 
 impl ResultDoc {
@@ -91,6 +98,8 @@ impl ResultDoc {
             cluster: None,
             replay: None,
             profile: None,
+            steady: None,
+            sustained: None,
         }
     }
 

@@ -6,6 +6,7 @@ pub mod devview;
 pub mod fault;
 pub mod open;
 pub mod probe;
+pub mod purge;
 pub mod safety;
 pub mod sample;
 pub mod sparse;

@@ -29,6 +29,9 @@ pub struct TargetOptions {
     pub prefill: bool,
     /// When another process (another diskmeter run) holds the target's lock: wait or refuse.
     pub when_busy: WhenBusy,
+    /// Do not fill a test file diskmeter creates (only reserve it): the command writes the
+    /// whole region itself first (`steady`'s preconditioning).
+    pub no_fill: bool,
 }
 
 /// What opening a target reports while it works.
@@ -70,12 +73,25 @@ pub struct OpenTarget {
     pub warnings: Vec<(String, String)>,
     /// The region this run wrote with real data before measuring (0 = none).
     pub filled_to: u64,
+    /// A block device whose sampled blocks all read as zeros before this run wrote them:
+    /// never written since it was new or discarded (`not-preconditioned`).
+    pub found_blank: bool,
 }
 
 impl OpenTarget {
     /// A target that existed before this run (kept at exit).
     fn existing(path: &Path, probe: Probe, file: File, direct: bool, warnings: Vec<(String, String)>) -> Self {
-        Self { path: path.to_path_buf(), probe, file, created: false, keep: true, direct, warnings, filled_to: 0 }
+        Self {
+            path: path.to_path_buf(),
+            probe,
+            file,
+            created: false,
+            keep: true,
+            direct,
+            warnings,
+            filled_to: 0,
+            found_blank: false,
+        }
     }
 }
 
@@ -463,6 +479,10 @@ impl Step<'_, '_> {
             return Ok(t);
         }
         if opts.prefill && needs.region_end > 0 {
+            let block = crate::target::sample::SAMPLE_BLOCK.max(lb);
+            let (from, to) = (needs.region_start.min(needs.region_end), needs.region_end);
+            t.found_blank = crate::target::sample::zero_blocks(&t.file, from, to, block, align)
+                .is_some_and(|s| s.sampled > 0 && s.zero == s.sampled);
             t.filled_to = self.fill(&t.file, needs.region_start, needs.region_end, align)?;
         } else if needs.reads {
             // Only with evidence: sampled blocks of the read region that read as zeros.
@@ -498,7 +518,7 @@ impl Step<'_, '_> {
         lock(&file, path, self.opts.when_busy, self.stop, &mut *self.progress)?;
         set_mark(&file);
         reserve(&file, path, start, size)?;
-        let filled = self.fill(&file, start, size, mem_align(&p))?;
+        let filled = if self.opts.no_fill { 0 } else { self.fill(&file, start, size, mem_align(&p))? };
         let p = probe::probe(path)?;
         guard.armed = false;
         let mut t = OpenTarget::existing(path, p, file, needs.direct, Vec::new());

@@ -1,0 +1,118 @@
+//! What diskmeter remembers about a device between runs: when `steady` purged it, how often
+//! it has been written whole since, and the write cache a `--sustained` run found. The
+//! `not-preconditioned` and `inside-write-cache` warnings rest on it (`docs/steady-state.md`).
+//!
+//! One JSON file, `devices.json`, in `$DISKMETER_STATE_DIR`, else `$XDG_STATE_HOME/diskmeter`,
+//! else `~/.local/state/diskmeter`. A device is known by its device number, size and serial
+//! (or a loop device's backing file); a file by its file system, inode and size. Losing the
+//! file only loses these warnings: nothing else depends on it.
+
+use engine::target::probe::TargetKind;
+use engine::target::OpenTarget;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// What is known about one device or file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// The path it was last seen at (for people reading the file).
+    pub path: String,
+    /// Unix seconds of the last purge by `steady`.
+    #[serde(default)]
+    pub purged_at: Option<f64>,
+    #[serde(default)]
+    pub purge_method: Option<String>,
+    /// Bytes the purge covered (from 0).
+    #[serde(default)]
+    pub purged_bytes: u64,
+    /// Complete writes of the purged range since the purge (preconditioning passes, fills).
+    #[serde(default)]
+    pub full_writes: u32,
+    /// Bytes written before the write cliff of the last `--sustained` run, and when.
+    #[serde(default)]
+    pub cliff_bytes: Option<u64>,
+    #[serde(default)]
+    pub cliff_at: Option<f64>,
+}
+
+/// PTS preconditioning writes the range twice.
+pub const FULL_WRITES_NEEDED: u32 = 2;
+
+fn dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("DISKMETER_STATE_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d).join("diskmeter"));
+    }
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".local/state/diskmeter"))
+}
+
+fn file() -> Option<PathBuf> {
+    dir().map(|d| d.join("devices.json"))
+}
+
+/// The key of an open target (`None` when its metadata cannot be read).
+pub fn key(t: &OpenTarget) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = t.file.metadata().ok()?;
+    match t.probe.kind {
+        TargetKind::Block => {
+            let rdev = m.rdev();
+            let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+            let sys = format!("/sys/dev/block/{maj}:{min}");
+            let ident = ["device/serial", "device/wwid", "wwid", "loop/backing_file"]
+                .iter()
+                .find_map(|f| std::fs::read_to_string(format!("{sys}/{f}")).ok())
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default();
+            Some(format!("block {maj}:{min} {} {ident}", t.probe.size_bytes))
+        }
+        TargetKind::File => Some(format!("file {}:{} {}", m.dev(), m.ino(), t.probe.size_bytes)),
+    }
+}
+
+fn load_all() -> BTreeMap<String, Record> {
+    file().and_then(|f| std::fs::read_to_string(f).ok()).and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default()
+}
+
+/// The record of `t`, if any.
+pub fn load(t: &OpenTarget) -> Option<Record> {
+    let k = key(t)?;
+    load_all().remove(&k)
+}
+
+/// Change the record of `t` (created when missing) and save it; the file is replaced
+/// atomically. Failure to save is ignored: the state only feeds warnings.
+pub fn update(t: &OpenTarget, f: impl FnOnce(&mut Record)) {
+    let (Some(k), Some(path)) = (key(t), file()) else { return };
+    let mut all = load_all();
+    let r = all.entry(k).or_default();
+    r.path = t.path.display().to_string();
+    f(r);
+    let Some(parent) = path.parent() else { return };
+    if std::fs::create_dir_all(parent).is_err() {
+        return;
+    }
+    let Ok(text) = serde_json::to_string_pretty(&all) else { return };
+    let tmp = parent.join(format!(".devices.json.{}", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// Unix seconds now.
+pub fn now() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// A run wrote `[0, end)` of `t` whole (a fill): counts as one complete write of the purged
+/// range when it covers it.
+pub fn record_full_write(t: &OpenTarget, end: u64) {
+    if let Some(r) = load(t) {
+        if r.purged_at.is_some() && end >= r.purged_bytes && r.full_writes < u32::MAX {
+            update(t, |r| r.full_writes += 1);
+        }
+    }
+}

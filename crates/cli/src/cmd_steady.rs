@@ -1,0 +1,67 @@
+//! `diskmeter steady`: the clap declaration and the field copies into `app::steady`.
+
+use crate::args::{OutputArgs, TargetArgs};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+#[command(after_help = "The SNIA PTS IOPS test: purge the test range (secure discard or discard of a device, \
+punch-hole of a file), write it sequentially twice (128 KiB), then run rounds of the test matrix until \
+the tracking variables (4K 0/100, 64K 65/35, 1M 100/0 IOPS) stay within 20 % (range) and 10 % (slope) \
+of their mean over 5 rounds, at most 25 rounds. It writes the whole range: a block device needs \
+--destroy-data DEVICE.
+
+Examples:
+  diskmeter steady /dev/nvme1n1 --destroy-data /dev/nvme1n1
+  diskmeter steady ./pts.img --size 8G --matrix quick --round-time 10s --html steady.html")]
+pub struct SteadyArgs {
+    /// File or block device to test (its test range is purged and rewritten).
+    #[arg(value_name = "TARGET")]
+    pub target: PathBuf,
+    /// enterprise (QD32, 4 workers, 100 % of the range) or client (QD16, 2 workers, 75 %).
+    #[arg(long, value_name = "PROFILE", default_value = "enterprise")]
+    pub profile: String,
+    /// Test points: pts (7 read/write mixes x 8 block sizes, 1M to 512B) or quick (4K 0/100,
+    /// 4K 65/35, 64K 65/35).
+    #[arg(long, value_name = "MATRIX", default_value = "pts")]
+    pub matrix: String,
+    /// Length of each test point in every round (whole seconds).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub round_time: String,
+    /// Sequential 128 KiB write passes over the whole range before the rounds (0 skips).
+    #[arg(long, value_name = "N", default_value = "2")]
+    pub precondition_passes: String,
+    /// Also track p99 latency of the tracking points (a latency steady state).
+    #[arg(long)]
+    pub latency: bool,
+    /// Test range from the start [default: a block device whole; a file 1G].
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Most rounds, 5 to 25 [default: 25].
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<String>,
+    /// Random seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub target_args: TargetArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+impl From<&SteadyArgs> for app::steady::Options {
+    fn from(a: &SteadyArgs) -> Self {
+        Self {
+            target: Some(a.target.clone()),
+            profile: a.profile.clone(),
+            matrix: a.matrix.clone(),
+            round_time: a.round_time.clone(),
+            precondition_passes: a.precondition_passes.clone(),
+            latency: a.latency,
+            size: a.size.clone(),
+            max_rounds: a.max_rounds.clone(),
+            seed: a.seed,
+            flags: (&a.target_args).into(),
+        }
+    }
+}
