@@ -60,6 +60,11 @@ fn replay_help() {
 }
 
 #[test]
+fn steady_help() {
+    insta::assert_snapshot!("steady_help", help(&["steady", "--help"]));
+}
+
+#[test]
 fn help_subcommand_matches_flag() {
     assert_eq!(help(&["help", "run"]), help(&["run", "--help"]));
 }
