@@ -77,11 +77,15 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         DocKind::Surface => crate::surface_text::csv(doc),
         DocKind::Sla => crate::sla_text::csv(doc),
         DocKind::Compare => crate::compare_text::csv(doc),
+        // steady: one row per round and test point.
+        DocKind::Run if doc.steady.is_some() => crate::steady_text::csv(doc),
         DocKind::Run | DocKind::Mark => {
             let mut out = try_render(doc).unwrap_or_else(|e| format!("# csv export failed: {e}\n"));
             // Several ranks: a second table, per job and rank, after an empty line.
             out.push_str(&crate::cluster_text::csv(doc));
             out.push_str(&crate::replay_text::csv(doc));
+            // --sustained: MB/s per second of the write, after an empty line.
+            out.push_str(&crate::steady_text::sustained_csv(doc));
             out
         }
     }

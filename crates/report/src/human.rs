@@ -42,6 +42,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     out.push_str(&crate::cluster_text::human(doc));
     // A replay: each kind beside the trace's own figures, and how faithfully it was issued.
     out.push_str(&crate::replay_text::human(doc));
+    // `--sustained`: the write cliff and its recovery, after the job figures.
+    out.push_str(&crate::steady_text::sustained_human(doc));
     footer(doc, &mut out);
     out
 }
@@ -208,6 +210,13 @@ fn run(doc: &ResultDoc, out: &mut String) {
                 text(out, &format!("{}, device: ", r.name), &v.line());
             }
         }
+        return;
+    }
+    if doc.steady.is_some() {
+        // `steady`: the PTS rounds and their table stand for the jobs.
+        line(out, "");
+        out.push_str(&crate::steady_text::human(doc));
+        line(out, "");
         return;
     }
     for r in &doc.results {

@@ -21,6 +21,7 @@ mod markdown;
 mod profile_text;
 mod replay_text;
 mod sla_text;
+mod steady_text;
 mod surface_text;
 
 pub use cache_text::trace_summary;

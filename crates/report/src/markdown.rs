@@ -30,6 +30,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
         DocKind::Mark => mark_table,
         DocKind::Sla => sla_body,
         DocKind::Compare => |doc, out| out.push_str(&crate::compare_text::markdown(doc)),
+        // `steady`: the PTS rounds and their table stand for the jobs.
+        DocKind::Run if doc.steady.is_some() => |doc, out| out.push_str(&crate::steady_text::markdown(doc)),
         DocKind::Run => run_table,
     };
     let mut out = String::new();
@@ -38,6 +40,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     // Several ranks: what each measured, after the merged figures.
     out.push_str(&crate::cluster_text::markdown(doc));
     out.push_str(&crate::replay_text::markdown(doc));
+    out.push_str(&crate::steady_text::sustained_markdown(doc));
     problems(doc, &mut out);
     out
 }

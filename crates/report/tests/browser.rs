@@ -1,5 +1,5 @@
-//! The HTML report in a real browser: each test document (`tests/data/*.json`) is rendered
-//! with `render_html`, opened in headless Chromium from a `file://` URL, screenshotted and
+//! The HTML report in a real browser: each test document (`tests/data/*.json`, and the
+//! `steady` and `mark --sustained` documents built in [`built`]) is rendered with `render_html`, opened in headless Chromium from a `file://` URL, screenshotted and
 //! dumped as a DOM, while Chromium's net log records every request. The page must draw
 //! (a non-blank screenshot), contain every expected chart, and fetch nothing from the
 //! network.
@@ -22,14 +22,17 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use stats::ResultDoc;
 
-/// Each document and the `data-chart` kinds its report must contain.
-const DOCS: [(&str, &[&str]); 6] = [
+/// Each document and the `data-chart` kinds its report must contain. A name is its
+/// command, with what the document adds after a `-`.
+const DOCS: [(&str, &[&str]); 8] = [
     ("mark", &["mark-card", "latency-cdf"]),
     ("run", &["results-table", "latency-cdf", "timeline"]),
     ("sla", &["sla-curve", "results-table", "latency-cdf", "timeline"]),
     ("compare", &["compare-bars"]),
     ("cache", &["cache-warmup", "cache-mrc"]),
     ("surface", &["surface-rate", "surface-map", "surface-access"]),
+    ("steady", &["steady-iops", "steady-p99", "steady-precondition"]),
+    ("mark-sustained", &["mark-card", "latency-cdf", "sustained-write"]),
 ];
 
 /// Kinds drawn as HTML tables rather than SVG.
@@ -67,7 +70,17 @@ const FLAGS: &[&str] = &[
 /// URL schemes that never touch the network.
 const LOCAL_SCHEMES: [&str; 4] = ["file", "data", "about", "chrome"];
 
+/// The test document `name`: a data file, or one built in [`built`].
 fn data(name: &str) -> ResultDoc {
+    match name {
+        "steady" => return built::steady(),
+        "mark-sustained" => {
+            let mut doc = data("mark");
+            doc.sustained = Some(built::sustained());
+            return doc;
+        }
+        _ => {}
+    }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(format!("{name}.json"));
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     ResultDoc::from_json(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -352,7 +365,7 @@ fn data_files_are_result_documents() {
     for (name, kinds) in DOCS {
         let doc = data(name);
         assert_eq!(doc.schema, stats::SCHEMA);
-        assert_eq!(doc.command, name);
+        assert_eq!(doc.command, name.split('-').next().unwrap_or(name));
         let html = diskmeter_report::render_html(&doc);
         for kind in kinds {
             assert!(html.contains(&format!("data-chart=\"{kind}\"")), "{name}: {kind}");
@@ -397,6 +410,22 @@ fn reports_render_offline_in_chromium() {
                 assert!(dom.contains(&format!("id=\"{id}\"")), "cache: no #{id}");
             }
         }
+        if name == "steady" {
+            // The window is shaded in the tracking chart; the tables are there.
+            let fig = dom.split("id=\"chart-steady-iops\"").nth(1).expect("steady: no IOPS chart");
+            let fig = fig.split("</figure>").next().unwrap_or_default();
+            assert!(fig.contains("class=\"window\"") && fig.contains("class=\"band\""), "steady: no window band");
+            for id in ["steady-checks", "steady-table", "steady-rounds"] {
+                assert!(dom.contains(&format!("id=\"{id}\"")), "steady: no #{id}");
+            }
+        }
+        if name == "mark-sustained" {
+            // After the card: the sustained write with its cliff marked.
+            let fig = dom.split("id=\"chart-sustained\"").nth(1).expect("mark-sustained: no sustained chart");
+            let fig = fig.split("</figure>").next().unwrap_or_default();
+            assert!(fig.contains("class=\"cliff\"") && fig.contains("cliff at "), "mark-sustained: no cliff marker");
+            assert!(dom.contains("id=\"sustained-recovery\""), "mark-sustained: no recovery table");
+        }
     }
 }
 
@@ -438,4 +467,197 @@ fn content_security_policy_blocks_injected_requests() {
     let dom = dump_dom(&bin, &dir, "csp", &html, &netlog);
     assert!(dom.contains("127.0.0.1:9/csp.png"), "the injected image is in the page");
     assert_offline(&netlog, "csp");
+}
+
+// ---------------------------------------------------------------------------------------
+// documents built here
+
+/// The `steady` document and the `--sustained` section of the browser test: a drive that
+/// settles after its fresh-out-of-box burst, and one whose write cache runs out.
+mod built {
+    use stats::steady::{
+        detect_cliff, first_steady_window, Cliff, Precondition, ProgressPoint, Purge, Recovery, Round, RoundPoint,
+        SteadyPoint, SteadyResult, SteadyTable, SteadyWindow, SustainedResult, TableRow, TrackedCheck, Tracking,
+        WindowCheck, WINDOW_ROUNDS,
+    };
+    use stats::{HostInfo, ResultDoc, TargetInfo, TargetKind};
+
+    const GIB: u64 = 1 << 30;
+
+    /// One point per second of a write of `total` bytes at `fast` MB/s for `fast_s`
+    /// seconds, then at `slow` MB/s.
+    fn progress(total: u64, fast: f64, fast_s: f64, slow: f64) -> Vec<ProgressPoint> {
+        let mut out = Vec::new();
+        let mut bytes = 0f64;
+        let mut t = 0u32;
+        while bytes < total as f64 && t < 100_000 {
+            let (a, b) = (f64::from(t), f64::from(t + 1));
+            let fast_part = (fast_s.min(b) - a).clamp(0.0, 1.0);
+            let wobble = 1.0 + 0.03 * ((f64::from(t) * 1.7).sin());
+            let rate = (fast * fast_part + slow * (1.0 - fast_part)) * wobble;
+            // The last point covers the part of a second that finishes the write.
+            let dt = ((total as f64 - bytes) / (rate * 1e6)).min(1.0);
+            bytes = if dt < 1.0 { total as f64 } else { bytes + rate * 1e6 };
+            out.push(ProgressPoint { t_s: f64::from(t) + dt, bytes: bytes as u64, mb_s: rate });
+            t += 1;
+        }
+        out
+    }
+
+    pub fn steady() -> ResultDoc {
+        let mut doc = ResultDoc::new("steady", "2026-12-01T09:00:00Z", HostInfo::default());
+        let range = 128 * GIB;
+        let mut t = TargetInfo::new("/dev/nvme0n1", TargetKind::Block, range);
+        t.device = Some("nvme0n1".into());
+        t.model = Some("Samsung SSD 990 PRO 2TB".into());
+        t.rotational = Some(false);
+        doc.target = Some(t);
+        let points: Vec<(&str, u64, u8, f64)> = vec![
+            ("4K 100/0", 4096, 100, 310_000.0),
+            ("4K 65/35", 4096, 65, 96_000.0),
+            ("4K 0/100", 4096, 0, 0.0),
+            ("64K 100/0", 65_536, 100, 41_000.0),
+            ("64K 65/35", 65_536, 65, 12_500.0),
+            ("64K 0/100", 65_536, 0, 6_100.0),
+        ];
+        let write = [
+            182_000.0, 121_000.0, 76_000.0, 58_500.0, 52_300.0, 50_900.0, 49_800.0, 51_200.0, 50_400.0, 49_900.0,
+            50_700.0,
+        ];
+        let p99: Vec<f64> = write.iter().map(|w| 128.0 / w * 1e9 * 2.3).collect();
+        let tracking = vec![
+            Tracking {
+                name: "4K 0/100 IOPS".into(),
+                point: "4K 0/100".into(),
+                metric: "iops".into(),
+                values: write.to_vec(),
+            },
+            Tracking { name: "4K 0/100 p99".into(), point: "4K 0/100".into(), metric: "p99".into(), values: p99 },
+        ];
+        let vars: Vec<Vec<f64>> = tracking.iter().map(|t| t.values.clone()).collect();
+        let first = first_steady_window(&vars, WINDOW_ROUNDS).expect("a steady window");
+        let (a, b) = (first + 1, first + WINDOW_ROUNDS);
+        let rounds: Vec<Round> = (0..write.len())
+            .map(|i| Round {
+                round: i as u32 + 1,
+                t_s: i as f64 * 60.0 * points.len() as f64,
+                points: points
+                    .iter()
+                    .map(|&(name, bs, read, iops)| {
+                        let iops = if name == "4K 0/100" { write[i] } else { iops * (1.0 - 0.01 * (i % 2) as f64) };
+                        let r = iops * f64::from(read) / 100.0;
+                        RoundPoint {
+                            name: name.into(),
+                            iops,
+                            mb_s: iops * bs as f64 / 1e6,
+                            read_iops: r,
+                            write_iops: iops - r,
+                            lat_mean_ns: 128.0 / iops * 1e9,
+                            lat_p99_ns: 128.0 / iops * 1e9 * 2.3,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        let mean = |name: &str| {
+            let v: Vec<f64> = rounds[a - 1..b]
+                .iter()
+                .filter_map(|r| r.points.iter().find(|p| p.name == name).map(|p| p.iops))
+                .collect();
+            Some(v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let series = progress(2 * range, 6_800.0, 1e9, 6_800.0);
+        let last = series.last().copied().unwrap_or_default();
+        doc.steady = Some(SteadyResult {
+            profile: "enterprise".into(),
+            matrix: "quick".into(),
+            qd: 32,
+            threads: 4,
+            active_range_pct: 100,
+            range_bytes: range,
+            active_bytes: range,
+            round_time_s: 60.0,
+            max_rounds: 25,
+            purge: Purge {
+                method: "secure-discard".into(),
+                done: true,
+                bytes: range,
+                message: "the whole 128 GiB range was discarded (BLKSECDISCARD)".into(),
+            },
+            precondition: Precondition {
+                passes_planned: 2,
+                passes_done: 2,
+                bs: 131_072,
+                qd: 32,
+                bytes: last.bytes,
+                seconds: last.t_s,
+                mb_s: last.bytes as f64 / 1e6 / last.t_s,
+                series,
+                complete: true,
+            },
+            points: points.iter().map(|&(n, bs, read_pct, _)| SteadyPoint { name: n.into(), bs, read_pct }).collect(),
+            skipped: Vec::new(),
+            window: Some(SteadyWindow {
+                first_round: a as u32,
+                last_round: b as u32,
+                steady: true,
+                checks: tracking
+                    .iter()
+                    .map(|t| TrackedCheck { name: t.name.clone(), check: WindowCheck::of(&t.values[a - 1..b]) })
+                    .collect(),
+            }),
+            table: SteadyTable {
+                mixes: vec!["100/0".into(), "65/35".into(), "0/100".into()],
+                rows: vec![
+                    TableRow { bs: 4096, iops: vec![mean("4K 100/0"), mean("4K 65/35"), mean("4K 0/100")] },
+                    TableRow { bs: 65_536, iops: vec![mean("64K 100/0"), mean("64K 65/35"), mean("64K 0/100")] },
+                ],
+            },
+            rounds,
+            tracking,
+            steady: true,
+            latency: true,
+            seconds: 4_130.0,
+            verdict: format!("Steady state in rounds {a}–{b}: 4K random writes settle near 50,500 IOPS."),
+        });
+        doc
+    }
+
+    pub fn sustained() -> SustainedResult {
+        let range = 48 * GIB;
+        let series = progress(range, 2_400.0, 14.3, 520.0);
+        let (start, cliff) = detect_cliff(&series, 0.7);
+        let cache = cliff.map_or(0, |c: Cliff| c.offset_bytes);
+        let retest = |idle: f64, share: f64| {
+            let fast_s = cache as f64 * share / 2_400e6;
+            let series = progress(cache + cache / 4, 2_400.0, fast_s, 520.0);
+            let last = series.last().copied().unwrap_or_default();
+            Recovery {
+                idle_s: idle,
+                bytes: last.bytes,
+                seconds: last.t_s,
+                mb_s: last.bytes as f64 / 1e6 / last.t_s,
+                fast_bytes: (cache as f64 * share) as u64,
+                recovered_pct: share * 100.0,
+                series,
+            }
+        };
+        let last = series.last().copied().unwrap_or_default();
+        SustainedResult {
+            bs: 1 << 20,
+            qd: 32,
+            range_bytes: range,
+            bytes_written: last.bytes,
+            seconds: last.t_s,
+            fraction: 0.7,
+            series,
+            start_mb_s: start,
+            cliff,
+            recovery: vec![retest(30.0, 0.21), retest(120.0, 0.64), retest(600.0, 0.97)],
+            recovered_after_s: Some(600.0),
+            verdict: "Writes fall from 2400 MB/s to 520 MB/s after about 32 GiB: that is the write cache; it is \
+                      back after 600 s idle."
+                .into(),
+        }
+    }
 }

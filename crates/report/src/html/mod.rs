@@ -9,6 +9,7 @@ mod cache;
 mod charts;
 mod cluster;
 mod replay;
+mod steady;
 mod surface;
 mod view;
 
@@ -186,6 +187,8 @@ struct Page {
     cluster: Option<cluster::ClusterView>,
     /// A replay: the trace, and per pass each kind's figures and the fidelity.
     replay: Option<replay::ReplayView>,
+    /// `--sustained`: the write cliff and its recovery (after the command's figures).
+    sustained: Option<steady::SustainedView>,
     cdf: Option<Figure>,
     timelines: Vec<Figure>,
     timeline_note: String,
@@ -199,6 +202,7 @@ struct Sections {
     compare: Option<CompareView>,
     cache: Option<cache::CacheView>,
     surface: Option<surface::SurfaceView>,
+    steady: Option<steady::SteadyView>,
     mark: Option<MarkCard>,
     results: Option<ResultsTable>,
 }
@@ -209,6 +213,12 @@ impl Sections {
     fn new(doc: &ResultDoc, kind: DocKind) -> Sections {
         let jobs = |heading| (!doc.results.is_empty()).then(|| results_table(doc, heading));
         match kind {
+            // `steady` is a run whose rounds stand for the jobs.
+            DocKind::Run if doc.steady.is_some() => Sections {
+                steady: doc.steady.as_ref().map(steady::steady_view),
+                results: jobs("Results"),
+                ..Default::default()
+            },
             DocKind::Run => Sections { results: Some(results_table(doc, "Results")), ..Default::default() },
             DocKind::Mark => Sections { mark: Some(mark_card(doc)), ..Default::default() },
             DocKind::Sla => Sections {
@@ -253,6 +263,7 @@ impl Page {
             sections: Sections::new(doc, kind),
             cluster: cluster::cluster_view(doc),
             replay: replay::replay_view(doc),
+            sustained: steady::sustained_view(doc),
             cdf: latency_cdf(doc),
             timelines,
             timeline_note,
