@@ -13,7 +13,7 @@ DM=${DM:-${CARGO_TARGET_DIR:-$PWD/target}/release/diskmeter}
 ROUND_TIME=${ROUND_TIME:-5s}
 IOPS_FAST=${IOPS_FAST:-8000}
 IOPS_SLOW=${IOPS_SLOW:-2000}
-CHANGE_MB=${CHANGE_MB:-1500}
+CHANGE_MB=${CHANGE_MB:-2500}
 SIZE_MB=${SIZE_MB:-256}
 cg=/sys/fs/cgroup/blkio/diskmeter-bench-$$
 work=$(mktemp -d -p /dev/shm)
@@ -36,7 +36,7 @@ limit() {
   echo "$devno $1" > "$cg/blkio.throttle.write_iops_device"
 }
 limit "$IOPS_FAST"
-written() { awk '{printf "%d\n", $7 * 512}' "/sys/block/$name/stat"; }
+written() { local s; s=$(awk '{print $7}' "/sys/block/$name/stat"); echo $((s * 512)); }
 start=$(written)
 trigger=$((start + 2 * SIZE_MB * 1048576 + CHANGE_MB * 1000000))
 (

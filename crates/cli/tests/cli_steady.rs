@@ -21,17 +21,38 @@ fn serial() -> MutexGuard<'static, ()> {
 
 const MIB: u64 = 1 << 20;
 
-/// A loop device over an image in RAM (/dev/shm), so that only the throttle limits it.
-fn shm_loop(dir: &Path, size: u64) -> LoopDev {
-    LoopDev::blank(&dir.join("dev.img"), size)
+/// A loop device over an image in RAM (/dev/shm), so that only its throttle limits it.
+/// Fields drop in order: the cgroup, the device, the image.
+struct Rig {
+    t: Arc<Throttle>,
+    l: LoopDev,
+    _shm: tempfile::TempDir,
 }
 
-fn shm_dir() -> Option<tempfile::TempDir> {
-    tempfile::Builder::new().prefix("diskmeter-steady-").tempdir_in("/dev/shm").ok()
-}
+impl Rig {
+    /// `None`, with a note naming `what` was skipped, where /dev/shm or the cgroup is missing.
+    fn new(size: u64, iops: u32, bps: Option<u64>, what: &str) -> Option<Rig> {
+        let Ok(shm) = tempfile::Builder::new().prefix("diskmeter-steady-").tempdir_in("/dev/shm") else {
+            skip_note(&format!("no /dev/shm; {what} skipped"));
+            return None;
+        };
+        let l = LoopDev::blank(&shm.path().join("dev.img"), size);
+        match Throttle::new(&l.dev, iops, bps) {
+            Ok(t) => Some(Rig { t: Arc::new(t), l, _shm: shm }),
+            Err(why) => {
+                skip_note(&format!("{why}; {what} skipped"));
+                None
+            }
+        }
+    }
 
-fn name_of(l: &LoopDev) -> String {
-    l.dev.file_name().expect("name").to_string_lossy().into_owned()
+    fn dev(&self) -> &str {
+        self.l.dev_str()
+    }
+
+    fn name(&self) -> String {
+        self.l.dev.file_name().expect("name").to_string_lossy().into_owned()
+    }
 }
 
 fn steady_of(doc: &Value) -> &Value {
@@ -201,25 +222,13 @@ fn bad_steady_and_sustained_input_is_one_line_and_exit_2() {
 fn sustained_finds_the_cliff_of_a_throttled_device() {
     require_loop!();
     let _s = serial();
-    let Some(shm) = shm_dir() else {
-        skip_note("no /dev/shm; sustained cliff test skipped");
-        return;
-    };
+    let Some(rig) = Rig::new(800 * MIB, 1_000_000, Some(200_000_000), "sustained cliff test") else { return };
     let state = tempdir();
-    let l = shm_loop(shm.path(), 800 * MIB);
-    let dev = l.dev_str();
-    let name = name_of(&l);
-    let t = match Throttle::new(&l.dev, 1_000_000, Some(200_000_000)) {
-        Ok(t) => Arc::new(t),
-        Err(why) => {
-            skip_note(&format!("{why}; sustained cliff test skipped"));
-            return;
-        }
-    };
+    let (t, dev, name) = (&rig.t, rig.dev(), rig.name());
     let cache = 400 * MIB;
     let armed = written_bytes(&name);
     let slc = SlcCache::start(
-        t.clone(),
+        Arc::clone(t),
         &name,
         (1_000_000, Some(200_000_000)),
         (1_000_000, Some(50_000_000)),
@@ -280,24 +289,12 @@ fn sustained_finds_the_cliff_of_a_throttled_device() {
 fn steady_reaches_steady_state_only_after_the_change() {
     require_loop!();
     let _s = serial();
-    let Some(shm) = shm_dir() else {
-        skip_note("no /dev/shm; steady throttle test skipped");
-        return;
-    };
+    let Some(rig) = Rig::new(64 * MIB, 4000, None, "steady throttle test") else { return };
     let state = tempdir();
-    let l = shm_loop(shm.path(), 64 * MIB);
-    let dev = l.dev_str();
-    let name = name_of(&l);
-    let t = match Throttle::new(&l.dev, 4000, None) {
-        Ok(t) => Arc::new(t),
-        Err(why) => {
-            skip_note(&format!("{why}; steady throttle test skipped"));
-            return;
-        }
-    };
+    let (t, dev, name) = (&rig.t, rig.dev(), rig.name());
     // Preconditioning writes 128 MiB; a round then writes about 170 MB (64K 65/35 the most).
     let armed = written_bytes(&name);
-    let slc = SlcCache::start(t.clone(), &name, (4000, None), (1000, None), armed, 128 * MIB + 400_000_000, None);
+    let slc = SlcCache::start(Arc::clone(t), &name, (4000, None), (1000, None), armed, 128 * MIB + 400_000_000, None);
     let started = Instant::now();
     let o = t
         .command(&["steady", dev, "--destroy-data", dev, "--matrix", "quick", "--round-time", "1s"])
@@ -346,20 +343,9 @@ fn steady_reaches_steady_state_only_after_the_change() {
 fn ctrl_c_during_preconditioning_keeps_the_results_so_far() {
     require_loop!();
     let _s = serial();
-    let Some(shm) = shm_dir() else {
-        skip_note("no /dev/shm; steady interrupt test skipped");
-        return;
-    };
+    let Some(rig) = Rig::new(256 * MIB, 1_000_000, Some(20_000_000), "steady interrupt test") else { return };
     let state = tempdir();
-    let l = shm_loop(shm.path(), 256 * MIB);
-    let dev = l.dev_str();
-    let t = match Throttle::new(&l.dev, 1_000_000, Some(20_000_000)) {
-        Ok(t) => t,
-        Err(why) => {
-            skip_note(&format!("{why}; steady interrupt test skipped"));
-            return;
-        }
-    };
+    let (t, dev) = (&rig.t, rig.dev());
     let child = t
         .command(&["steady", dev, "--destroy-data", dev, "--matrix", "quick", "--json"])
         .env("DISKMETER_STATE_DIR", state.path())
