@@ -9,7 +9,6 @@ mod common;
 use common::throttle::{written_bytes, SlcCache, Throttle};
 use common::*;
 use serde_json::Value;
-use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
