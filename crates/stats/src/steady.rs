@@ -303,7 +303,7 @@ pub struct Recovery {
 /// Locate a write cliff in a series of one-second points (cumulative bytes at each point's
 /// end). The series is split where a two-level step fits it best (least squares); that is a
 /// cliff when the later level is below `fraction` of the earlier one and at least 90 % of the
-/// later points stay below that threshold. The byte offset is where the line of the fast
+/// later points (but the first, which may straddle the drop) stay below that threshold. The byte offset is where the line of the fast
 /// part (from the origin) meets the line of the slow part (to the last point), so it is not
 /// limited to whole seconds. Returns the MB/s before the cliff (the mean of the whole write
 /// when none) and the cliff.
@@ -338,8 +338,10 @@ pub fn detect_cliff(series: &[ProgressPoint], fraction: f64) -> (f64, Option<Cli
         return (overall, None);
     }
     let threshold = fraction * before;
-    let below = y[split..].iter().filter(|&&v| v < threshold).count();
-    if (below as f64) < 0.9 * (n - split) as f64 {
+    // The first point after the split may straddle the drop: it does not have to stay below.
+    let tail = if n - split > 2 { &y[split + 1..] } else { &y[split..] };
+    let below = tail.iter().filter(|&&v| v < threshold).count();
+    if (below as f64) < 0.9 * tail.len() as f64 {
         return (overall, None);
     }
     // Rates of the clean parts: the point on each side of the split may be mixed.
