@@ -160,6 +160,12 @@ impl Config {
             flags: o.flags.for_ranks(&o.rank),
             sustained: None,
         };
+        if o.sustained && o.rank.size > 1 {
+            return Err(SpecError::value(
+                "--sustained",
+                "finds one device's write cache and runs on one host; start it without mpirun",
+            ));
+        }
         if o.sustained {
             c.sustained = Some(
                 o.recovery.as_deref().map(crate::steady::sustained::parse_recovery).transpose()?.unwrap_or_default(),

@@ -118,6 +118,12 @@ fn sustained_run(o: &Options) -> Result<crate::steady::sustained::SustainedRun> 
     if o.jobfile.is_some() {
         return Err(Error::usage("--sustained writes the target once sequentially; it takes no job file"));
     }
+    if o.rank.size > 1 {
+        return Err(Error::usage(
+            "invalid value for --sustained: it finds one device's write cache and runs on one host; start it without \
+             mpirun",
+        ));
+    }
     let other = [
         ("--rw", o.rw.is_some()),
         ("--runtime", o.runtime.is_some()),

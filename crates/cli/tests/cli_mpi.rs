@@ -157,4 +157,11 @@ fn commands_that_run_on_one_host_refuse_under_several_ranks() {
     let o = mpirun(d.path(), 2, "exec $DM sla --engine null --latency 1ms");
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("under mpirun only `run` and `mark`"));
+    let o = mpirun(d.path(), 2, "exec $DM steady x.img --matrix quick");
+    assert_eq!(o.status.code(), Some(2));
+    for line in ["exec $DM mark --sustained --quick", "exec $DM run --sustained --size 8M"] {
+        let o = mpirun(d.path(), 2, line);
+        assert_eq!(o.status.code(), Some(2), "{line}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("runs on one host"), "{line}");
+    }
 }

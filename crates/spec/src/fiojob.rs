@@ -949,6 +949,15 @@ mod tests {
     }
 
     #[test]
+    fn zoned_with_a_remainder_zone() {
+        // fio's own form: the last zone leaves out its area and takes the rest.
+        let j = one("[j]\nrandom_distribution=zoned:50/5:30/15:20/\n");
+        let Distribution::Zoned { zones } = j.dist else { panic!("zoned expected, got {:?}", j.dist) };
+        let areas: Vec<f64> = zones.iter().map(|z| z.area_pct).collect();
+        assert_eq!(areas, vec![5.0, 15.0, 80.0]);
+    }
+
+    #[test]
     fn randrepeat_and_randseed() {
         let d = JobSpec::default();
         assert_eq!(one("[j]\nrandrepeat\n").seed, d.seed);

@@ -364,8 +364,25 @@ pub fn parse_distribution(option: &str, s: &str) -> Result<Distribution, SpecErr
 fn parse_zones(option: &str, t: &str, a: &str) -> Result<Distribution, SpecError> {
     let err = |msg: String| Err(SpecError::value(option, msg));
     let mut zones = Vec::new();
-    for part in a.split(':') {
-        let part = part.trim();
+    let parts: Vec<&str> = a.split(':').map(str::trim).collect();
+    for (i, &part) in parts.iter().enumerate() {
+        // fio: the last zone may leave its area out (`zoned:50/5:30/15:20/`) and takes the rest.
+        if i + 1 == parts.len() && i > 0 {
+            if let Some(o) = part.strip_suffix('/').and_then(|o| parse_plain_f64(o.trim().trim_end_matches('%'))) {
+                let rest = 100.0 - zones.iter().map(|z: &Zone| z.area_pct).sum::<f64>();
+                if rest <= 1e-9 {
+                    return err(format!(
+                        "\"{t}\": the last zone \"{part}\" takes the rest of the area, but the zones before it \
+                         already cover 100%"
+                    ));
+                }
+                if o > 100.0 {
+                    return err(format!("\"{t}\": zone \"{part}\" has a percentage above 100"));
+                }
+                zones.push(Zone { ops_pct: o, area_pct: rest });
+                continue;
+            }
+        }
         let Some((o, ar)) = part.split_once('/') else {
             return err(format!(
                 "\"{t}\": zone \"{part}\" is not OPS/AREA; write zoned:OPS/AREA:OPS/AREA... \
@@ -633,6 +650,17 @@ mod tests {
                 ]
             }
         );
+        // fio: a last zone without an area takes the rest of it.
+        assert_eq!(
+            d("zoned:50/5:30/15:20/"),
+            Distribution::Zoned {
+                zones: vec![
+                    Zone { ops_pct: 50.0, area_pct: 5.0 },
+                    Zone { ops_pct: 30.0, area_pct: 15.0 },
+                    Zone { ops_pct: 20.0, area_pct: 80.0 },
+                ]
+            }
+        );
         assert_eq!(
             d("zoned:100/50:0/50"),
             Distribution::Zoned {
@@ -657,6 +685,8 @@ mod tests {
         assert!(e("hotset:90/0").contains("strictly"));
         assert!(e("zoned:60/10:30/20").contains("add up to 100"));
         assert!(e("zoned:50/0:50/100").contains("area above 0%"));
+        assert!(e("zoned:50/100:50/").contains("already cover 100%"));
+        assert!(e("zoned:50/50:40/").contains("add up to 100"));
         assert!(e("zoned:50").contains("is not OPS/AREA"));
         assert!(e("zoned:x/y").contains("two percentages"));
         assert!(e("zoned:200/50:-100/50").contains("above 100"));
