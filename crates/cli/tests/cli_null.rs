@@ -466,3 +466,29 @@ fn many_job_sections_stay_small_in_memory() {
     assert_eq!(code, 0);
     assert!(kib < 160 * 1024, "peak RSS {} MiB for 300 null jobs (about 0.6 MiB allowed per job)", kib / 1024);
 }
+
+/// fio's dialect as users write it: an `include` of a shared [global] (relative to the including
+/// file), `${VAR}` from the environment, `$ncpus`, a zoned distribution whose last zone takes
+/// the rest, and `random_generator` (accepted, with a note that diskmeter's generator runs).
+#[test]
+fn job_file_with_include_variables_and_fio_forms() {
+    let dir = tempdir();
+    std::fs::create_dir(dir.path().join("inc")).expect("mkdir");
+    std::fs::write(dir.path().join("inc/common.fio"), "[global]\nioengine=null\nruntime=200ms\ntime_based\n")
+        .expect("write include");
+    std::fs::write(
+        dir.path().join("jobs.fio"),
+        "include inc/common.fio\n[zoned]\nrw=randread\nbs=${DM_TEST_BS}\nnumjobs=$ncpus\n\
+         random_distribution=zoned:50/5:30/15:20/\nrandom_generator=tausworthe64\n",
+    )
+    .expect("write job file");
+    let doc = run_json(dm_in(dir.path()).env("DM_TEST_BS", "8k").args(["run", "jobs.fio"]));
+    let r = &results(&doc)[0];
+    assert_eq!(r["spec"]["bs"], 8192);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    assert_eq!(r["spec"]["threads"].as_u64(), Some(cpus));
+    let zones = r["spec"]["dist"]["zones"].as_array().cloned().unwrap_or_default();
+    let areas: Vec<f64> = zones.iter().map(|z| f64_at(z, "area_pct")).collect();
+    assert_eq!(areas, vec![5.0, 15.0, 80.0], "{}", r["spec"]["dist"]);
+    assert!(warning_codes(&doc).contains(&"generator-substituted".to_string()), "{:?}", warning_codes(&doc));
+}

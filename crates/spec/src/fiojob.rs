@@ -153,6 +153,9 @@ const SUPPORTED: &[&str] = &[
     "loops",
     "buffer_compress_percentage",
     "zero_buffers",
+    "random_generator",
+    "io_submit_mode",
+    "include",
 ];
 
 /// fio options diskmeter knows but does not support, with what to do instead.
@@ -192,7 +195,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         "write_bw_log" | "write_lat_log" | "write_iops_log" | "write_hist_log" | "log_avg_msec" | "per_job_logs" => {
             "fio log files are not produced; use --json for per-second series"
         }
-        "random_generator" => "diskmeter always uses its own generator; remove the option",
         "exitall"
         | "exitall_on_error"
         | "unlink"
@@ -266,16 +268,188 @@ enum Current {
 /// Every job is validated ([`crate::validate`] checks), with errors pointing at the
 /// line that set the offending option (or the section header).
 pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result<RunPlan, SpecError> {
-    let err = |line: usize, message: String| SpecError::JobFile { file: file_label.to_string(), line, message };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut src = Source::default();
+    src.gather(file_label, text, None)?;
+    parse_lines(&src, defaults, &system_var)
+}
+
+/// Read and parse an fio job file (see [`parse_jobfile`]); `include` paths are relative to the
+/// including file's directory. A file that cannot be read is a [`SpecError::JobFile`] with line 0.
+pub fn read_jobfile(path: &Path, defaults: &JobSpec) -> Result<RunPlan, SpecError> {
+    let label = path.display().to_string();
+    let text = read_text(path, &label, None)?;
+    let mut src = Source::default();
+    src.stack.push(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
+    src.gather(&label, &text, Some(path.parent().unwrap_or(Path::new("."))))?;
+    parse_lines(&src, defaults, &system_var)
+}
+
+/// A job file's text, read as `what`'s error says (`at`: the include line that named it).
+fn read_text(path: &Path, label: &str, at: Option<(&str, usize)>) -> Result<String, SpecError> {
+    let (file, line) = at.map_or((label.to_string(), 0), |(f, l)| (f.to_string(), l));
+    // Only a regular file of sane size: a FIFO or /dev/zero named as a job file must not block or
+    // read without end.
+    let text = files::input::read_capped(path, "the job file", files::input::JOBFILE_CAP).map_err(|e| {
+        let why = e.to_string().replacen(&format!("the job file {} ", files::path::shown(path)), "", 1);
+        let what = if at.is_some() { format!("the included file {label}") } else { "the job file".into() };
+        SpecError::JobFile {
+            file: file.clone(),
+            line,
+            message: format!("cannot read {what}: it {why}; check the path and that it is readable"),
+        }
+    })?;
+    String::from_utf8(text).map_err(|e| SpecError::JobFile {
+        file,
+        line,
+        message: format!("{label} is not valid UTF-8 text ({e}); save it as UTF-8"),
+    })
+}
+
+/// Most nested `include`s.
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// The lines of a job file with its `include`s spliced in, each knowing its file and line.
+#[derive(Default)]
+struct Source {
+    files: Vec<String>,
+    /// (file index, line in that file, text).
+    lines: Vec<(usize, usize, String)>,
+    /// The files being read, outermost first (loop detection).
+    stack: Vec<PathBuf>,
+}
+
+impl Source {
+    fn gather(&mut self, label: &str, text: &str, dir: Option<&Path>) -> Result<(), SpecError> {
+        let fi = self.files.len();
+        self.files.push(label.to_string());
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        for (idx, raw) in text.lines().enumerate() {
+            let lineno = idx + 1;
+            let line = strip_comment(raw).trim();
+            let err = |message: String| SpecError::JobFile { file: label.to_string(), line: lineno, message };
+            let Some(rest) =
+                line.strip_prefix("include").filter(|r| r.is_empty() || r.starts_with(char::is_whitespace))
+            else {
+                self.lines.push((fi, lineno, raw.to_string()));
+                continue;
+            };
+            let name = rest.trim();
+            if name.is_empty() {
+                return Err(err("include needs a file name: include other.fio".into()));
+            }
+            let path = match dir {
+                Some(d) if Path::new(name).is_relative() => d.join(name),
+                _ => PathBuf::from(name),
+            };
+            let canon = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+            if let Some(pos) = self.stack.iter().position(|p| *p == canon) {
+                let chain: Vec<String> =
+                    self.stack[pos..].iter().chain([&canon]).map(|p| p.display().to_string()).collect();
+                return Err(err(format!("include loop: {}; remove one of the includes", chain.join(" includes "))));
+            }
+            if self.stack.len() >= MAX_INCLUDE_DEPTH {
+                return Err(err(format!("includes nest deeper than {MAX_INCLUDE_DEPTH} files")));
+            }
+            let shown = path.display().to_string();
+            let inner = read_text(&path, &shown, Some((label, lineno)))?;
+            self.stack.push(canon);
+            self.gather(&shown, &inner, Some(path.parent().unwrap_or(Path::new("."))))?;
+            self.stack.pop();
+        }
+        Ok(())
+    }
+
+    /// `file:line` of the `seq`th line (1-based); past the last line (an empty file), the top
+    /// file's line `seq`.
+    fn at(&self, seq: usize) -> (String, usize) {
+        match seq.checked_sub(1).and_then(|i| self.lines.get(i)) {
+            Some(&(f, l, _)) => (self.files[f].clone(), l),
+            None => (self.files.first().cloned().unwrap_or_default(), seq),
+        }
+    }
+}
+
+/// fio's reserved keywords in option values: `$ncpus`, `$pagesize`, `$mb_memory`.
+fn system_var(name: &str) -> Option<String> {
+    match name {
+        "ncpus" => Some(std::thread::available_parallelism().map_or(1, |n| n.get()).to_string()),
+        "pagesize" => Some(page_size().to_string()),
+        "mb_memory" => std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map(|kb| (kb / 1024).to_string())
+        }),
+        _ => None,
+    }
+}
+
+fn page_size() -> u64 {
+    // The kernel's page size, as the auxiliary vector gives it (AT_PAGESZ = 6); 4096 elsewhere.
+    std::fs::read("/proc/self/auxv")
+        .ok()
+        .and_then(|a| {
+            a.chunks_exact(16).find_map(|c| {
+                let key = u64::from_ne_bytes(c[..8].try_into().ok()?);
+                let value = u64::from_ne_bytes(c[8..].try_into().ok()?);
+                (key == 6).then_some(value)
+            })
+        })
+        .unwrap_or(4096)
+}
+
+/// fio's expansion of an option value: `${NAME}` is the environment variable NAME (empty when
+/// unset, as in fio); `$ncpus`, `$pagesize` and `$mb_memory` are `keyword`'s values. Any other
+/// `$` stays.
+fn expand(value: &str, keyword: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(inner) = after.strip_prefix('{') {
+            let Some(end) = inner.find('}') else {
+                return Err(format!("{value}: ${{ without a closing }}; write ${{NAME}}"));
+            };
+            out.push_str(&std::env::var(&inner[..end]).unwrap_or_default());
+            rest = &inner[end + 1..];
+            continue;
+        }
+        let word = ["mb_memory", "pagesize", "ncpus"].into_iter().find(|w| after.starts_with(w));
+        match word.and_then(|w| keyword(w).map(|v| (w, v))) {
+            Some((w, v)) => {
+                out.push_str(&v);
+                rest = &after[w.len()..];
+            }
+            None => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parse the gathered lines into a plan (`keyword`: the reserved `$` words' values).
+fn parse_lines(
+    src: &Source,
+    defaults: &JobSpec,
+    keyword: &dyn Fn(&str) -> Option<String>,
+) -> Result<RunPlan, SpecError> {
+    let err = |seq: usize, message: String| {
+        let (file, line) = src.at(seq);
+        SpecError::JobFile { file, line, message }
+    };
     let mut global = Settings::new(defaults);
     let mut current = Current::Nothing;
     let mut seen = HashSet::new();
     let mut plan = RunPlan::default();
     let mut subs = Vec::new();
+    let mut generators: Vec<(usize, String)> = Vec::new();
     let mut line_count = 0;
 
-    for (idx, raw) in text.lines().enumerate() {
+    for (idx, (_, _, raw)) in src.lines.iter().enumerate() {
         let lineno = idx + 1;
         line_count = lineno;
         let line = strip_comment(raw).trim();
@@ -301,12 +475,6 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
             }
             continue;
         }
-        if line.starts_with("include ") || line == "include" {
-            return Err(err(
-                lineno,
-                "include directives are not supported; paste the included options into this file".into(),
-            ));
-        }
         let (key, value) = match line.split_once('=') {
             Some((k, v)) => (k.trim(), Some(v.trim())),
             None => (line, None),
@@ -314,6 +482,7 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
         if key.is_empty() {
             return Err(err(lineno, format!("\"{line}\" has no option name before '='; write e.g. bs=4k")));
         }
+        let expanded = value.map(|v| expand(v, keyword)).transpose().map_err(|m| err(lineno, m))?;
         let settings = match &mut current {
             Current::Nothing => {
                 return Err(err(
@@ -324,7 +493,10 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
             Current::Global => &mut global,
             Current::Job(sec) => &mut sec.settings,
         };
-        apply(settings, key, value, lineno).map_err(|m| err(lineno, m))?;
+        apply(settings, key, expanded.as_deref(), lineno).map_err(|m| err(lineno, m))?;
+        if key == "random_generator" {
+            generators.push((lineno, expanded.unwrap_or_default()));
+        }
     }
     if let Current::Job(sec) = current {
         finish_job(*sec, &mut plan, &mut subs).map_err(|(l, m)| err(l, m))?;
@@ -336,31 +508,20 @@ pub fn parse_jobfile(file_label: &str, text: &str, defaults: &JobSpec) -> Result
         ));
     }
     for sub in subs {
-        plan.notes.push(sub.note(file_label));
+        let (file, line) = src.at(sub.line);
+        plan.notes.push(sub.note(&format!("{file}:{line}")));
+    }
+    for (seq, name) in generators {
+        let (file, line) = src.at(seq);
+        plan.notes.push(PlanNote {
+            code: PlanNote::GENERATOR_SUBSTITUTED.to_string(),
+            message: format!(
+                "{file}:{line}: random_generator={name} is accepted, but diskmeter draws offsets with its own \
+                 generator: the same seed repeats diskmeter's offsets, not fio's"
+            ),
+        });
     }
     Ok(plan)
-}
-
-/// Read and parse an fio job file (see [`parse_jobfile`]). A file that cannot be read is
-/// a [`SpecError::JobFile`] with line 0.
-pub fn read_jobfile(path: &Path, defaults: &JobSpec) -> Result<RunPlan, SpecError> {
-    let label = path.display().to_string();
-    // Only a regular file of sane size: a FIFO or /dev/zero named as a job file must not block or
-    // read without end.
-    let text = files::input::read_capped(path, "the job file", files::input::JOBFILE_CAP).map_err(|e| {
-        let why = e.to_string().replacen(&format!("the job file {} ", files::path::shown(path)), "", 1);
-        SpecError::JobFile {
-            file: label.clone(),
-            line: 0,
-            message: format!("cannot read the job file: it {why}; check the path and that it is readable"),
-        }
-    })?;
-    let text = String::from_utf8(text).map_err(|e| SpecError::JobFile {
-        file: label.clone(),
-        line: 0,
-        message: format!("the job file is not valid UTF-8 text ({e}); save it as UTF-8"),
-    })?;
-    parse_jobfile(&label, &text, defaults)
 }
 
 /// Remove a trailing `# …` / `; …` comment (one that starts after whitespace) and
@@ -441,13 +602,6 @@ fn no_percent(key: &str, v: &str) -> Result<(), String> {
 
 fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
     let sv = |e: SpecError| e.to_string();
-    if let Some(v) = value {
-        if v.contains("${") {
-            return Err(format!(
-                "{key}={v}: environment variable expansion is not supported; write the value literally"
-            ));
-        }
-    }
     match key {
         "filename" => {
             let v = need(key, value, "/dev/nvme0n1")?;
@@ -551,6 +705,24 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
                 }
             };
         }
+        "random_generator" => {
+            let v = need(key, value, "tausworthe")?;
+            if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") {
+                return Err(format!(
+                    "invalid value for random_generator: \"{v}\"; fio's generators are tausworthe, lfsr and \
+                     tausworthe64"
+                ));
+            }
+        }
+        "io_submit_mode" => match need(key, value, "inline")? {
+            "inline" => {}
+            "offload" => {
+                return Err("io_submit_mode=offload (submission from a separate thread) is not supported; \
+                            remove it or use inline, diskmeter's way"
+                    .into())
+            }
+            v => return Err(format!("invalid value for io_submit_mode: \"{v}\"; use inline or offload")),
+        },
         "random_distribution" => {
             s.job.dist = parse_distribution(key, need(key, value, "zipf:1.2")?).map_err(sv)?;
             s.lines.insert(Field::Dist, line);
@@ -647,7 +819,7 @@ struct Substitution {
 }
 
 impl Substitution {
-    fn note(self, file_label: &str) -> PlanNote {
+    fn note(self, at: &str) -> PlanNote {
         let why = match self.asked.as_str() {
             "libaio" => "diskmeter has no libaio engine".to_string(),
             asked => format!("diskmeter has no {asked} engine; psync does the same reads and writes with pread/pwrite"),
@@ -656,12 +828,7 @@ impl Substitution {
         let s = if self.jobs.len() == 1 { "" } else { "s" };
         PlanNote {
             code: PlanNote::ENGINE_SUBSTITUTED.to_string(),
-            message: format!(
-                "{file_label}:{}: ioengine={} runs as {} in job{s} {jobs} ({why})",
-                self.line,
-                self.asked,
-                self.runs_as.name()
-            ),
+            message: format!("{at}: ioengine={} runs as {} in job{s} {jobs} ({why})", self.asked, self.runs_as.name()),
         }
     }
 }
@@ -949,6 +1116,81 @@ mod tests {
     }
 
     #[test]
+    fn variables_and_keywords_expand() {
+        let kw = |w: &str| match w {
+            "ncpus" => Some("8".to_string()),
+            "pagesize" => Some("4096".to_string()),
+            "mb_memory" => Some("24000".to_string()),
+            _ => None,
+        };
+        std::env::set_var("DISKMETER_FIO_TEST_BS", "16k");
+        assert_eq!(expand("${DISKMETER_FIO_TEST_BS}", &kw).unwrap(), "16k");
+        assert_eq!(expand("$ncpus", &kw).unwrap(), "8");
+        assert_eq!(expand("${DISKMETER_FIO_TEST_UNSET}x", &kw).unwrap(), "x");
+        assert_eq!(expand("$mb_memorym", &kw).unwrap(), "24000m");
+        assert_eq!(expand("a$pagesize-$other", &kw).unwrap(), "a4096-$other");
+        assert!(expand("${OPEN", &kw).is_err());
+        // Through a job file: numjobs=$ncpus, bs from the environment.
+        let j = one("[j]\nnumjobs=$ncpus\nbs=${DISKMETER_FIO_TEST_BS}\n");
+        assert_eq!(j.bs, 16 << 10);
+        assert_eq!(j.threads as usize, std::thread::available_parallelism().map_or(1, |n| n.get()));
+        assert!(system_var("mb_memory").unwrap().parse::<u64>().unwrap() > 0);
+        assert!(page_size() >= 4096);
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("diskmeter-fio-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        d
+    }
+
+    #[test]
+    fn include_splices_files_relative_to_the_includer() {
+        let d = scratch("include");
+        std::fs::write(d.join("sub/common.fio"), "[global]\nbs=64k\niodepth=8\n").unwrap();
+        std::fs::write(d.join("sub/job.fio"), "include common.fio\n[j]\nrw=randread\n").unwrap();
+        std::fs::write(d.join("main.fio"), "# top\ninclude sub/job.fio\n").unwrap();
+        let plan = read_jobfile(&d.join("main.fio"), &JobSpec::default()).unwrap();
+        let j = &plan.groups[0].jobs[0];
+        assert_eq!((j.bs, j.qd, j.rw), (64 << 10, 8, RwMode::RandRead));
+        // An error inside an included file names that file and its line.
+        std::fs::write(d.join("sub/common.fio"), "[global]\nbs=lots\n").unwrap();
+        let e = read_jobfile(&d.join("main.fio"), &JobSpec::default()).unwrap_err().to_string();
+        assert!(e.contains("common.fio:2:"), "{e}");
+        // A missing include is reported at the include line.
+        std::fs::write(d.join("sub/job.fio"), "include nothere.fio\n[j]\n").unwrap();
+        let e = read_jobfile(&d.join("main.fio"), &JobSpec::default()).unwrap_err().to_string();
+        assert!(e.contains("job.fio:1:") && e.contains("nothere.fio"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn include_loops_are_found() {
+        let d = scratch("loop");
+        std::fs::write(d.join("a.fio"), "include b.fio\n[j]\n").unwrap();
+        std::fs::write(d.join("b.fio"), "[global]\nbs=8k\ninclude a.fio\n").unwrap();
+        let e = read_jobfile(&d.join("a.fio"), &JobSpec::default()).unwrap_err().to_string();
+        assert!(e.contains("b.fio:3:") && e.contains("include loop"), "{e}");
+        std::fs::write(d.join("self.fio"), "include self.fio\n").unwrap();
+        let e = read_jobfile(&d.join("self.fio"), &JobSpec::default()).unwrap_err().to_string();
+        assert!(e.contains("include loop"), "{e}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn random_generator_is_accepted_with_a_note_and_io_submit_mode_inline() {
+        let plan = parse("[j]\nrandom_generator=lfsr\nio_submit_mode=inline\n");
+        assert_eq!(plan.notes.len(), 1);
+        assert_eq!(plan.notes[0].code, PlanNote::GENERATOR_SUBSTITUTED);
+        assert!(plan.notes[0].message.starts_with("t.fio:2: random_generator=lfsr"), "{}", plan.notes[0].message);
+        let (line, m) = fail("[j]\nrandom_generator=mt19937\n");
+        assert!(line == 2 && m.contains("tausworthe, lfsr"), "{m}");
+        let (line, m) = fail("[j]\nio_submit_mode=offload\n");
+        assert!(line == 2 && m.contains("offload"), "{m}");
+    }
+
+    #[test]
     fn zoned_with_a_remainder_zone() {
         // fio's own form: the last zone leaves out its area and takes the rest.
         let j = one("[j]\nrandom_distribution=zoned:50/5:30/15:20/\n");
@@ -1013,8 +1255,11 @@ mod tests {
             ("[j]\nrandom_distribution=zoned:50/50:40/50\n", 2, "t.fio:2: invalid value for random_distribution: \"zoned:50/50:40/50\": the zone percentages must each add up to 100"),
             ("[j]\nbuffer_compress_percentage=101\n", 2, "t.fio:2: invalid value for buffer_compress_percentage: 101 is above 100"),
             ("[j]\nfilename=/a:/b\n", 2, "t.fio:2: filename=/a:/b: several files in one job are not supported"),
-            ("[j]\nfilename=${DEV}\n", 2, "t.fio:2: filename=${DEV}: environment variable expansion is not supported"),
-            ("include other.fio\n", 1, "t.fio:1: include directives are not supported"),
+            // An unset variable expands to nothing, as in fio; the empty value is then refused.
+            ("[j]\nfilename=${DISKMETER_TEST_UNSET_VARIABLE}\n", 2, "t.fio:2: filename needs a value"),
+            ("[j]\nfilename=${DEV\n", 2, "t.fio:2: ${DEV: ${ without a closing }"),
+            ("[j]\ninclude\n", 2, "t.fio:2: include needs a file name"),
+            ("include other.fio\n", 1, "t.fio:1: cannot read the included file other.fio: it does not exist"),
             ("", 1, "t.fio:1: the file defines no jobs"),
             ("[global]\nbs=4k\n\n", 3, "t.fio:3: the file defines no jobs"),
             ("[j]\nrandseed=-1\n", 2, "t.fio:2: invalid value for randseed: \"-1\" is not a whole number"),

@@ -233,6 +233,8 @@ impl PlanNote {
     /// A job file asked for an I/O engine diskmeter does not have, and another one runs it
     /// (`ioengine=libaio` runs as io_uring; `sync`, `pvsync`, `pvsync2` as psync).
     pub const ENGINE_SUBSTITUTED: &'static str = "engine-substituted";
+    /// A job file named fio's `random_generator`: diskmeter's own generator draws the offsets.
+    pub const GENERATOR_SUBSTITUTED: &'static str = "generator-substituted";
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
