@@ -492,3 +492,23 @@ fn job_file_with_include_variables_and_fio_forms() {
     assert_eq!(areas, vec![5.0, 15.0, 80.0], "{}", r["spec"]["dist"]);
     assert!(warning_codes(&doc).contains(&"generator-substituted".to_string()), "{:?}", warning_codes(&doc));
 }
+
+/// fio's `io_size` (bytes to move, more or less than the region, wrapping around) and `loops`
+/// (the job's bytes that many times), on a job that is not time-based.
+#[test]
+fn io_size_and_loops_set_the_bytes_moved() {
+    let dir = tempdir();
+    std::fs::write(
+        dir.path().join("jobs.fio"),
+        "[global]\nioengine=null\nbs=64k\nsize=8m\n\
+         [more]\nrw=read\nio_size=32m\n\
+         [less]\nrw=randread\nio_size=2m\nstonewall\n\
+         [looped]\nrw=write\nloops=3\nstonewall\n",
+    )
+    .expect("write job file");
+    let doc = run_json(dm_in(dir.path()).args(["run", "jobs.fio"]));
+    let bytes = |i: usize, d: &str| u64_at(&results(&doc)[i][d], "bytes");
+    assert_eq!(bytes(0, "read"), 32 << 20, "io_size above the region wraps around");
+    assert_eq!(bytes(1, "read"), 2 << 20, "io_size below the region stops early");
+    assert_eq!(bytes(2, "write"), 24 << 20, "loops=3 moves the region three times");
+}

@@ -156,6 +156,8 @@ const SUPPORTED: &[&str] = &[
     "random_generator",
     "io_submit_mode",
     "include",
+    "io_size",
+    "io_limit",
 ];
 
 /// fio options diskmeter knows but does not support, with what to do instead.
@@ -174,9 +176,7 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         "rate" | "rate_min" | "rate_iops_min" | "rate_process" => {
             "diskmeter limits a job's rate in I/Os per second only; use rate_iops=N"
         }
-        "io_size" | "io_limit" | "number_ios" => {
-            "use size=SIZE (a job without time_based stops once size bytes are done)"
-        }
+        "number_ios" => "use io_size=BYTES (a job without time_based stops once that many bytes are done)",
         "kb_base" | "unit_base" => "diskmeter always uses binary size units (1k = 1024 bytes)",
         "end_fsync" | "fsync_on_close" | "fdatasync" | "sync" | "write_barrier" => {
             "use fsync=N to sync after every N writes"
@@ -754,13 +754,20 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "name" => s.name = Some(need(key, value, "randread-4k")?.to_string()),
         "loops" => {
-            let n: u64 = uint(key, need(key, value, "1")?, "1")?;
-            if n != 1 {
-                return Err(format!(
-                    "loops={n}: only loops=1 is supported; run diskmeter several times, or use a longer \
-                     runtime with time_based"
-                ));
+            let n: u32 = uint(key, need(key, value, "1")?, "1")?;
+            if n == 0 {
+                return Err("invalid value for loops: 0; give the number of times to run the job, 1 or more".into());
             }
+            s.job.loops = n;
+        }
+        "io_size" | "io_limit" => {
+            let v = need(key, value, "4g")?;
+            no_percent(key, v)?;
+            let b = parse_size(key, v).map_err(sv)?;
+            if b == 0 {
+                return Err(format!("invalid value for {key}: 0; give the bytes to move, e.g. {key}=4g"));
+            }
+            s.job.io_bytes = Some(b);
         }
         "buffer_compress_percentage" => {
             let p: u64 = uint(key, need(key, value, "50")?, "50")?;
@@ -1191,6 +1198,19 @@ mod tests {
     }
 
     #[test]
+    fn io_size_and_loops() {
+        let j = one("[j]\nsize=8m\nio_size=32m\nloops=2\n");
+        assert_eq!((j.io_bytes, j.loops), (Some(32 << 20), 2));
+        assert_eq!(one("[j]\nio_limit=1g\n").io_bytes, Some(1 << 30));
+        let (line, m) = fail("[j]\nloops=0\n");
+        assert!(line == 2 && m.contains("loops"), "{m}");
+        let (line, m) = fail("[j]\nio_size=50%\n");
+        assert!(line == 2 && m.contains("percent"), "{m}");
+        let (_, m) = fail("[j]\nnumber_ios=10\n");
+        assert!(m.contains("io_size"), "{m}");
+    }
+
+    #[test]
     fn zoned_with_a_remainder_zone() {
         // fio's own form: the last zone leaves out its area and takes the rest.
         let j = one("[j]\nrandom_distribution=zoned:50/5:30/15:20/\n");
@@ -1241,7 +1261,7 @@ mod tests {
             ("[j]\nrate_iops=500,100\n", 2, "t.fio:2: rate_iops=500,100: separate read and write rates are not supported"),
             ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
             ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),
-            ("[j]\nloops=3\n", 2, "t.fio:2: loops=3: only loops=1 is supported"),
+            ("[j]\nloops=0\n", 2, "t.fio:2: invalid value for loops: 0"),
             ("[j]\ndirect=2\n", 2, "t.fio:2: invalid value for direct: \"2\" is not 0 or 1; write direct (same as direct=1) or direct=0"),
             ("[j]\ntime_based=yes\n", 2, "t.fio:2: invalid value for time_based: \"yes\" is not 0 or 1"),
             ("[j]\nruntime=-1\n", 2, "t.fio:2: invalid value for runtime: \"-1\" is negative"),

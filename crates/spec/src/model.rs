@@ -177,10 +177,21 @@ pub struct JobSpec {
     /// are always reaped in batches.
     #[serde(default = "one")]
     pub submit_batch: u32,
+    /// Bytes the job moves before it stops when not time-based (fio `io_size`/`io_limit`);
+    /// `None` = the region once. May exceed the region: offsets wrap around.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_bytes: Option<u64>,
+    /// Times the job repeats its bytes when not time-based (fio `loops`).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub loops: u32,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl Default for JobSpec {
@@ -206,6 +217,8 @@ impl Default for JobSpec {
             direct: true,
             engine: EngineKind::IoUring,
             submit_batch: 1,
+            io_bytes: None,
+            loops: 1,
         }
     }
 }

@@ -69,8 +69,13 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
             _ => (s.threads as usize, s.qd),
         };
         let nblocks = j.region_len / s.bs;
-        let per_worker_limit =
-            if s.time_based { None } else { Some(j.region_len / workers as u64).map(|l| l.max(s.bs)) };
+        // Not time-based: the job moves its region once (or `io_bytes`), `loops` times.
+        let per_worker_limit = if s.time_based {
+            None
+        } else {
+            let total = s.io_bytes.unwrap_or(j.region_len).saturating_mul(u64::from(s.loops.max(1)));
+            Some((total / workers as u64).max(s.bs))
+        };
         let rate = s.rate_iops.map(|r| r as f64 / workers as f64);
         for w in 0..workers {
             let plan = WorkerPlan {
