@@ -9,6 +9,7 @@ mod common;
 use common::throttle::{written_bytes, SlcCache, Throttle};
 use common::*;
 use serde_json::Value;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,23 @@ impl Rig {
     fn name(&self) -> String {
         self.l.dev.file_name().expect("name").to_string_lossy().into_owned()
     }
+}
+
+/// The warning codes of a 1 s `run --rw RW` on `pts.img` in `dir`, with `state` as the device
+/// state directory.
+fn run_codes(dir: &Path, state: &Path, rw: &str) -> Vec<String> {
+    let o = output(dm_in(dir).env("DISKMETER_STATE_DIR", state).args([
+        "run",
+        "--target",
+        "pts.img",
+        "--rw",
+        rw,
+        "--runtime",
+        "1s",
+        "--json",
+    ]));
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    warning_codes(&json_of(&o))
 }
 
 fn steady_of(doc: &Value) -> &Value {
@@ -111,31 +129,10 @@ fn steady_on_a_file_purges_preconditions_and_reports_rounds() {
     assert_eq!(rec["purge_method"], "punch-hole");
     assert_eq!(rec["full_writes"], 1);
     // One pass is not PTS preconditioning: a run that writes says so.
-    let o = output(dm_in(dir.path()).env("DISKMETER_STATE_DIR", &state).args([
-        "run",
-        "--target",
-        "pts.img",
-        "--rw",
-        "randwrite",
-        "--runtime",
-        "1s",
-        "--json",
-    ]));
-    assert!(o.status.success(), "{}", stderr_of(&o));
-    let run = json_of(&o);
-    assert!(warning_codes(&run).contains(&"not-preconditioned".to_string()), "{:?}", warning_codes(&run));
+    let codes = run_codes(dir.path(), &state, "randwrite");
+    assert!(codes.contains(&"not-preconditioned".to_string()), "{codes:?}");
     // Reads only: no such warning.
-    let o = output(dm_in(dir.path()).env("DISKMETER_STATE_DIR", &state).args([
-        "run",
-        "--target",
-        "pts.img",
-        "--rw",
-        "randread",
-        "--runtime",
-        "1s",
-        "--json",
-    ]));
-    assert!(!warning_codes(&json_of(&o)).contains(&"not-preconditioned".to_string()));
+    assert!(!run_codes(dir.path(), &state, "randread").contains(&"not-preconditioned".to_string()));
 }
 
 #[test]
@@ -161,17 +158,7 @@ fn steady_with_full_preconditioning_leaves_no_warning_behind() {
     assert_eq!(tracking, ["4K 0/100 IOPS", "64K 65/35 IOPS", "4K 0/100 p99", "64K 65/35 p99"]);
     let html = std::fs::read_to_string(dir.path().join("steady.html")).expect("present");
     assert!(html.contains("<svg"), "the HTML report draws the steady-state chart");
-    let o = output(dm_in(dir.path()).env("DISKMETER_STATE_DIR", &state).args([
-        "run",
-        "--target",
-        "pts.img",
-        "--rw",
-        "randwrite",
-        "--runtime",
-        "1s",
-        "--json",
-    ]));
-    assert!(!warning_codes(&json_of(&o)).contains(&"not-preconditioned".to_string()));
+    assert!(!run_codes(dir.path(), &state, "randwrite").contains(&"not-preconditioned".to_string()));
 }
 
 #[test]

@@ -690,7 +690,7 @@ pub(crate) fn device_state_checks(doc: &mut ResultDoc, t: Option<&OpenTarget>, w
             }
         }
     }
-    if t.filled_to > 0 && t.filled_to >= t.probe.size_bytes.min(rec.as_ref().map_or(u64::MAX, |r| r.purged_bytes)) {
+    if t.filled_to > 0 {
         state::record_full_write(t, t.filled_to);
     }
 }

@@ -86,11 +86,25 @@ pub fn load(t: &OpenTarget) -> Option<Record> {
 /// Change the record of `t` (created when missing) and save it; the file is replaced
 /// atomically. Failure to save is ignored: the state only feeds warnings.
 pub fn update(t: &OpenTarget, f: impl FnOnce(&mut Record)) {
+    change(t, true, |r| {
+        f(r);
+        true
+    });
+}
+
+/// Read the file once, let `f` change `t`'s record (a new one only with `create`), and write
+/// the file back when `f` says it changed something.
+fn change(t: &OpenTarget, create: bool, f: impl FnOnce(&mut Record) -> bool) {
     let (Some(k), Some(path)) = (key(t), file()) else { return };
     let mut all = load_all();
+    if !create && !all.contains_key(&k) {
+        return;
+    }
     let r = all.entry(k).or_default();
     r.path = t.path.display().to_string();
-    f(r);
+    if !f(r) {
+        return;
+    }
     let Some(parent) = path.parent() else { return };
     if std::fs::create_dir_all(parent).is_err() {
         return;
@@ -110,9 +124,11 @@ pub fn now() -> f64 {
 /// A run wrote `[0, end)` of `t` whole (a fill): counts as one complete write of the purged
 /// range when it covers it.
 pub fn record_full_write(t: &OpenTarget, end: u64) {
-    if let Some(r) = load(t) {
-        if r.purged_at.is_some() && end >= r.purged_bytes && r.full_writes < u32::MAX {
-            update(t, |r| r.full_writes += 1);
+    change(t, false, |r| {
+        let counts = r.purged_at.is_some() && end >= r.purged_bytes;
+        if counts {
+            r.full_writes = r.full_writes.saturating_add(1);
         }
-    }
+        counts
+    });
 }

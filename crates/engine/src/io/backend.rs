@@ -52,7 +52,7 @@ pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> i32 {
 }
 
 /// `BLKDISCARD` (`_IO(0x12, 119)`).
-const BLKDISCARD: libc::c_ulong = (0x12 << 8) | 119;
+pub(crate) const BLKDISCARD: libc::c_ulong = (0x12 << 8) | 119;
 
 pub trait Backend {
     /// Queue one I/O. `buf_index` is the registered-buffer index of the slot's buffer.

@@ -6,8 +6,9 @@ use crate::target::OpenTarget;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// `BLKDISCARD` (`_IO(0x12, 119)`) and `BLKSECDISCARD` (`_IO(0x12, 125)`).
-const BLKDISCARD: libc::c_ulong = (0x12 << 8) | 119;
+use crate::io::backend::BLKDISCARD;
+
+/// `BLKSECDISCARD` (`_IO(0x12, 125)`).
 const BLKSECDISCARD: libc::c_ulong = (0x12 << 8) | 125;
 
 /// Discards go down in pieces of this size, so that a signal is seen between them.
