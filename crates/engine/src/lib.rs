@@ -2,10 +2,11 @@
 //!
 //! Two halves: [`io`] (engines, the worker's hot loop, the runner) and [`target`] (what is
 //! being measured: opening, probing, the safety guard, hole and zero evidence, fault
-//! injection). Whole commands live in the `app` crate.
+//! injection). [`verify`] is the I/O-free core of data verification. Whole commands live in the `app` crate.
 pub mod error;
 pub mod io;
 pub mod target;
+pub mod verify;
 
 // The modules' paths from before the split into `io/` and `target/` (`engine::runner::…`,
 // `engine::probe::…`, …), kept for the other crates.
