@@ -23,6 +23,9 @@
 pub mod checksum;
 pub mod chunk;
 pub mod diagnose;
+/// Only with the `fuzz` feature: for the fuzz target and its corpus replay test.
+#[cfg(feature = "fuzz")]
+#[doc(hidden)]
 pub mod fuzz_support;
 pub mod header;
 pub mod payload;

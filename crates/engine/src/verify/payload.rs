@@ -47,15 +47,29 @@ pub fn fill_pattern(pattern: &[u8], buf: &mut [u8]) {
         buf.fill(0);
         return;
     }
-    for c in buf.chunks_mut(pattern.len()) {
-        let n = c.len();
-        c.copy_from_slice(&pattern[..n]);
+    let first = pattern.len().min(buf.len());
+    buf[..first].copy_from_slice(&pattern[..first]);
+    // Doubling copies: every copy is a whole number of patterns long (but the last), so a
+    // few large memcpys replace one small copy per pattern.
+    let mut filled = first;
+    while filled < buf.len() {
+        let n = filled.min(buf.len() - filled);
+        buf.copy_within(..n, filled);
+        filled += n;
     }
 }
 
 /// Whether `buf` is `pattern` repeated from its first byte (false for an empty pattern).
 pub fn is_pattern(pattern: &[u8], buf: &[u8]) -> bool {
-    !pattern.is_empty() && buf.chunks(pattern.len()).all(|c| c == &pattern[..c.len()])
+    let p = pattern.len();
+    if p == 0 {
+        return false;
+    }
+    if buf.len() <= p {
+        return buf == &pattern[..buf.len()];
+    }
+    // Periodic with period p and starting with the pattern: one pass of two compares.
+    buf[..p] == *pattern && buf[p..] == buf[..buf.len() - p]
 }
 
 /// Longest accepted pattern (fio's limit is 512 bytes).
@@ -175,6 +189,17 @@ mod tests {
         assert!(is_pattern(&[1, 2, 3], &b));
         b[9] = 9;
         assert!(!is_pattern(&[1, 2, 3], &b));
+        assert!(is_pattern(&[1, 2, 3], &b[..2]) && !is_pattern(&[1, 2, 3], &[1, 3]));
+        for len in [0, 1, 4, 5, 511, 4000] {
+            let mut v = vec![7u8; len];
+            fill_pattern(b"abcde", &mut v);
+            assert!(v.iter().enumerate().all(|(i, &x)| x == b"abcde"[i % 5]));
+            assert!(is_pattern(b"abcde", &v));
+            if len > 0 {
+                v[len - 1] ^= 1;
+                assert!(!is_pattern(b"abcde", &v));
+            }
+        }
         assert!(!is_pattern(&[], &b));
     }
 }

@@ -324,6 +324,7 @@ proptest! {
             bytes[..4].copy_from_slice(b"DMVF");
         }
         let _ = decode_header(&bytes);
+        #[cfg(feature = "fuzz")]
         fuzz_support::exercise(&bytes);
     }
 
