@@ -154,7 +154,7 @@ fn check_block_layout(block: usize, interval: usize) -> Result<(), StampError> {
 ///
 /// For `expect.generation == 0` (never written) a chunk passes unless it holds a valid
 /// header of this run: such a chunk is either newer than the state or misdirected, which
-/// [`super::diagnose`] tells apart.
+/// [`super::diagnose()`] tells apart.
 pub fn check_chunk(chunk: &[u8], expect: &Expect, ctx: &Context<'_>) -> bool {
     if usize::try_from(expect.len).ok() != Some(chunk.len()) {
         return false;

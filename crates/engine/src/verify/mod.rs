@@ -13,12 +13,30 @@
 //! * write: [`stamp_block`] (or [`stamp_chunk`] per chunk) fills payload and header;
 //! * read: [`check_block`] / [`check_chunk`], true when header, fields and digest are right.
 //!
-//! Per failure (allocates): [`diagnose`] says what the bytes are — torn, stale, misdirected,
+//! Per failure (allocates): [`diagnose()`] says what the bytes are — torn, stale, misdirected,
 //! zeroed, unwritten, corrupt, or newer than expected (not a failure) — as a serializable
 //! [`Finding`] with a one-line [`Finding::summary`] and a hex dump.
 //!
 //! Between runs: [`VerifyState`] ([`save_state`], [`load_state`]) keeps the run id, seed,
 //! kind, interval, target identity and every chunk's generation.
+//!
+//! The API in one place:
+//! * options: [`CheckKind::parse`] / [`CheckKind::name`] (fio's `verify=`),
+//!   [`parse_pattern`] (`verify_pattern`), [`resolve_interval`] (`verify_interval`);
+//! * payloads: [`payload_seed`]`(run_seed, offset, generation)`, [`fill_payload`]`(seed, buf)`,
+//!   [`fill_pattern`]`(pattern, buf)`;
+//! * write: [`stamp_chunk`]`(chunk, &HeaderFields, kind, pattern)`,
+//!   [`stamp_block`]`(block, block_offset, interval, &BlockStamp, &Context, generation_of)`;
+//! * read: [`decode_header`]`(chunk) -> Result<Header, HeaderError>`,
+//!   [`check_chunk`]`(chunk, &Expect, &Context) -> bool`,
+//!   [`check_block`]`(block, block_offset, interval, &Context, expect_of, on_bad) -> failures`;
+//! * failures: [`diagnose()`]`(found, &Expect, &Context) -> Finding`, [`Finding::summary`],
+//!   [`Finding::is_failure`], [`expected_bytes`];
+//! * state: [`save_state`]`(path, &VerifyState)`, [`load_state`]`(path)`,
+//!   [`state::parse_state`]`(bytes)`.
+//!
+//! The `meta` kind checks headers only, as fio's does: a chunk whose header is right but
+//! whose tail sectors are torn passes [`check_chunk`].
 
 pub mod checksum;
 pub mod chunk;
