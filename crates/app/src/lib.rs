@@ -22,4 +22,5 @@ pub mod surface;
 #[cfg(test)]
 mod test_support;
 pub mod top;
+pub mod verify;
 pub use error::{Error, Result};

@@ -172,10 +172,21 @@ impl Outputs {
 /// interruption, or the fault that cut it short).
 pub fn status(doc: &ResultDoc) -> Result<()> {
     match &doc.error {
-        None => Ok(()),
+        None => verify_status(doc),
         Some(e) if e.kind == "interrupted" => Err(Error::Interrupted(e.message.clone())),
         Some(e) => Err(Error::Runtime(e.message.clone())),
     }
+}
+
+/// A verify failure is a failed run (exit 1), with its count and diagnoses in one line.
+fn verify_status(doc: &ResultDoc) -> Result<()> {
+    let Some(v) = doc.verify.as_ref().filter(|v| v.failures_total > 0) else { return Ok(()) };
+    let kinds = v.by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+    let s = if v.failures_total == 1 { "" } else { "s" };
+    Err(Error::Runtime(format!(
+        "verify failed: {} chunk{s} did not hold what was written ({kinds}); the result lists each",
+        v.failures_total
+    )))
 }
 
 /// Writes `text` to stdout; a closed pipe is not an error.

@@ -53,6 +53,103 @@ pub struct Options {
     pub sustained: bool,
     /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
     pub recovery: Option<String>,
+    pub verify: VerifyOptions,
+}
+
+/// `--verify` and its options as typed (the checksum kind is `Some` when `--verify` was given).
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    pub kind: Option<String>,
+    pub interval: Option<String>,
+    pub pattern: Option<String>,
+    pub only: bool,
+    pub state: Option<PathBuf>,
+    pub fatal: bool,
+    pub backlog: Option<String>,
+    pub no_pass: bool,
+}
+
+impl VerifyOptions {
+    /// True when any verify option was given.
+    fn any(&self) -> bool {
+        self.kind.is_some()
+            || self.interval.is_some()
+            || self.pattern.is_some()
+            || self.only
+            || self.state.is_some()
+            || self.fatal
+            || self.backlog.is_some()
+            || self.no_pass
+    }
+
+    /// The sub-options given without `--verify` (or `--verify-only`), by name.
+    fn loose(&self) -> Option<&'static str> {
+        if self.kind.is_some() || self.only {
+            return None;
+        }
+        [
+            ("--verify-interval", self.interval.is_some()),
+            ("--verify-pattern", self.pattern.is_some()),
+            ("--verify-state", self.state.is_some()),
+            ("--verify-fatal", self.fatal),
+            ("--verify-backlog", self.backlog.is_some()),
+            ("--no-verify-pass", self.no_pass),
+        ]
+        .into_iter()
+        .find(|(_, g)| *g)
+        .map(|(n, _)| n)
+    }
+
+    /// The verification these options ask for; `None` without `--verify` (or `--verify-only`).
+    /// With a job file, sub-options alone are applied to the jobs that verify
+    /// ([`apply`](Self::apply)).
+    fn spec(&self, jobfile: bool) -> Result<Option<spec::VerifySpec>, SpecError> {
+        if !self.any() {
+            return Ok(None);
+        }
+        if let Some(name) = self.loose() {
+            if jobfile {
+                return Ok(None);
+            }
+            return Err(SpecError::value(name, "it is an option of --verify; add --verify"));
+        }
+        let mut v = spec::VerifySpec::default();
+        if let Some(k) = &self.kind {
+            v.kind = spec::VerifyKind::parse(k).ok_or_else(|| {
+                SpecError::value("--verify", format!("unknown kind \"{k}\"; use one of {}", spec::VerifyKind::NAMES))
+            })?;
+        }
+        self.apply(&mut v)?;
+        Ok(Some(v))
+    }
+
+    /// Put the sub-options on a job's verification.
+    fn apply(&self, v: &mut spec::VerifySpec) -> Result<(), SpecError> {
+        if let Some(i) = &self.interval {
+            v.interval = Some(units::parse_size("--verify-interval", i)?);
+        }
+        if let Some(p) = &self.pattern {
+            v.pattern = Some(units::parse_verify_pattern("--verify-pattern", p)?);
+            if self.kind.is_none() {
+                v.kind = spec::VerifyKind::Pattern;
+            }
+        }
+        if let Some(b) = &self.backlog {
+            let n = units::parse_count("--verify-backlog", b)?;
+            if n == 0 {
+                return Err(SpecError::value("--verify-backlog", "must be at least 1 (writes between read-backs)"));
+            }
+            v.backlog = Some(n);
+        }
+        v.only |= self.only;
+        v.fatal |= self.fatal;
+        v.after_writes &= !self.no_pass;
+        if self.state.is_some() {
+            v.state = self.state.clone();
+        }
+        v.load_state |= self.only && v.state.is_some();
+        Ok(())
+    }
 }
 
 /// A validated `run`: the plan, and how its targets are opened.
@@ -79,6 +176,19 @@ impl Config {
                         for j in &mut g.jobs {
                             j.target = Some(t.clone());
                         }
+                    }
+                }
+                // --verify-fatal and the like, without --verify: for the jobs that verify.
+                if let Some(name) = o.verify.loose() {
+                    let mut any = false;
+                    for v in plan.groups.iter_mut().flat_map(|g| g.jobs.iter_mut()).filter_map(|j| j.verify.as_mut()) {
+                        o.verify.apply(v)?;
+                        any = true;
+                    }
+                    if !any {
+                        return Err(Error::usage(format!(
+                            "{name}: no job of the job file verifies its data; add --verify (or verify= to the jobs)"
+                        )));
                     }
                 }
                 plan
@@ -230,6 +340,7 @@ fn job_defaults(o: &Options) -> Result<JobSpec, SpecError> {
     if let Some(s) = o.seed {
         j.seed = s;
     }
+    j.verify = o.verify.spec(o.jobfile.is_some())?;
     j.direct = !o.flags.buffered;
     j.target = o.target.clone();
     Ok(j)
@@ -289,6 +400,7 @@ fn run_plan(
     engine::memory::check(&need, njobs, &engine::memory::Knobs::CLI)?;
     let pinned = plan.groups.iter().map(|g| engine::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
     engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    crate::verify::precheck(&jobs, default_target)?;
 
     // Open every distinct target once (validating everything before any I/O starts).
     let mut paths: BTreeMap<PathBuf, Vec<&JobSpec>> = BTreeMap::new();
@@ -322,26 +434,63 @@ fn run_plan(
         doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, 0));
     }
     let mut region = 0u64;
+    let verified_jobs = jobs.iter().filter(|j| j.verify.is_some()).count();
+    let mut verified: Vec<crate::verify::Verified> = Vec::new();
+    let mut job_index = 0u32;
 
     for g in &plan.groups {
         let mut bound = Vec::with_capacity(g.jobs.len());
+        let first_verified = verified.len();
+        let mut fds = Vec::new();
         for j in &g.jobs {
-            let t = if !j.engine.uses_target() {
-                None
-            } else {
-                targets.get(&j.target.clone().unwrap_or_else(|| default_target.to_path_buf()))
-            };
-            let b = bind(j, t)?;
+            let path = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
+            let t = if !j.engine.uses_target() { None } else { targets.get(&path) };
+            let mut b = bind(j, t)?;
             region = region.max(b.region_len);
-            bound.push(b);
+            let size = t.map_or(0, |t| t.probe.size_bytes);
+            if let Some(v) = crate::verify::prepare(&mut b, job_index, verified_jobs, &path, size)? {
+                verified.push(v);
+                fds.push(b.fd);
+            }
+            job_index += 1;
+            if crate::verify::runs_workload(j) {
+                bound.push(b);
+            }
         }
         let label = g.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(" + ");
         let planned = g.jobs.iter().map(|j| j.ramp + j.runtime).max();
-        obs.phase(&label, planned.filter(|d| !d.is_zero()));
-        let out = run_group(&bound, g.group_reporting, &opts.ctl, &mut |t| obs.tick(t));
-        obs.phase_done();
-        let out = out?;
+        let out = if bound.is_empty() {
+            engine::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false }
+        } else {
+            obs.phase(&label, planned.filter(|d| !d.is_zero()));
+            let group_verified = &mut verified[first_verified..];
+            let out = run_group(&bound, g.group_reporting, &opts.ctl, &mut |t| {
+                // Each second: the state file follows the acknowledged writes (a power cut loses
+                // at most the last second's record, and a later check counts those as newer).
+                for v in group_verified.iter_mut() {
+                    let _ = v.save(false);
+                }
+                obs.tick(t)
+            });
+            obs.phase_done();
+            out?
+        };
         let stop = out.error.is_some() || out.interrupted;
+        let mut verify_error = None;
+        for (v, fd) in verified[first_verified..].iter_mut().zip(fds) {
+            v.save(true)?;
+            if !stop && !opts.ctl.stop.load(Ordering::Relaxed) {
+                obs.phase(&format!("verifying {}", v.job.name), None);
+                v.read_back(fd, &opts.ctl.stop);
+                obs.phase_done();
+                if let Some(e) = v.read_back_error() {
+                    verify_error.get_or_insert_with(|| stats::ErrorInfo::new("io", e.to_string()));
+                }
+            }
+        }
+        let stop = stop || verify_error.is_some() || opts.ctl.stop.load(Ordering::Relaxed);
+        let error = out.error.or(verify_error);
+        let interrupted = out.interrupted || (error.is_none() && stop);
         for r in out.results {
             if !stop && opts.ceiling_check {
                 ceiling_check(&mut doc, &r, &opts.ctl);
@@ -351,9 +500,21 @@ fn run_plan(
             doc.results.push(r);
         }
         if stop {
-            finish_error(&mut doc, out.error, out.interrupted);
+            finish_error(&mut doc, error, interrupted);
             break;
         }
+    }
+    doc.verify = crate::verify::section(&verified);
+    if let Some(v) = doc.verify.as_ref().filter(|v| v.failures_total > 0) {
+        let kinds = v.by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+        doc.warn(codes::VERIFY_FAILED, format!("{} verified chunks failed: {kinds}", v.failures_total));
+    }
+    if verified.iter().any(|v| !jobs.iter().any(|j| j.name == v.job.name && j.direct)) {
+        doc.warn(
+            codes::VERIFY_BUFFERED,
+            "verified with buffered I/O: reads may have come from the page cache, not the device; verify with \
+             direct I/O to check the device",
+        );
     }
     if all_null {
         doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, region));

@@ -105,6 +105,8 @@ impl TargetFlags {
                 register_buffers: !self.no_register_buffers,
                 // Test-only (feature `fault-injection`): DISKMETER_NULL_FAULT=eio@N; `None` in a release build.
                 null_fault: engine::fault::null_fault_from_env(),
+                // Test-only as well: the write faults of DISKMETER_FAULTS (drop, misdirect, torn, …).
+                write_faults: engine::fault::write_faults_from_env(),
                 pin_workers: !self.no_pin,
                 keep_histograms: self.histograms,
             },
@@ -280,6 +282,7 @@ pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
         stop: Default::default(),
         register_buffers: false,
         null_fault: None,
+        write_faults: None,
         pin_workers: ctl.pin_workers,
         keep_histograms: false,
     };

@@ -270,6 +270,40 @@ pub struct SustainedArgs {
     pub recovery: Option<String>,
 }
 
+/// `run --verify` and its options.
+#[derive(Debug, Args, Clone)]
+pub struct VerifyArgs {
+    /// Verify the data: every written chunk carries a header (offset, job, generation, time,
+    /// seed, checksum); reads check it, and after the writes every written chunk is read back.
+    /// A failure is diagnosed (torn, stale, misdirected, zeroed, unwritten, corrupt) and makes
+    /// the exit status 1. KIND: crc32c, md5, sha256, xxhash, meta, pattern [default: crc32c].
+    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "crc32c")]
+    pub verify: Option<String>,
+    /// Bytes per checked chunk, each with its own header [default: the block size].
+    #[arg(long, value_name = "SIZE")]
+    pub verify_interval: Option<String>,
+    /// The payload of --verify pattern (0xdeadbeef, "text", or decimal bytes).
+    #[arg(long, value_name = "PATTERN")]
+    pub verify_pattern: Option<String>,
+    /// Write nothing: read the region and check what an earlier --verify run wrote (against
+    /// --verify-state when given: acknowledged writes that were lost are found).
+    #[arg(long)]
+    pub verify_only: bool,
+    /// Save the generation of every acknowledged write here (each second and at the end); with
+    /// --verify-only, check against it. A run, a power cut, then --verify-only: a power-loss test.
+    #[arg(long, value_name = "FILE")]
+    pub verify_state: Option<PathBuf>,
+    /// Stop at the first verify failure.
+    #[arg(long)]
+    pub verify_fatal: bool,
+    /// Every N writes, read back and check those N blocks before writing on.
+    #[arg(long, value_name = "N")]
+    pub verify_backlog: Option<String>,
+    /// Check reads as they complete, but skip the read-back of everything written at the end.
+    #[arg(long)]
+    pub no_verify_pass: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// An fio job file; command-line workload options then act as defaults for its jobs.
@@ -336,6 +370,8 @@ pub struct RunArgs {
     pub prefill: bool,
     #[command(flatten)]
     pub sustained: SustainedArgs,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
     #[command(flatten)]
     pub hosts: HostsArgs,
     #[command(flatten)]
@@ -543,6 +579,16 @@ impl From<&RunArgs> for app::run::Options {
             prefill: a.prefill,
             sustained: a.sustained.sustained,
             recovery: a.sustained.recovery.clone(),
+            verify: app::run::VerifyOptions {
+                kind: a.verify.verify.clone(),
+                interval: a.verify.verify_interval.clone(),
+                pattern: a.verify.verify_pattern.clone(),
+                only: a.verify.verify_only,
+                state: a.verify.verify_state.clone(),
+                fatal: a.verify.verify_fatal,
+                backlog: a.verify.verify_backlog.clone(),
+                no_pass: a.verify.no_verify_pass,
+            },
             flags: app::session::TargetFlags { histograms: a.hosts.histograms, ..(&a.target_args).into() },
             start_at: a.hosts.start_at.clone(),
             rank: Default::default(),

@@ -86,6 +86,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
             out.push_str(&crate::replay_text::csv(doc));
             // --sustained: MB/s per second of the write, after an empty line.
             out.push_str(&crate::steady_text::sustained_csv(doc));
+            // --verify: one row per listed failure, after an empty line.
+            out.push_str(&crate::verify_text::csv(doc));
             out
         }
     }

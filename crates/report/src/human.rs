@@ -44,6 +44,8 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     out.push_str(&crate::replay_text::human(doc));
     // `--sustained`: the write cliff and its recovery, after the job figures.
     out.push_str(&crate::steady_text::sustained_human(doc));
+    // `--verify`: what was checked and every failure, diagnosed.
+    out.push_str(&crate::verify_text::human(doc));
     footer(doc, &mut out);
     out
 }

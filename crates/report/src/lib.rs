@@ -23,6 +23,7 @@ mod replay_text;
 mod sla_text;
 mod steady_text;
 mod surface_text;
+mod verify_text;
 
 pub use cache_text::trace_summary;
 pub use compare_text::compare_error;

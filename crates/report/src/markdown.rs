@@ -41,6 +41,7 @@ pub(crate) fn render(doc: &ResultDoc) -> String {
     out.push_str(&crate::cluster_text::markdown(doc));
     out.push_str(&crate::replay_text::markdown(doc));
     out.push_str(&crate::steady_text::sustained_markdown(doc));
+    out.push_str(&crate::verify_text::markdown(doc));
     problems(doc, &mut out);
     out
 }

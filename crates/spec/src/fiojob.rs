@@ -55,7 +55,8 @@
 //! error of the form `FILE:LINE: message`.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode};
+use crate::model::{DataPattern, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode, VerifyKind, VerifySpec};
+use crate::units;
 use crate::units::{parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit};
 use crate::validate::{check_job, Field, Style};
 use std::collections::{HashMap, HashSet};
@@ -158,6 +159,15 @@ const SUPPORTED: &[&str] = &[
     "include",
     "io_size",
     "io_limit",
+    "verify",
+    "verify_interval",
+    "verify_pattern",
+    "do_verify",
+    "verify_only",
+    "verify_backlog",
+    "verify_fatal",
+    "verify_state_save",
+    "verify_state_load",
 ];
 
 /// fio options diskmeter knows but does not support, with what to do instead.
@@ -189,8 +199,21 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         "startdelay" => "use stonewall to run jobs one after another",
         "offset_increment" | "percentage_random" | "rw_sequencer" | "zonemode" | "zonesize" | "zonerange"
         | "zoneskip" => "this access-pattern option is not supported; remove it",
-        "verify" | "do_verify" | "verify_pattern" | "verify_fatal" => {
-            "data verification is not supported; use `diskmeter surface` to check a device"
+        "verify_async"
+        | "verify_async_cpus"
+        | "verify_offset"
+        | "verify_dump"
+        | "verify_write_sequence"
+        | "verify_header_seed"
+        | "experimental_verify"
+        | "verifysort"
+        | "verifysort_nr"
+        | "trim_percentage"
+        | "trim_verify_zero"
+        | "trim_backlog"
+        | "verify_backlog_batch" => {
+            "this verify option is not supported; diskmeter's verify (verify=, verify_interval, verify_pattern, \
+             do_verify, verify_only, verify_backlog, verify_fatal, verify_state_save/load) covers the rest"
         }
         "write_bw_log" | "write_lat_log" | "write_iops_log" | "write_hist_log" | "log_avg_msec" | "per_job_logs" => {
             "fio log files are not produced; use --json for per-second series"
@@ -229,6 +252,12 @@ struct Settings {
     name: Option<String>,
     /// `ioengine` named an engine diskmeter runs with another one: (the name given, line).
     engine_substituted: Option<(String, usize)>,
+    /// fio's verify options; verification is on when `verify` named a checksum (or
+    /// `verify_pattern` was given without one).
+    verify: VerifySpec,
+    verify_on: Option<bool>,
+    /// `verify_state_save`/`verify_state_load`: fio's state file, named after the job.
+    verify_state: (bool, bool),
 }
 
 impl Settings {
@@ -246,6 +275,9 @@ impl Settings {
             group_reporting: false,
             name: None,
             engine_substituted: None,
+            verify: defaults.verify.clone().unwrap_or_default(),
+            verify_on: defaults.verify.as_ref().map(|_| true),
+            verify_state: (false, false),
         }
     }
 }
@@ -742,6 +774,40 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             // fio treats 0 as "the default", which is 1.
             s.job.submit_batch = uint::<u32>(key, need(key, value, "1")?, "1")?.max(1)
         }
+        "verify" => {
+            let v = need(key, value, "crc32c")?;
+            if v == "0" || v == "null" {
+                s.verify_on = Some(false);
+            } else {
+                s.verify.kind = VerifyKind::parse(v).ok_or_else(|| {
+                    format!("invalid value for verify: \"{v}\" is not supported; use one of {}", VerifyKind::NAMES)
+                })?;
+                s.verify_on = Some(true);
+            }
+            s.lines.insert(Field::Verify, line);
+        }
+        "verify_interval" => {
+            s.verify.interval = Some(parse_size(key, need(key, value, "4k")?).map_err(sv)?);
+            s.lines.insert(Field::VerifyInterval, line);
+        }
+        "verify_pattern" => {
+            s.verify.pattern = Some(units::parse_verify_pattern(key, need(key, value, "0xdeadbeef")?).map_err(sv)?);
+            // As fio: a pattern without verify= verifies with it.
+            if s.verify_on.is_none() {
+                s.verify.kind = VerifyKind::Pattern;
+                s.verify_on = Some(true);
+            }
+            s.lines.insert(Field::Verify, line);
+        }
+        "do_verify" => s.verify.after_writes = boolean(key, value)?,
+        "verify_only" => s.verify.only = boolean(key, value)?,
+        "verify_fatal" => s.verify.fatal = boolean(key, value)?,
+        "verify_backlog" => {
+            let n: u64 = uint(key, need(key, value, "1024")?, "1024")?;
+            s.verify.backlog = (n > 0).then_some(n);
+        }
+        "verify_state_save" => s.verify_state.0 = boolean(key, value)?,
+        "verify_state_load" => s.verify_state.1 = boolean(key, value)?,
         "randseed" => s.randseed = Some(uint(key, need(key, value, "42")?, "42")?),
         "randrepeat" => s.randrepeat = boolean(key, value)?,
         "stonewall" | "wait_for_previous" | "new_group" => {
@@ -857,6 +923,15 @@ fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) ->
     } else if !s.randrepeat {
         job.seed = time_seed(&job.name);
     }
+    job.verify = (s.verify_on == Some(true)).then(|| {
+        let mut v = s.verify;
+        // fio's state file is named after the job; `--verify-state FILE` overrides it.
+        if (s.verify_state.0 || s.verify_state.1) && v.state.is_none() {
+            v.state = Some(PathBuf::from(format!("{}-verify.state", job.name)));
+        }
+        v.load_state |= s.verify_state.1;
+        v
+    });
     if let Err(p) = check_job(&job, Style::Fio) {
         let line = match p.field {
             Field::Runtime => s.lines.get(&Field::Runtime).copied().or(s.time_based_line),
@@ -1208,6 +1283,36 @@ mod tests {
         assert!(line == 2 && m.contains("percent"), "{m}");
         let (_, m) = fail("[j]\nnumber_ios=10\n");
         assert!(m.contains("io_size"), "{m}");
+    }
+
+    #[test]
+    fn verify_options_map_to_the_job() {
+        let j = one("[j]\nverify=md5\nverify_interval=512\ndo_verify=0\nverify_fatal=1\nverify_backlog=64\n\
+             verify_state_save=1\n");
+        let v = j.verify.expect("verified");
+        assert_eq!(
+            (v.kind, v.interval, v.after_writes, v.fatal, v.backlog),
+            (VerifyKind::Md5, Some(512), false, true, Some(64))
+        );
+        assert_eq!(v.state.as_deref(), Some(Path::new("j-verify.state")));
+        assert!(!v.load_state);
+        // A pattern alone verifies with it (as fio); verify=0 turns verification off.
+        let p = one("[j]\nverify_pattern=0xfeed\n").verify.expect("pattern verifies");
+        assert_eq!((p.kind, p.pattern), (VerifyKind::Pattern, Some(vec![0xfe, 0xed])));
+        assert!(one("[j]\nverify=0\n").verify.is_none());
+        assert!(one("[j]\nverify_interval=4k\n").verify.is_none(), "sub-options alone do not verify");
+        let only = one("[j]\nrw=read\nverify=crc32c-intel\nverify_only\nverify_state_load=1\n").verify.expect("v");
+        assert!(only.only && only.load_state && only.kind == VerifyKind::Crc32c);
+        let (line, m) = fail("[j]\nverify=crc7\n");
+        assert!(line == 2 && m.contains("crc32c, md5"), "{m}");
+        let (line, m) = fail("[j]\nverify=crc32c\nverify_interval=100\n");
+        assert!(line == 3 && m.contains("verify_interval"), "{m}");
+        let (line, m) = fail("[j]\nioengine=null\nverify=md5\n");
+        assert!(line == 3 && m.contains("nothing to verify"), "{m}");
+        let (line, m) = fail("[j]\nverify=pattern\n");
+        assert!(line == 2 && m.contains("verify_pattern"), "{m}");
+        let (line, m) = fail("[j]\nverify_async=4\n");
+        assert!(line == 2 && m.contains("verify option is not supported"), "{m}");
     }
 
     #[test]

@@ -184,6 +184,100 @@ pub struct JobSpec {
     /// Times the job repeats its bytes when not time-based (fio `loops`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub loops: u32,
+    /// Data verification (`run --verify`, fio `verify=`): every written block carries a
+    /// checked header; reads check it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySpec>,
+}
+
+/// How a job's data is verified (`run --verify`; fio's `verify*` options).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifySpec {
+    /// The checksum over each chunk's payload (fio `verify=`).
+    pub kind: VerifyKind,
+    /// Bytes per checked chunk, each with its own header (fio `verify_interval`); `None` =
+    /// the job's smallest block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<u64>,
+    /// The payload of `pattern` verification (fio `verify_pattern`), as bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<Vec<u8>>,
+    /// Read back and check every written chunk once the writes end (fio `do_verify`).
+    pub after_writes: bool,
+    /// Write nothing: read and check what an earlier run wrote (fio `verify_only`).
+    pub only: bool,
+    /// Stop at the first failure (fio `verify_fatal`).
+    pub fatal: bool,
+    /// Every N writes, read back and check those N blocks before going on (fio `verify_backlog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog: Option<u64>,
+    /// Where the generations of acknowledged writes are saved, and read by a later
+    /// verify-only run (`--verify-state`; fio `verify_state_save`/`verify_state_load`).
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "lossy_path")]
+    pub state: Option<PathBuf>,
+    /// Load `state` and check against it (a second run after a power cut).
+    #[serde(default)]
+    pub load_state: bool,
+}
+
+impl Default for VerifySpec {
+    fn default() -> Self {
+        Self {
+            kind: VerifyKind::Crc32c,
+            interval: None,
+            pattern: None,
+            after_writes: true,
+            only: false,
+            fatal: false,
+            backlog: None,
+            state: None,
+            load_state: false,
+        }
+    }
+}
+
+/// The checksum of verified chunks, with fio's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyKind {
+    Crc32c,
+    Md5,
+    Sha1,
+    Sha256,
+    Xxhash,
+    /// Only the header is checked (offset, job, generation, run), not the payload.
+    Meta,
+    /// The payload is `verify_pattern` repeated, and must read back as exactly that.
+    Pattern,
+}
+
+impl VerifyKind {
+    pub const NAMES: &'static str = "crc32c, md5, sha1, sha256, xxhash, meta, pattern";
+
+    /// fio's names, and its aliases of the same checksum (`crc32c-intel`, `crc32c-arm64`).
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "crc32c" | "crc32c-intel" | "crc32c-arm64" | "1" => Self::Crc32c,
+            "md5" => Self::Md5,
+            "sha1" => Self::Sha1,
+            "sha256" => Self::Sha256,
+            "xxhash" => Self::Xxhash,
+            "meta" => Self::Meta,
+            "pattern" => Self::Pattern,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Crc32c => "crc32c",
+            Self::Md5 => "md5",
+            Self::Sha1 => "sha1",
+            Self::Sha256 => "sha256",
+            Self::Xxhash => "xxhash",
+            Self::Meta => "meta",
+            Self::Pattern => "pattern",
+        }
+    }
 }
 
 fn one() -> u32 {
@@ -219,6 +313,7 @@ impl Default for JobSpec {
             submit_batch: 1,
             io_bytes: None,
             loops: 1,
+            verify: None,
         }
     }
 }

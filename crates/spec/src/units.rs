@@ -486,6 +486,50 @@ pub fn format_bs_label(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// fio's `verify_pattern`: a sequence of `0x` hex byte strings (`0xdeadbeef`: bytes in the
+/// order written), quoted strings (`"abc"` or `'abc'`) and decimal numbers (one byte each,
+/// 0–255), written one after another (`0xff"tag"`).
+pub fn parse_verify_pattern(key: &str, s: &str) -> Result<Vec<u8>, SpecError> {
+    let bad =
+        |why: &str| SpecError::value(key, format!("\"{s}\" {why}; write e.g. {key}=0xdeadbeef or {key}=\"text\""));
+    let mut out = Vec::new();
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let end = hex.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(hex.len());
+            let digits = &hex[..end];
+            if digits.is_empty() {
+                return Err(bad("has 0x without hex digits"));
+            }
+            // An odd number of digits is a leading zero nibble (0xabc = 0x0abc).
+            let padded = if digits.len() % 2 == 1 { format!("0{digits}") } else { digits.to_string() };
+            for i in (0..padded.len()).step_by(2) {
+                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|_| bad("is not hex"))?);
+            }
+            rest = &hex[end..];
+        } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+            let body = &rest[1..];
+            let close = body.find(q).ok_or_else(|| bad("has a quote that is not closed"))?;
+            out.extend_from_slice(&body.as_bytes()[..close]);
+            rest = &body[close + 1..];
+        } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
+            let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let n: u8 = rest[..end].parse().map_err(|_| bad("has a decimal number above 255"))?;
+            out.push(n);
+            rest = &rest[end..];
+        } else if rest.starts_with('%') {
+            return Err(bad("uses a % format (fio's %o offset), which is not supported"));
+        } else {
+            return Err(bad("is not hex (0x…), a quoted string or a decimal byte"));
+        }
+        rest = rest.trim_start();
+    }
+    if out.is_empty() {
+        return Err(bad("is empty"));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -732,6 +776,18 @@ mod tests {
         assert_eq!(format_bs_label(512), "512B");
         for n in [0, 1, 512, 4096, 1536, MIB + MIB / 2, 1152, 3 * TIB] {
             assert_eq!(size(&format_size(n)), n);
+        }
+    }
+
+    #[test]
+    fn verify_patterns_in_fio_forms() {
+        assert_eq!(parse_verify_pattern("p", "0xdeadbeef").unwrap(), vec![0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(parse_verify_pattern("p", "0xabc").unwrap(), vec![0x0a, 0xbc]);
+        assert_eq!(parse_verify_pattern("p", "\"ab\"0xff 7").unwrap(), vec![b'a', b'b', 0xff, 7]);
+        assert_eq!(parse_verify_pattern("p", "'x'").unwrap(), vec![b'x']);
+        for bad in ["", "0x", "0xzz", "\"open", "256", "%o", "word"] {
+            let e = parse_verify_pattern("verify_pattern", bad).unwrap_err().to_string();
+            assert!(e.contains("verify_pattern") && e.contains("0xdeadbeef"), "{bad}: {e}");
         }
     }
 }

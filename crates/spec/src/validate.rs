@@ -36,6 +36,8 @@ pub(crate) enum Field {
     RateIops,
     Dist,
     Data,
+    Verify,
+    VerifyInterval,
 }
 
 /// How options are spelled in messages: as CLI flags or as fio job-file options.
@@ -58,6 +60,10 @@ impl Style {
             (Style::Cli, Field::RateIops) => "--rate-iops",
             (Style::Cli, Field::Dist) => "--dist",
             (Style::Cli, Field::Data) => "--data",
+            (Style::Cli, Field::Verify) => "--verify",
+            (Style::Cli, Field::VerifyInterval) => "--verify-interval",
+            (Style::Fio, Field::Verify) => "verify",
+            (Style::Fio, Field::VerifyInterval) => "verify_interval",
             (Style::Fio, Field::Bs) => "bs",
             (Style::Fio, Field::Qd) => "iodepth",
             (Style::Fio, Field::Threads) => "numjobs",
@@ -189,6 +195,51 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
         if pct > 100 {
             return fail(Field::Data, format!("a compressible share of {pct}% is above 100%; use 0 to 100"));
         }
+    }
+    if let Some(v) = &job.verify {
+        check_verify(job, v, st)?;
+    }
+    Ok(())
+}
+
+/// Smallest verify chunk: the 96-byte header and some payload in one sector.
+pub const MIN_VERIFY_INTERVAL: u64 = 512;
+
+/// Verification needs a target, chunks of whole sectors that divide every block, and a pattern
+/// for `pattern`.
+fn check_verify(job: &JobSpec, v: &crate::model::VerifySpec, st: Style) -> Result<(), Problem> {
+    let fail = |field, message: String| Err(Problem { field, message });
+    if !job.engine.uses_target() {
+        return fail(
+            Field::Verify,
+            format!(
+                "the {} engine stores no data, so there is nothing to verify; use io_uring or psync",
+                job.engine.name()
+            ),
+        );
+    }
+    if v.kind == crate::model::VerifyKind::Pattern && v.pattern.is_none() {
+        let p = match st {
+            Style::Cli => "--verify-pattern 0xdeadbeef",
+            Style::Fio => "verify_pattern=0xdeadbeef",
+        };
+        return fail(Field::Verify, format!("pattern verification needs the pattern; add {p}"));
+    }
+    let interval = v.interval.unwrap_or(job.bs);
+    if interval < MIN_VERIFY_INTERVAL
+        || !interval.is_multiple_of(MIN_VERIFY_INTERVAL)
+        || !job.bs.is_multiple_of(interval)
+    {
+        return fail(
+            Field::VerifyInterval,
+            format!(
+                "a verify chunk of {} does not fit: it must be whole 512-byte sectors and divide the block size {}; \
+                 use e.g. {}",
+                format_size(interval),
+                format_size(job.bs),
+                st.example(Field::VerifyInterval, "4k")
+            ),
+        );
     }
     Ok(())
 }

@@ -61,3 +61,8 @@ pub const NOT_STEADY: &str = "not-steady";
 /// `steady`: the purge the target allows could not be done (figures start from its
 /// current state).
 pub const NOT_PURGED: &str = "not-purged";
+/// `run --verify` found data that does not match what was written (the `verify` section lists
+/// each failure with its diagnosis; the exit status is 1).
+pub const VERIFY_FAILED: &str = "verify-failed";
+/// `run --verify` on buffered I/O: reads may come from the page cache, not the device.
+pub const VERIFY_BUFFERED: &str = "verify-buffered";

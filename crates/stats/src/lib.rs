@@ -3,7 +3,7 @@
 //!
 //! Modules depend on each other in one direction only (each uses only those above it):
 //! `codes`, `lat`, `infer` → `hist`, `sla`, `compare`, `cache`, `surface`,
-//! `device`, `replay`, `profile`, `steady` → `model` → `compare_docs`.
+//! `device`, `replay`, `profile`, `steady`, `verify` → `model` → `compare_docs`.
 
 pub mod cache;
 pub mod cluster;
@@ -20,6 +20,7 @@ pub mod replay;
 pub mod sla;
 pub mod steady;
 pub mod surface;
+pub mod verify;
 
 pub use cluster::{
     ClusterJob, ClusterResult, ClusterSource, Histograms, HostFigures, IntervalHistograms, MeasuredWindow, RankInfo,

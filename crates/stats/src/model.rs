@@ -75,6 +75,9 @@ pub struct ResultDoc {
     /// `--sustained` (`mark`, `run`): MB/s against bytes written, the cliff, recovery.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sustained: Option<crate::steady::SustainedResult>,
+    /// `run --verify`: what was checked, and every failure with its diagnosis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::verify::VerifyResult>,
 }
 
 impl ResultDoc {
@@ -100,6 +103,7 @@ impl ResultDoc {
             profile: None,
             steady: None,
             sustained: None,
+            verify: None,
         }
     }
 

@@ -310,6 +310,7 @@ pub fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
         stop: ctl.stop.clone(),
         register_buffers: false,
         null_fault: None,
+        write_faults: None,
         pin_workers: ctl.pin_workers,
         keep_histograms: false,
     };

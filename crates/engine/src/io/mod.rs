@@ -6,6 +6,8 @@
 //! [`buffers`] and [`offsets`] are what the worker touches per I/O; [`memory`] is what a
 //! plan of workers will allocate, checked before any of them starts. [`replay`] is the
 //! other issuing loop: a block trace's requests at their own times, one ring per target.
+//! [`verifier`] is `--verify`'s table of chunk generations, touched per I/O by the workers of
+//! a verified job.
 pub mod backend;
 pub mod buffers;
 pub mod mem;
@@ -13,4 +15,5 @@ pub mod memory;
 pub mod offsets;
 pub mod replay;
 pub mod runner;
+pub mod verifier;
 pub mod worker;

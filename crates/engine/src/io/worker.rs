@@ -8,6 +8,7 @@
 use crate::io::backend::{Backend, Op};
 use crate::io::buffers::{stamp, BufferPool};
 use crate::io::offsets::OffsetGen;
+use crate::io::verifier::VerifyJob;
 use spec::DataPattern;
 use stats::LatHist;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -103,6 +104,8 @@ pub struct WorkerPlan {
     pub split_buffers: bool,
     /// Submit once this many I/Os are queued (1 = each at once).
     pub submit_batch: u32,
+    /// `--verify`: the job's chunk generations; writes are stamped, reads checked.
+    pub verify: Option<Arc<VerifyJob>>,
 }
 
 struct Slot {
@@ -159,7 +162,7 @@ pub fn run<B: Backend>(
         let now = w.now();
         w.advance(now);
         w.account_depth(now);
-        w.reap(backend, now);
+        w.reap(backend, pool, now);
     }
     let stop_ns = w.now();
     w.close_window(stop_ns);
@@ -276,7 +279,18 @@ struct WorkerState<'a> {
     live: LiveCounts,
     /// Last moment (ns since `t0`) completions were counted.
     last_measured: u64,
+    /// `--verify-backlog N`: the last N acknowledged writes, read back before writing on.
+    backlog: Option<Backlog>,
     end: WorkerEnd,
+}
+
+/// fio's `verify_backlog`: the offsets of the last `cap` acknowledged writes; once full, they
+/// are read back (and checked) before any further write.
+struct Backlog {
+    offsets: Vec<u64>,
+    cap: usize,
+    draining: bool,
+    next: usize,
 }
 
 impl<'a> WorkerState<'a> {
@@ -310,6 +324,10 @@ impl<'a> WorkerState<'a> {
             issued_bytes: 0,
             live: LiveCounts::default(),
             last_measured: 0,
+            backlog: plan.verify.as_ref().and_then(|v| v.backlog).map(|n| {
+                let cap = n.clamp(1, 1 << 20) as usize;
+                Backlog { offsets: Vec::with_capacity(cap), cap, draining: false, next: 0 }
+            }),
             end: WorkerEnd::default(),
         }
     }
@@ -433,14 +451,29 @@ impl<'a> WorkerState<'a> {
         unsubmitted: &mut u32,
     ) -> bool {
         let plan = self.plan;
-        let op = if gen.next_is_read() { Op::Read } else { Op::Write };
-        let offset = plan.region_offset + gen.next_block() * self.bs;
+        let (op, offset) = match &plan.verify {
+            None => {
+                let op = if gen.next_is_read() { Op::Read } else { Op::Write };
+                (op, plan.region_offset + gen.next_block() * self.bs)
+            }
+            Some(v) => match self.verified_draw(v, pool, gen, slot) {
+                Some(d) => d,
+                None => {
+                    // Every draw hit a chunk in use: wait for completions, then draw again.
+                    self.free.push(slot);
+                    self.due_i -= 1;
+                    return false;
+                }
+            },
+        };
         let buf_i = if op == Op::Read {
             slot as usize
         } else {
             let i = self.write_buf_base + slot as usize;
-            self.write_tag = self.write_tag.wrapping_add(1);
-            stamp(pool.slot_mut(i), plan.data, self.write_tag, offset);
+            if plan.verify.is_none() {
+                self.write_tag = self.write_tag.wrapping_add(1);
+                stamp(pool.slot_mut(i), plan.data, self.write_tag, offset);
+            }
             i
         };
         self.depth.add(op);
@@ -510,9 +543,9 @@ impl<'a> WorkerState<'a> {
     /// Take every ready completion, then publish the live counters; a fault raises the
     /// shared stop flag.
     #[inline]
-    fn reap<B: Backend>(&mut self, backend: &mut B, now: u64) {
+    fn reap<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool, now: u64) {
         let measuring = self.measuring(now);
-        backend.reap(|slot, res| self.complete(slot, res, now, measuring));
+        backend.reap(|slot, res| self.complete(slot, res, now, measuring, pool));
         if measuring {
             self.last_measured = now - self.t0;
         }
@@ -529,7 +562,7 @@ impl<'a> WorkerState<'a> {
     /// One completion: free its slot, count it (in the measured window) or record its fault.
     /// Per I/O: always inlined into the backend's reap loop, as the closure it replaces was.
     #[inline(always)]
-    fn complete(&mut self, slot: u32, res: i32, now: u64, measuring: bool) {
+    fn complete(&mut self, slot: u32, res: i32, now: u64, measuring: bool, pool: &mut BufferPool) {
         if slot == self.fsync_slot && self.fsync_busy {
             self.fsync_busy = false;
             if res < 0 && self.end.fault.is_none() {
@@ -542,6 +575,9 @@ impl<'a> WorkerState<'a> {
         let s = &self.slots[slot as usize];
         let (op, offset, issue_ns) = (s.op, s.offset, s.issue_ns);
         self.depth.remove(op);
+        if self.plan.verify.is_some() {
+            self.verify_complete(slot, op, offset, res, pool);
+        }
         if op != Op::Read {
             self.writes_since_fsync += 1;
             if self.plan.fsync_every > 0 && self.writes_since_fsync >= self.plan.fsync_every {
@@ -579,6 +615,74 @@ impl<'a> WorkerState<'a> {
         }
     }
 
+    /// A verified job's next I/O: a draw whose chunks are free, claimed (a write's buffer is
+    /// stamped with their next generations). `None` when 16 draws all hit chunks in use, or a
+    /// backlog read-back waits for its reads.
+    fn verified_draw(
+        &mut self,
+        v: &VerifyJob,
+        pool: &mut BufferPool,
+        gen: &mut OffsetGen,
+        slot: u32,
+    ) -> Option<(Op, u64)> {
+        let plan = self.plan;
+        if let Some(b) = self.backlog.as_mut().filter(|b| b.draining) {
+            while b.next < b.offsets.len() {
+                let offset = b.offsets[b.next];
+                b.next += 1;
+                if v.begin_read(offset, self.bs) {
+                    return Some((Op::Read, offset));
+                }
+            }
+            if self.depth.reads + self.depth.writes > 0 {
+                return None;
+            }
+            b.offsets.clear();
+            b.draining = false;
+            b.next = 0;
+        }
+        for _ in 0..16 {
+            let op = if gen.next_is_read() { Op::Read } else { Op::Write };
+            let offset = plan.region_offset + gen.next_block() * self.bs;
+            let claimed = if op == Op::Read {
+                v.begin_read(offset, self.bs)
+            } else {
+                let i = self.write_buf_base + slot as usize;
+                v.begin_write(&mut pool.slot_mut(i)[..self.bs as usize], offset, plan.worker as u32)
+            };
+            if claimed {
+                return Some((op, offset));
+            }
+        }
+        None
+    }
+
+    /// A verified job's completion: a write's chunks take their new generation, a read's are
+    /// checked. A failure of a fatal verify stops the group.
+    #[inline]
+    fn verify_complete(&mut self, slot: u32, op: Op, offset: u64, res: i32, pool: &mut BufferPool) {
+        let Some(v) = &self.plan.verify else { return };
+        let ok = res == self.bs as i32;
+        match op {
+            Op::Read => {
+                let buf = &pool.slot_mut(slot as usize)[..self.bs as usize];
+                if v.end_read(buf, offset, ok) && v.fatal {
+                    self.ch.stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Op::Write => {
+                v.end_write(offset, self.bs, ok);
+                if let Some(b) = self.backlog.as_mut().filter(|_| ok) {
+                    if !b.draining && b.offsets.len() < b.cap {
+                        b.offsets.push(offset);
+                        b.draining = b.offsets.len() == b.cap;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The loop has ended at `stop_ns`: bring the depth areas up to it and fix the length of
     /// the measured window (a run that ends on its byte limit counts up to its last
     /// measured completion).
@@ -603,11 +707,17 @@ impl<'a> WorkerState<'a> {
                     break; // the kernel keeps the buffers' pages pinned; leak rather than free
                 }
             }
-            backend.reap(|slot, _| {
+            backend.reap(|slot, res| {
                 if slot == self.fsync_slot && self.fsync_busy {
                     self.fsync_busy = false;
                 } else {
-                    self.depth.remove(self.slots[slot as usize].op)
+                    let s = &self.slots[slot as usize];
+                    let (op, offset) = (s.op, s.offset);
+                    self.depth.remove(op);
+                    // A write acknowledged now is as written as any other.
+                    if self.plan.verify.is_some() {
+                        self.verify_complete(slot, op, offset, res, pool);
+                    }
                 }
             });
         }
@@ -702,6 +812,7 @@ mod tests {
             byte_limit: None,
             split_buffers: false,
             submit_batch: 1,
+            verify: None,
         }
     }
 

@@ -17,7 +17,17 @@
 //! * `slow@8388608+1048576:50ms` — I/O touching them completes 50 ms late;
 //! * `corrupt@4096+512` — reads return those bytes inverted, writes store them inverted;
 //! * `,read` / `,write` limit a rule to one direction; `,first=N` makes it fire only on
-//!   the first N I/Os that touch the range (a transient fault).
+//!   the first N I/Os that touch the range (a transient fault); `,after=N` only once N I/Os
+//!   have touched it (the second write of a block, say).
+//!
+//! Write faults, the failures `run --verify` must diagnose. Each acknowledges the whole
+//! write as done, as a lying device would, and is applied by [`Faulty`] around any backend:
+//! * `drop@OFF+LEN` — a write touching the range is not done at all (a lost write);
+//! * `misdirect@OFF+LEN:DEST` — it is done at byte offset DEST instead (a misdirected write);
+//! * `torn@OFF+LEN:BYTES` — only its first BYTES bytes are written (a torn write);
+//! * `zero@OFF+LEN` — zeros are written instead of its data;
+//! * `flip@OFF+LEN` — the lowest bit of each byte of the range is flipped in what is
+//!   written (`flip@N+1` flips one bit).
 //!
 //! `DISKMETER_NULL_FAULT` ([`NULL_ENV`], read by [`null_fault_from_env`]): a count rule for
 //! the null engine, which touches no device: `KIND@N` fails every I/O after the first N
@@ -53,6 +63,14 @@ pub fn null_fault_from_env() -> Option<NullFault> {
     {
         None
     }
+}
+
+/// The write faults of `DISKMETER_FAULTS`, for [`Faulty`]: `None` when unset, malformed
+/// (checked by the commands that read the variable themselves), without a write fault, or
+/// in a build without fault injection.
+pub fn write_faults_from_env() -> Option<std::sync::Arc<Hook>> {
+    let h = Hook::from_env().ok()?;
+    h.has_write_faults().then(|| std::sync::Arc::new(h))
 }
 
 #[cfg(any(test, feature = "fault-injection"))]
@@ -106,6 +124,18 @@ mod imp {
         Errno(i32),
         Slow(Duration),
         Corrupt,
+        Drop,
+        Misdirect(u64),
+        Torn(u64),
+        Zero,
+        Flip,
+    }
+
+    impl Kind {
+        /// True for the kinds [`Hook::write_fault`] applies.
+        fn is_write_fault(&self) -> bool {
+            matches!(self, Kind::Drop | Kind::Misdirect(_) | Kind::Torn(_) | Kind::Zero | Kind::Flip)
+        }
     }
 
     #[derive(Debug)]
@@ -115,6 +145,7 @@ mod imp {
         pub len: u64,
         pub op: Option<Op>,
         pub first: Option<u64>,
+        pub after: u64,
         pub hits: AtomicU64,
     }
 
@@ -125,7 +156,7 @@ mod imp {
         /// Count a hit; true when the rule fires for it.
         fn fire(&self) -> bool {
             let n = self.hits.fetch_add(1, Ordering::Relaxed);
-            self.first.is_none_or(|f| n < f)
+            n >= self.after && self.first.is_none_or(|f| n < self.after + f)
         }
     }
 
@@ -143,10 +174,19 @@ mod imp {
         };
         let (start, len) =
             range.split_once('+').ok_or_else(|| format!("fault rule {s:?}: expected OFFSET+LEN after @"))?;
-        let unknown =
-            |k: &str| format!("fault rule {s:?}: unknown kind {k:?} (eio, enodata, enodev, enospc, slow:DUR, corrupt)");
+        let unknown = |k: &str| {
+            format!(
+                "fault rule {s:?}: unknown kind {k:?} (eio, enodata, enodev, enospc, slow:DUR, corrupt, drop, \
+                 misdirect:DEST, torn:BYTES, zero, flip)"
+            )
+        };
         let kind = match (kind.trim(), arg) {
             ("corrupt", None) => Kind::Corrupt,
+            ("drop", None) => Kind::Drop,
+            ("zero", None) => Kind::Zero,
+            ("flip", None) => Kind::Flip,
+            ("misdirect", Some(d)) => Kind::Misdirect(num(d)?),
+            ("torn", Some(b)) => Kind::Torn(num(b)?),
             ("slow", Some(d)) => Kind::Slow(
                 spec::units::parse_duration("DISKMETER_FAULTS", d.trim(), spec::units::TimeUnit::Millis)
                     .map_err(|e| e.to_string())?,
@@ -154,16 +194,28 @@ mod imp {
             (k, None) => Kind::Errno(errno_named(k).ok_or_else(|| unknown(k))?),
             (k, Some(_)) => return Err(unknown(k)),
         };
-        let mut rule =
-            Rule { kind, start: num(start)?, len: num(len)?.max(1), op: None, first: None, hits: AtomicU64::new(0) };
+        let mut rule = Rule {
+            kind,
+            start: num(start)?,
+            len: num(len)?.max(1),
+            op: None,
+            first: None,
+            after: 0,
+            hits: AtomicU64::new(0),
+        };
         for p in parts {
             match p.trim() {
                 "read" => rule.op = Some(Op::Read),
                 "write" => rule.op = Some(Op::Write),
-                q => match q.strip_prefix("first=") {
-                    Some(n) => rule.first = Some(n.parse().map_err(|_| format!("fault rule {s:?}: bad first={n}"))?),
-                    None => return Err(format!("fault rule {s:?}: unknown modifier {q:?}")),
-                },
+                q => {
+                    if let Some(n) = q.strip_prefix("first=") {
+                        rule.first = Some(n.parse().map_err(|_| format!("fault rule {s:?}: bad first={n}"))?);
+                    } else if let Some(n) = q.strip_prefix("after=") {
+                        rule.after = n.parse().map_err(|_| format!("fault rule {s:?}: bad after={n}"))?;
+                    } else {
+                        return Err(format!("fault rule {s:?}: unknown modifier {q:?}"));
+                    }
+                }
             }
         }
         Ok(rule)
@@ -234,6 +286,87 @@ mod imp {
         pub fn corrupts_write(&self, offset: u64, len: u64) -> bool {
             self.rules.iter().any(|r| r.kind == Kind::Corrupt && r.touches(Op::Write, offset, len))
         }
+
+        /// True when the plan has a rule [`write_fault`](Self::write_fault) applies (so the
+        /// engine wraps its backend in [`Faulty`](super::Faulty)).
+        pub fn has_write_faults(&self) -> bool {
+            self.rules.iter().any(|r| r.kind.is_write_fault() || (r.kind == Kind::Corrupt && r.op != Some(Op::Read)))
+        }
+
+        /// A write of `data` at `offset` to `fd` that a write fault (or a corrupt rule) covers:
+        /// done the faulty way, synchronously, and its result as the backend would report it
+        /// (the whole length: the device acknowledges what it did not do). `None`: no rule
+        /// fires, the caller writes normally.
+        pub fn write_fault(&self, fd: std::os::fd::RawFd, offset: u64, data: &[u8]) -> Option<i32> {
+            let len = data.len() as u64;
+            let rule = self.rules.iter().find(|r| {
+                (r.kind.is_write_fault() || r.kind == Kind::Corrupt) && r.touches(Op::Write, offset, len) && r.fire()
+            })?;
+            let mut copy = data.to_vec();
+            let (at, bytes) = match rule.kind {
+                Kind::Drop => return Some(data.len() as i32),
+                Kind::Misdirect(dest) => (dest, &copy[..]),
+                Kind::Torn(n) => (offset, &copy[..(n.min(len) as usize)]),
+                Kind::Zero => {
+                    copy.fill(0);
+                    (offset, &copy[..])
+                }
+                Kind::Flip | Kind::Corrupt => {
+                    let lo = (rule.start.max(offset) - offset) as usize;
+                    let hi = ((rule.start + rule.len).min(offset + len) - offset) as usize;
+                    for b in &mut copy[lo..hi] {
+                        *b = if rule.kind == Kind::Flip { *b ^ 1 } else { !*b };
+                    }
+                    (offset, &copy[..])
+                }
+                Kind::Errno(_) | Kind::Slow(_) => return None,
+            };
+            // The copy is heap memory, not aligned for O_DIRECT: write it through an aligned
+            // bounce buffer of whole sectors.
+            Some(match aligned_pwrite(fd, at, bytes) {
+                Ok(()) => data.len() as i32,
+                Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
+            })
+        }
+    }
+
+    /// `pwrite` of `bytes` at `at` from a 4 KiB-aligned copy (O_DIRECT needs aligned memory;
+    /// lengths and offsets of the faults' writes are whole sectors in every test).
+    fn aligned_pwrite(fd: std::os::fd::RawFd, at: u64, bytes: &[u8]) -> std::io::Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let layout = std::alloc::Layout::from_size_align(bytes.len(), 4096).map_err(std::io::Error::other)?;
+        // SAFETY: the layout has a non-zero size; the block is freed below on every path.
+        let p = unsafe { std::alloc::alloc(layout) };
+        if p.is_null() {
+            return Err(std::io::Error::from_raw_os_error(libc::ENOMEM));
+        }
+        // SAFETY: p holds bytes.len() bytes; the regions do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        let mut done = 0usize;
+        let mut result = Ok(());
+        while done < bytes.len() {
+            // SAFETY: p + done .. p + len is inside the block.
+            let r =
+                unsafe { libc::pwrite(fd, p.add(done).cast(), bytes.len() - done, (at + done as u64) as libc::off_t) };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                result = Err(e);
+                break;
+            }
+            if r == 0 {
+                result = Err(std::io::Error::from_raw_os_error(libc::EIO));
+                break;
+            }
+            done += r as usize;
+        }
+        // SAFETY: allocated above with this layout.
+        unsafe { std::alloc::dealloc(p, layout) };
+        result
     }
 }
 
@@ -267,6 +400,14 @@ impl Hook {
     pub fn corrupts_write(&self, _offset: u64, _len: u64) -> bool {
         false
     }
+    #[inline(always)]
+    pub fn has_write_faults(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    pub fn write_fault(&self, _fd: std::os::fd::RawFd, _offset: u64, _data: &[u8]) -> Option<i32> {
+        None
+    }
 }
 
 /// Without the `fault-injection` feature: the null engine counts nothing and never fails.
@@ -283,6 +424,60 @@ impl NullCounter {
     #[inline(always)]
     pub fn result(&mut self, ok: i32) -> i32 {
         ok
+    }
+}
+
+/// A backend with the plan's write faults applied: a write a rule covers is done the
+/// faulty way at once ([`Hook::write_fault`]) and its completion handed out with the
+/// backend's own; everything else goes to the backend unchanged. The engine uses it only
+/// when the plan has write faults, so a run without them is the plain backend.
+pub struct Faulty<B> {
+    inner: B,
+    hook: std::sync::Arc<Hook>,
+    fd: std::os::fd::RawFd,
+    done: Vec<(u32, i32)>,
+}
+
+impl<B> Faulty<B> {
+    pub fn new(inner: B, hook: std::sync::Arc<Hook>, fd: std::os::fd::RawFd) -> Self {
+        Self { inner, hook, fd, done: Vec::new() }
+    }
+}
+
+impl<B: crate::io::backend::Backend> crate::io::backend::Backend for Faulty<B> {
+    fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, buf_index: u16) -> std::io::Result<()> {
+        if op == Op::Write {
+            // SAFETY: buf holds `len` bytes of the worker's pool for this slot (the Backend contract).
+            let data = unsafe { std::slice::from_raw_parts(buf.cast_const(), len as usize) };
+            if let Some(res) = self.hook.write_fault(self.fd, offset, data) {
+                self.done.push((slot, res));
+                return Ok(());
+            }
+        }
+        self.inner.queue(slot, op, offset, buf, len, buf_index)
+    }
+
+    fn submit_and_wait(&mut self, want: u32, timeout: Option<std::time::Duration>) -> std::io::Result<()> {
+        if self.done.is_empty() {
+            self.inner.submit_and_wait(want, timeout)
+        } else {
+            self.inner.poll()
+        }
+    }
+
+    fn poll(&mut self) -> std::io::Result<()> {
+        self.inner.poll()
+    }
+
+    fn ready(&mut self) -> bool {
+        !self.done.is_empty() || self.inner.ready()
+    }
+
+    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+        for (slot, res) in self.done.drain(..) {
+            f(slot, res);
+        }
+        self.inner.reap(&mut f)
     }
 }
 
@@ -360,6 +555,43 @@ mod tests {
         assert!((0..100).all(|_| none.result(512) == 512));
         let mut at_once = NullCounter::new(Some(NullFault { after_ops: 0, errno: libc::EIO }));
         assert_eq!(at_once.result(0), -libc::EIO, "an fsync fails too");
+    }
+
+    #[test]
+    fn write_faults_do_what_they_say() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let f = std::fs::File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        f.set_len(64 << 10).unwrap();
+        let fd = f.as_raw_fd();
+        let data = vec![0xabu8; 4096];
+        let h = Hook::parse(
+            "drop@0+4096;misdirect@8192+4096:16384;torn@24576+4096:1024;zero@32768+4096;flip@40960+1;\
+             drop@49152+4096,after=1",
+        )
+        .unwrap();
+        assert!(h.has_write_faults());
+        for at in [0u64, 8192, 24576, 32768, 40960] {
+            assert_eq!(h.write_fault(fd, at, &data), Some(4096), "acknowledged in full at {at}");
+        }
+        assert_eq!(h.write_fault(fd, 4096 * 12, &data), None, "after=1: the first write passes");
+        assert_eq!(h.write_fault(fd, 4096 * 12, &data), Some(4096), "and the second is dropped");
+        assert_eq!(h.write_fault(fd, 57344, &data), None, "no rule covers it");
+        let img = std::fs::read(&path).unwrap();
+        assert!(img[..4096].iter().all(|&b| b == 0), "dropped");
+        assert!(
+            img[8192..12288].iter().all(|&b| b == 0) && img[16384..20480].iter().all(|&b| b == 0xab),
+            "misdirected"
+        );
+        assert!(img[24576..25600].iter().all(|&b| b == 0xab) && img[25600..28672].iter().all(|&b| b == 0), "torn");
+        assert!(img[32768..36864].iter().all(|&b| b == 0), "zeroed");
+        assert_eq!(img[40960], 0xaa, "one bit flipped");
+        assert!(img[40961..45056].iter().all(|&b| b == 0xab));
+        for bad in ["misdirect@0+1", "torn@0+1", "drop@0+1:5", "drop@0+1,after=x"] {
+            assert!(Hook::parse(bad).is_err(), "{bad}");
+        }
+        assert!(!Hook::parse("eio@0+1;corrupt@0+1,read").unwrap().has_write_faults());
     }
 
     #[test]

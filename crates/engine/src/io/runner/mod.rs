@@ -35,6 +35,8 @@ pub struct BoundJob {
     /// Where the device's own counters for this job can be read (`None`: not a device target,
     /// e.g. the null engine).
     pub watch: Option<crate::target::devview::Watch>,
+    /// `--verify`: the job's table of chunk generations, shared by its workers.
+    pub verify: Option<Arc<crate::io::verifier::VerifyJob>>,
 }
 
 /// Run-wide switches.
@@ -45,6 +47,9 @@ pub struct RunControl {
     /// Test hook: fail null-engine I/O after N operations (acted on only in a build with
     /// fault injection; see [`crate::target::fault::null_fault_from_env`]).
     pub null_fault: Option<NullFault>,
+    /// Test hook: the write faults of `DISKMETER_FAULTS` (drop, misdirect, torn, zero, flip),
+    /// applied to every file or device job's writes (see [`crate::target::fault::Faulty`]).
+    pub write_faults: Option<Arc<crate::target::fault::Hook>>,
     /// Pin each worker thread to one allowed CPU, round-robin. Placement by the scheduler
     /// moves a QD1 worker next to the completing kernel thread and costs up to a third of
     /// the IOPS of a fast device.
@@ -60,6 +65,7 @@ impl Default for RunControl {
             stop: Arc::new(AtomicBool::new(false)),
             register_buffers: true,
             null_fault: None,
+            write_faults: None,
             pin_workers: true,
             keep_histograms: false,
         }
@@ -338,7 +344,7 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     let mut spec = job.clone();
     spec.size = Some(len);
     let watch = t.map(|t| crate::target::devview::watch_for(&t.probe));
-    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch })
+    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch, verify: None })
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
 use crate::io::offsets::{worker_rng, OffsetGen};
 use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan};
+use crate::target::fault::Faulty;
 use spec::{EngineKind, RwMode};
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
@@ -78,12 +79,20 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
         };
         let rate = s.rate_iops.map(|r| r as f64 / workers as f64);
         for w in 0..workers {
+            // A verified job's workers each own a stripe of the region, so that every chunk
+            // has one writer and its generation one meaning.
+            let (region_offset, nblocks, gen_worker, gen_workers) = if j.verify.is_some() && workers > 1 {
+                let (a, b) = (nblocks * w as u64 / workers as u64, nblocks * (w as u64 + 1) / workers as u64);
+                (j.region_offset + a * s.bs, (b - a).max(1), 0, 1)
+            } else {
+                (j.region_offset, nblocks, w, workers)
+            };
             let plan = WorkerPlan {
                 job: ji,
                 worker: slot_workers[slot_of(ji)],
                 depth,
                 bs: s.bs as u32,
-                region_offset: j.region_offset,
+                region_offset,
                 data: s.data,
                 fsync_every: s.fsync,
                 rate_iops: rate,
@@ -93,6 +102,7 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 byte_limit: per_worker_limit,
                 split_buffers: is_mixed(s),
                 submit_batch: s.submit_batch.max(1),
+                verify: j.verify.clone(),
             };
             slot_workers[slot_of(ji)] += 1;
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
@@ -108,8 +118,8 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 mix: s.mix,
                 dist: s.dist.clone(),
                 nblocks,
-                workers_in_job: workers,
-                job_worker: w,
+                workers_in_job: gen_workers,
+                job_worker: gen_worker,
                 seed: s.seed,
                 mem: regions[ji].clone(),
             });
@@ -154,7 +164,8 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         setup.mix,
         &setup.dist,
         setup.nblocks,
-        worker,
+        // The stripe of a sequential job is the worker's own within its job.
+        setup.job_worker,
         setup.workers_in_job,
         worker_rng(setup.seed, job, worker),
     );
@@ -224,15 +235,22 @@ pub(super) fn worker_thread(
     let cfg = build_backend_cfg(setup.fd, setup.plan.depth, &pool, ctl.register_buffers);
     let ch = Channels { tx: tx.clone(), recycle, live, stop: ctl.stop.clone() };
     let (plan, pool, gen) = (setup.plan, &mut pool, &mut gen);
+    let faults = ctl.write_faults.clone().filter(|_| crate::target::fault::ENABLED);
     match setup.engine {
         EngineKind::IoUring => match Uring::new(&cfg) {
-            Ok(b) => s.measure(b, plan, pool, gen, &ch),
+            Ok(b) => match faults {
+                Some(h) => s.measure(Faulty::new(b, h, setup.fd), plan, pool, gen, &ch),
+                None => s.measure(b, plan, pool, gen, &ch),
+            },
             Err(e) => {
                 let (msg, usage) = uring_setup_message(&e, plan.depth);
                 s.fail(msg, usage)
             }
         },
-        EngineKind::Psync => s.measure(Psync::new(&cfg), plan, pool, gen, &ch),
+        EngineKind::Psync => match faults {
+            Some(h) => s.measure(Faulty::new(Psync::new(&cfg), h, setup.fd), plan, pool, gen, &ch),
+            None => s.measure(Psync::new(&cfg), plan, pool, gen, &ch),
+        },
         EngineKind::Null => s.measure(Null::new(&cfg, ctl.null_fault), plan, pool, gen, &ch),
         EngineKind::Mem => match setup.mem {
             Some(region) => {
