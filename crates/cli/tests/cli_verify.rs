@@ -3,6 +3,7 @@
 //! offset; a state file carries acknowledged writes to a later verify-only run, which finds
 //! the lost ones; bad input is one line and exit 2.
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -405,4 +406,37 @@ fn verify_backlog_reads_back_as_it_writes() {
     assert_eq!(v["checked_after"], 0);
     let f = failures(&doc);
     assert!(!f.is_empty() && f.iter().all(|(k, o, x)| k == "stale" && *o == at && x["found_by"] == "read"), "{f:?}");
+}
+
+#[test]
+fn a_loop_device_is_verified_only_through_the_guard_and_its_state_round_trips() {
+    require_loop!();
+    let dir = tempdir();
+    let dev = LoopDev::blank(&dir.path().join("img"), 16 * MIB);
+    let d = dev.dev_str();
+    let state = dir.path().join("loop.state");
+    let base = ["--rw", "randwrite", "--bs", "4k", "--qd", "8", "--size", "8M", "--runtime", "0.5s", "--verify"];
+    // Without --destroy-data the device is refused before anything is written.
+    let o = output(dm_in(dir.path()).env_remove("DISKMETER_FAULTS").args(["run", "--target", d]).args(base));
+    assert_usage_error(&o, "--destroy-data");
+    let doc = run_json(
+        dm_in(dir.path())
+            .env_remove("DISKMETER_FAULTS")
+            .args(["run", "--target", d, "--destroy-data", d])
+            .args(base)
+            .arg("--verify-state")
+            .arg(&state),
+    );
+    let v = verify_of(&doc);
+    assert_eq!(v["failures_total"], 0, "{v}");
+    let written = u64_at(v, "checked_after");
+    assert!(written > 1000, "{v}");
+    // The device as the state file left it: every acknowledged chunk is there.
+    let doc = run_json(
+        dm_in(dir.path())
+            .args(["run", "--target", d, "--rw", "read", "--bs", "4k", "--size", "8M", "--verify-only", "--verify-state"])
+            .arg(&state),
+    );
+    let v = verify_of(&doc);
+    assert_eq!((v["failures_total"].as_u64(), v["checked_after"].as_u64()), (Some(0), Some(written)), "{v}");
 }
