@@ -1,7 +1,8 @@
 //! Fuzz the fio job-file parser: it must never panic, and any error must point at a
 //! line inside the file.
 //!
-//! Run with: `cargo +nightly fuzz run jobfile` (from the repository root).
+//! Run with: `cargo +nightly fuzz run jobfile` (from the repository root). Its seed corpus
+//! (`fuzz/corpus/jobfile/`) replays as a test: `crates/spec/tests/fuzz_corpus_jobfile.rs`.
 #![no_main]
 
 use diskmeter_spec::fiojob::parse_jobfile;
