@@ -55,8 +55,12 @@
 //! error of the form `FILE:LINE: message`.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode};
-use crate::units::{parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit};
+use crate::model::{
+    BlockSizes, DataPattern, DirSizes, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode, SizeChoice,
+};
+use crate::units::{
+    parse_bsrange, parse_bssplit, parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit,
+};
 use crate::validate::{check_job, Field, Style};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -130,6 +134,12 @@ const SUPPORTED: &[&str] = &[
     "rwmixwrite",
     "bs",
     "blocksize",
+    "bssplit",
+    "bsrange",
+    "blocksize_range",
+    "blockalign",
+    "ba",
+    "bs_unaligned",
     "iodepth",
     "numjobs",
     "size",
@@ -169,9 +179,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         }
         "directory" | "nrfiles" | "filesize" | "opendir" | "file_service_type" => {
             "diskmeter runs each job on a single target; name it with filename=PATH"
-        }
-        "bssplit" | "bsrange" | "blocksize_range" | "blockalign" | "ba" => {
-            "diskmeter uses a single block size per job; set bs=SIZE"
         }
         "rate" | "rate_min" | "rate_iops_min" | "rate_process" => {
             "diskmeter limits a job's rate in I/Os per second only; use rate_iops=N"
@@ -229,6 +236,56 @@ struct Settings {
     name: Option<String>,
     /// `ioengine` named an engine diskmeter runs with another one: (the name given, line).
     engine_substituted: Option<(String, usize)>,
+    /// Block sizes per direction (read, write), resolved with fio's precedence when the job
+    /// is finished: `bssplit`, else `bsrange`, else `bs`.
+    sizes: DirBs,
+}
+
+/// What `bs`, `bsrange`, `bssplit`, `blockalign` and `bs_unaligned` said, per direction
+/// (index 0 = read, 1 = write).
+#[derive(Debug, Clone, Default)]
+struct DirBs {
+    bs: [u64; 2],
+    range: [Option<(u64, u64)>; 2],
+    split: [Option<Vec<crate::model::BsPart>>; 2],
+    align: [Option<u64>; 2],
+    unaligned: bool,
+}
+
+impl DirBs {
+    /// The job's `(bs, block_sizes)`: `bs` is the largest size when the sizes vary.
+    fn resolve(&self) -> (u64, Option<BlockSizes>) {
+        let dir = |d: usize| DirSizes {
+            sizes: match (&self.split[d], self.range[d]) {
+                (Some(parts), _) => SizeChoice::Split { parts: parts.clone() },
+                (None, Some((min, max))) if min != max => SizeChoice::Range { min, max },
+                (None, Some((min, _))) => SizeChoice::Fixed { bs: min },
+                (None, None) => SizeChoice::Fixed { bs: self.bs[d] },
+            },
+            align: self.align[d],
+        };
+        let all = BlockSizes { read: dir(0), write: dir(1), unaligned: self.unaligned };
+        let max = all.max();
+        match all.normalized() {
+            None => (max, None),
+            Some(b) => (max, Some(b)),
+        }
+    }
+}
+
+/// Split a per-direction value `READ,WRITE` (fio also takes a third, trim, part): one value
+/// applies to both directions; an empty part leaves that direction as it was.
+fn per_dir<'a>(key: &str, v: &'a str, example: &str) -> Result<[Option<&'a str>; 2], String> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    match parts.as_slice() {
+        [one] => Ok([Some(*one), Some(*one)]),
+        [r, w] => Ok([Some(*r).filter(|s| !s.is_empty()), Some(*w).filter(|s| !s.is_empty())]),
+        [r, w, ""] => Ok([Some(*r).filter(|s| !s.is_empty()), Some(*w).filter(|s| !s.is_empty())]),
+        _ => Err(format!(
+            "{key}={v}: a third (trim) part is not supported, diskmeter issues no trims; give READ,WRITE such as \
+             {key}={example}"
+        )),
+    }
 }
 
 impl Settings {
@@ -246,6 +303,7 @@ impl Settings {
             group_reporting: false,
             name: None,
             engine_substituted: None,
+            sizes: DirBs { bs: [defaults.bs; 2], ..DirBs::default() },
         }
     }
 }
@@ -645,13 +703,43 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "bs" | "blocksize" => {
             let v = need(key, value, "4k")?;
-            if v.contains(',') {
-                return Err(format!(
-                    "{key}={v}: different read and write block sizes are not supported; use a single size such as {key}=4k"
-                ));
+            for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.bs[d] = parse_size(key, p).map_err(sv)?;
+                }
             }
-            s.job.bs = parse_size(key, v).map_err(sv)?;
             s.lines.insert(Field::Bs, line);
+        }
+        "bssplit" => {
+            let v = need(key, value, "4k/50:64k/50")?;
+            for (d, part) in per_dir(key, v, "4k/50:8k/50,64k/100")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.split[d] = Some(parse_bssplit(key, p).map_err(sv)?);
+                }
+            }
+            s.lines.insert(Field::BsSplit, line);
+        }
+        "bsrange" | "blocksize_range" => {
+            let v = need(key, value, "1k-64k")?;
+            for (d, part) in per_dir(key, v, "1k-4k,4k-64k")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.range[d] = Some(parse_bsrange(key, p).map_err(sv)?);
+                }
+            }
+            s.lines.insert(Field::BsRange, line);
+        }
+        "blockalign" | "ba" => {
+            let v = need(key, value, "4k")?;
+            for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.align[d] = Some(parse_size(key, p).map_err(sv)?);
+                }
+            }
+            s.lines.insert(Field::BlockAlign, line);
+        }
+        "bs_unaligned" => {
+            s.sizes.unaligned = boolean(key, value)?;
+            s.lines.insert(Field::BsRange, line);
         }
         "iodepth" => {
             s.job.qd = uint(key, need(key, value, "32")?, "32")?;
@@ -846,6 +934,7 @@ fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) ->
     let Section { name: section_name, line: header, settings: s } = sec;
     let mut job = s.job;
     job.name = s.name.unwrap_or(section_name);
+    (job.bs, job.block_sizes) = s.sizes.resolve();
     if let Some((per_worker, line)) = s.rate_per_worker {
         let total = per_worker.checked_mul(u64::from(job.threads)).ok_or_else(|| {
             (line, format!("invalid value for rate_iops: {per_worker} per worker times numjobs is too large"))
@@ -1255,7 +1344,14 @@ mod tests {
             ("[j]\n=4k\n", 2, "t.fio:2: \"=4k\" has no option name before '='"),
             ("[j]\nrw=randread:8\n", 2, "t.fio:2: rw=randread:8: the ':N' offset modifier is not supported; write just rw=randread"),
             ("[j]\nrw=trim\n", 2, "t.fio:2: invalid value for rw: \"trim\" is not supported; use one of read, write"),
-            ("[j]\nbs=4k,8k\n", 2, "t.fio:2: bs=4k,8k: different read and write block sizes are not supported"),
+            ("[j]\nbs=4k,8k,16k\n", 2, "t.fio:2: bs=4k,8k,16k: a third (trim) part is not supported, diskmeter issues no trims; give READ,WRITE such as bs=4k,64k"),
+            ("[j]\nbssplit=4k/50:8k/60\n", 2, "t.fio:2: invalid value for bssplit: the percentages of \"4k/50:8k/60\" add up to 110, above 100"),
+            ("[j]\nbssplit=4k/50:8k/40\n", 2, "t.fio:2: invalid value for bssplit: the percentages of \"4k/50:8k/40\" add up to 90, not 100; write SIZE/PERCENT entries"),
+            ("[j]\nbssplit=4k/50::8k/50\n", 2, "t.fio:2: invalid value for bssplit: \"4k/50::8k/50\" has an empty entry"),
+            ("[j]\nbssplit=4q/100\n", 2, "t.fio:2: invalid value for bssplit: \"4q\" is not a size"),
+            ("[j]\nbsrange=8k-4k\n", 2, "t.fio:2: invalid value for bsrange: \"8k-4k\" has its minimum above its maximum; write MIN-MAX such as bsrange=1k-64k"),
+            ("[j]\nblocksize_range=4k\n", 2, "t.fio:2: invalid value for blocksize_range: \"4k\" is not a range"),
+            ("[j]\nbs_unaligned=2\n", 2, "t.fio:2: invalid value for bs_unaligned: \"2\" is not 0 or 1"),
             ("[j]\nsize=50%\n", 2, "t.fio:2: size=50%: sizes in percent of the target are not supported; give an absolute size such as size=10G, or leave size out"),
             ("[j]\noffset=10%\n", 2, "t.fio:2: offset=10%: sizes in percent"),
             ("[j]\nrate_iops=500,100\n", 2, "t.fio:2: rate_iops=500,100: separate read and write rates are not supported"),
@@ -1303,6 +1399,10 @@ mod tests {
             ("[j]\n\ntime_based\n", 3, "t.fio:3: invalid value for runtime in job [j]: a time-based run needs a runtime above 0; set e.g. runtime=30s"),
             ("[j]\nruntime=0\ntime_based\n", 2, "t.fio:2: invalid value for runtime in job [j]:"),
             ("[j]\ndirect=1\noffset=100\n", 3, "t.fio:3: invalid value for offset in job [j]: the offset 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. offset=1M, or direct=0"),
+            ("[j]\nbssplit=4k/50:1000/50\n", 2, "t.fio:2: invalid value for bssplit in job [j]: the block size 1000 is not a multiple of 512 bytes, which direct I/O requires; use e.g. bssplit=4k/50:64k/50, or direct=0"),
+            ("[j]\nbs=4k,0\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 0 B is out of range"),
+            ("[j]\nbsrange=1k-300M\n", 2, "t.fio:2: invalid value for bsrange in job [j]: the block size 300 MiB is out of range; use sizes from 1 byte to 256 MiB, e.g. bsrange=4k-64k"),
+            ("[j]\nbs=4k,8k\nba=100\n", 3, "t.fio:3: invalid value for blockalign in job [j]: the alignment 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. blockalign=4k"),
             ("[j]\nbs=512M\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 512 MiB is larger than the 256 MiB maximum"),
             ("[j]\niodepth=65536\n", 2, "t.fio:2: invalid value for iodepth in job [j]: 65536 is above io_uring's limit of 32768 per worker; use numjobs to add workers"),
             ("[j]\nioengine=psync\nnumjobs=64\niodepth=128\n", 4, "t.fio:4: invalid value for iodepth in job [j]: psync runs one thread per I/O in flight, and 128 x 64 workers is 8192 threads"),
@@ -1318,6 +1418,79 @@ mod tests {
         assert!(matches!(e, SpecError::JobFile { line: 2, .. }), "{e}");
         // buffered offset is fine
         one("[j]\ndirect=0\noffset=100\n");
+    }
+
+    fn bsz(j: &JobSpec) -> &crate::model::BlockSizes {
+        j.block_sizes.as_ref().expect("variable block sizes")
+    }
+
+    fn split_of(d: &crate::model::DirSizes) -> Vec<(u64, f64)> {
+        match &d.sizes {
+            SizeChoice::Split { parts } => parts.iter().map(|p| (p.bs, p.pct)).collect(),
+            other => panic!("not a split: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn per_direction_block_sizes() {
+        let j = one("[j]\nbs=4k,64k\n");
+        assert_eq!(j.bs, 64 << 10, "bs is the largest size, what a buffer holds");
+        let b = bsz(&j);
+        assert_eq!(
+            (&b.read.sizes, &b.write.sizes),
+            (&SizeChoice::Fixed { bs: 4096 }, &SizeChoice::Fixed { bs: 65536 })
+        );
+        // An empty part keeps the default (fio's bs=,W).
+        let j = one("[j]\nbs=,8k\n");
+        assert_eq!(bsz(&j).read.sizes, SizeChoice::Fixed { bs: JobSpec::default().bs });
+        assert_eq!(bsz(&j).write.sizes, SizeChoice::Fixed { bs: 8192 });
+        // One size for both directions is the plain single-size job.
+        let j = one("[j]\nbs=16k\n");
+        assert_eq!((j.bs, j.block_sizes.is_none()), (16384, true));
+        let j = one("[j]\nbs=8k,8k,\n");
+        assert_eq!((j.bs, j.block_sizes.is_none()), (8192, true));
+        let j = one("[j]\nbs=8k\nba=8k\n");
+        assert!(j.block_sizes.is_none(), "an alignment equal to the size changes nothing");
+    }
+
+    #[test]
+    fn bssplit_with_directions_and_missing_percentages() {
+        let j = one("[j]\nbssplit=4k/10:64k/50:32k/40\n");
+        let b = bsz(&j);
+        assert_eq!(split_of(&b.read), [(4096, 10.0), (65536, 50.0), (32768, 40.0)]);
+        assert_eq!(b.read, b.write);
+        assert_eq!(j.bs, 65536);
+        let j = one("[j]\nbssplit=2k/50:4k/50,4k/90:8k/10\n");
+        assert_eq!(split_of(&bsz(&j).read), [(2048, 50.0), (4096, 50.0)]);
+        assert_eq!(split_of(&bsz(&j).write), [(4096, 90.0), (8192, 10.0)]);
+        // fio fills missing percentages with what is left, shared equally.
+        let j = one("[j]\nbssplit=4k/50:8k/\n");
+        assert_eq!(split_of(&bsz(&j).read), [(4096, 50.0), (8192, 50.0)]);
+        let j = one("[j]\nbssplit=4k/40:8k:16k/\n");
+        assert_eq!(split_of(&bsz(&j).read), [(4096, 40.0), (8192, 30.0), (16384, 30.0)]);
+        // bssplit wins over bs and bsrange whatever the order (fio's precedence).
+        let j = one("[j]\nbssplit=4k/100,8k/100\nbs=1M\nbsrange=1k-2k\n");
+        assert_eq!(split_of(&bsz(&j).write), [(8192, 100.0)]);
+        assert_eq!(j.bs, 8192);
+        // Only the write side: reads keep bs.
+        let j = one("[j]\nbs=16k\nbssplit=,4k/50:8k/50\n");
+        assert_eq!(bsz(&j).read.sizes, SizeChoice::Fixed { bs: 16384 });
+        assert_eq!(j.bs, 16384);
+    }
+
+    #[test]
+    fn bsrange_blockalign_and_bs_unaligned() {
+        let j = one("[j]\nbsrange=1k-4k,2k-8k\nblockalign=512,8k\nbs_unaligned\n");
+        let b = bsz(&j);
+        assert_eq!(b.read.sizes, SizeChoice::Range { min: 1024, max: 4096 });
+        assert_eq!(b.write.sizes, SizeChoice::Range { min: 2048, max: 8192 });
+        assert_eq!((b.read.align, b.write.align, b.unaligned), (Some(512), Some(8192), true));
+        assert_eq!(j.bs, 8192);
+        let j = one("[j]\nblocksize_range=4k-4k\n");
+        assert!(j.block_sizes.is_none(), "a range of one size is that size");
+        assert_eq!(j.bs, 4096);
+        let j = one("[global]\nbsrange=4k-16k\n[j]\n");
+        assert_eq!(bsz(&j).read.sizes, SizeChoice::Range { min: 4096, max: 16384 });
     }
 
     #[test]

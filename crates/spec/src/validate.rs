@@ -6,7 +6,7 @@
 //! the same checks but names the job-file option (`bs`, `iodepth`, …) and its line.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, Distribution, EngineKind, JobSpec, RunPlan};
+use crate::model::{BlockSizes, DataPattern, Distribution, EngineKind, JobSpec, RunPlan, SizeChoice};
 use crate::units::format_size;
 
 /// Largest accepted block size: 256 MiB.
@@ -36,6 +36,9 @@ pub(crate) enum Field {
     RateIops,
     Dist,
     Data,
+    BsSplit,
+    BsRange,
+    BlockAlign,
 }
 
 /// How options are spelled in messages: as CLI flags or as fio job-file options.
@@ -58,6 +61,7 @@ impl Style {
             (Style::Cli, Field::RateIops) => "--rate-iops",
             (Style::Cli, Field::Dist) => "--dist",
             (Style::Cli, Field::Data) => "--data",
+            (Style::Cli, Field::BsSplit | Field::BsRange | Field::BlockAlign) => "--bs",
             (Style::Fio, Field::Bs) => "bs",
             (Style::Fio, Field::Qd) => "iodepth",
             (Style::Fio, Field::Threads) => "numjobs",
@@ -68,6 +72,9 @@ impl Style {
             (Style::Fio, Field::RateIops) => "rate_iops",
             (Style::Fio, Field::Dist) => "random_distribution",
             (Style::Fio, Field::Data) => "buffer_compress_percentage",
+            (Style::Fio, Field::BsSplit) => "bssplit",
+            (Style::Fio, Field::BsRange) => "bsrange",
+            (Style::Fio, Field::BlockAlign) => "blockalign",
         }
     }
     /// An example setting: `--bs 4k` or `bs=4k`.
@@ -87,6 +94,10 @@ pub(crate) struct Problem {
 }
 
 pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
+    // Variable sizes first: `bs` is then their largest, which they name better.
+    if let Some(b) = &job.block_sizes {
+        check_block_sizes(b, job.direct, st)?;
+    }
     let fail = |field, message: String| Err(Problem { field, message });
     if job.bs == 0 {
         return fail(Field::Bs, format!("the block size must not be 0; use e.g. {}", st.example(Field::Bs, "4k")));
@@ -217,6 +228,56 @@ pub fn depth_problem(engine: EngineKind, qd: u32, threads: u32, qd_name: &str, t
         ));
     }
     None
+}
+
+/// Variable block sizes: every size above 0 and at most [`MAX_BS`], a split's shares summing
+/// to 100, and with direct I/O every size and alignment a multiple of [`DIRECT_ALIGN`].
+fn check_block_sizes(b: &BlockSizes, direct: bool, st: Style) -> Result<(), Problem> {
+    for d in [&b.read, &b.write] {
+        let (field, eg) = match &d.sizes {
+            SizeChoice::Fixed { .. } => (Field::Bs, "4k,64k"),
+            SizeChoice::Split { .. } => (Field::BsSplit, "4k/50:64k/50"),
+            SizeChoice::Range { .. } => (Field::BsRange, "4k-64k"),
+        };
+        let fail = |message: String| Err(Problem { field, message });
+        for bs in d.sizes.named() {
+            if bs == 0 || bs > MAX_BS {
+                return fail(format!(
+                    "the block size {} is out of range; use sizes from 1 byte to 256 MiB, e.g. {}",
+                    format_size(bs),
+                    st.example(field, eg)
+                ));
+            }
+            if direct && bs % DIRECT_ALIGN != 0 {
+                return fail(format!(
+                    "the block size {bs} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O requires; use e.g. {}, or direct=0",
+                    st.example(field, eg)
+                ));
+            }
+        }
+        if let SizeChoice::Split { parts } = &d.sizes {
+            let sum: f64 = parts.iter().map(|p| p.pct).sum();
+            if parts.is_empty() || (sum - 100.0).abs() > 1e-6 || parts.iter().any(|p| !(0.0..=100.0).contains(&p.pct)) {
+                return fail(format!("the percentages add up to {sum}, not 100; use e.g. {}", st.example(field, eg)));
+            }
+        }
+        if let Some(a) = d.align {
+            let fail = |message: String| Err(Problem { field: Field::BlockAlign, message });
+            if a == 0 || a > MAX_BS {
+                return fail(format!(
+                    "the alignment {a} is out of range; use e.g. {}",
+                    st.example(Field::BlockAlign, "4k")
+                ));
+            }
+            if direct && a % DIRECT_ALIGN != 0 {
+                return fail(format!(
+                    "the alignment {a} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O requires; use e.g. {}",
+                    st.example(Field::BlockAlign, "4k")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_dist(dist: &Distribution, st: Style) -> Result<(), Problem> {

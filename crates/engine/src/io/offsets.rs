@@ -1,7 +1,7 @@
 //! Where each I/O goes and whether it reads or writes.
 //!
-//! Offsets are block indices inside a worker's region, turned into byte offsets by the
-//! caller. Sequential workers each walk their own stripe of the region (so several
+//! Offsets are bytes inside a worker's region, each with the I/O's length (one size, or
+//! fio's per-direction `bs`, `bssplit` and `bsrange`). Sequential workers each walk their own stripe of the region (so several
 //! sequential workers do not re-read the same blocks from a device cache); random
 //! workers draw over the whole region from the configured distribution.
 
@@ -31,25 +31,170 @@ fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
 }
 
 enum Pattern {
-    Seq { start: u64, len: u64, next: u64 },
-    Uniform { n: u64 },
-    Zipf { n: u64, z: rand_distr::Zipf<f64> },
-    Pareto { n: u64, pow: f64 },
-    Zoned { zones: Vec<(u64, u64, u64)> }, // (cumulative ops threshold out of 2^32, first block, blocks)
+    /// Byte offsets of this worker's stripe: `[start, start + len)`; `next` is the position
+    /// of the next I/O inside it.
+    Seq {
+        start: u64,
+        len: u64,
+        next: u64,
+    },
+    Uniform {
+        n: u64,
+    },
+    Zipf {
+        n: u64,
+        z: rand_distr::Zipf<f64>,
+    },
+    Pareto {
+        n: u64,
+        pow: f64,
+    },
+    Zoned {
+        zones: Vec<(u64, u64, u64)>,
+    }, // (cumulative ops threshold out of 2^32, first block, blocks)
 }
 
-/// Generator of (direction, block index) pairs for one worker.
+/// How long each I/O is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IoLens {
+    /// Every I/O this many bytes.
+    One(u32),
+    /// Per direction (read, write), with fio's alignment of random offsets.
+    Var(Box<[LenDraw; 2]>),
+}
+
+/// One direction's lengths and random-offset alignment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LenDraw {
+    pub pick: LenPick,
+    /// Random offsets are multiples of this.
+    pub align: u64,
+    /// Index of this direction's first size in [`IoLens::table`].
+    pub base: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LenPick {
+    Fixed(u32),
+    /// `(cumulative threshold out of 2^32, length)`: the first entry above a 32-bit draw.
+    Split(Vec<(u64, u32)>),
+    /// `min + step * k`, `k` uniform in `0..steps`.
+    Range {
+        min: u32,
+        step: u32,
+        steps: u32,
+    },
+}
+
+/// Most distinct lengths one direction may draw (a range with a finer step is refused).
+pub const MAX_LENS: u64 = 65_536;
+
+impl LenPick {
+    fn count(&self) -> u32 {
+        match self {
+            Self::Fixed(_) => 1,
+            Self::Split(parts) => parts.len() as u32,
+            Self::Range { steps, .. } => *steps,
+        }
+    }
+    fn len_at(&self, i: u32) -> u32 {
+        match self {
+            Self::Fixed(l) => *l,
+            Self::Split(parts) => parts[i as usize].1,
+            Self::Range { min, step, .. } => min + step * i,
+        }
+    }
+    fn min(&self) -> u32 {
+        (0..self.count()).map(|i| self.len_at(i)).min().unwrap_or(1)
+    }
+}
+
+impl IoLens {
+    /// The lengths of a job: `bs` for every I/O, or the job's variable block sizes. `unit` is
+    /// the step of `bs_unaligned` ranges (the direct-I/O block, or 1 for buffered I/O).
+    /// Errors name the option: a range of more than [`MAX_LENS`] sizes.
+    pub fn for_job(bs: u64, sizes: Option<&spec::BlockSizes>, unit: u64) -> Result<Self, String> {
+        let Some(b) = sizes else { return Ok(Self::One(bs as u32)) };
+        let mut base = 0u32;
+        let mut dir = |d: &spec::DirSizes| -> Result<LenDraw, String> {
+            let pick = match &d.sizes {
+                spec::SizeChoice::Fixed { bs } => LenPick::Fixed(*bs as u32),
+                spec::SizeChoice::Split { parts } => {
+                    let mut acc = 0.0f64;
+                    let mut out: Vec<(u64, u32)> = parts
+                        .iter()
+                        .map(|p| {
+                            acc += p.pct;
+                            (((acc / 100.0) * (1u64 << 32) as f64) as u64, p.bs as u32)
+                        })
+                        .collect();
+                    // Rounding must never leave a draw unassigned: the last size with a share
+                    // takes everything up to the top.
+                    let last = parts.iter().rposition(|p| p.pct > 0.0).unwrap_or(parts.len().saturating_sub(1));
+                    if let Some(p) = out.get_mut(last) {
+                        p.0 = 1 << 32;
+                    }
+                    LenPick::Split(out)
+                }
+                spec::SizeChoice::Range { min, max } => {
+                    let step = if b.unaligned { unit.max(1) } else { *min };
+                    let steps = if b.unaligned { (max - min) / step + 1 } else { max / min };
+                    if steps > MAX_LENS {
+                        return Err(format!(
+                            "bsrange {min}-{max} in steps of {step} bytes has {steps} sizes, more than {MAX_LENS}; \
+                             narrow the range or drop bs_unaligned"
+                        ));
+                    }
+                    LenPick::Range { min: *min as u32, step: step as u32, steps: steps as u32 }
+                }
+            };
+            let align = d.align.unwrap_or(u64::from(pick.min())).max(1);
+            let draw = LenDraw { pick, align, base };
+            base += draw.pick.count();
+            Ok(draw)
+        };
+        let r = dir(&b.read)?;
+        let w = dir(&b.write)?;
+        Ok(Self::Var(Box::new([r, w])))
+    }
+
+    /// Every length by its index, reads' then writes' (what [`OffsetGen::next_io`]'s index
+    /// refers to).
+    pub fn table(&self) -> Vec<u32> {
+        match self {
+            Self::One(l) => vec![*l],
+            Self::Var(v) => v.iter().flat_map(|d| (0..d.pick.count()).map(move |i| d.pick.len_at(i))).collect(),
+        }
+    }
+
+    /// The largest length (what a buffer must hold).
+    pub fn max(&self) -> u32 {
+        self.table().into_iter().max().unwrap_or(1)
+    }
+
+    fn min(&self) -> u32 {
+        self.table().into_iter().min().unwrap_or(1)
+    }
+}
+
+/// Generator of (direction, offset, length) for one worker.
 pub struct OffsetGen {
     rng: Xoshiro256PlusPlus,
     pattern: Pattern,
     /// Reads happen when a 32-bit draw is below this threshold.
     read_threshold: u64,
     always: Option<bool>,
+    lens: IoLens,
+    /// Bytes per random block (the pattern draws block indices; sequential patterns are in
+    /// bytes already).
+    unit: u64,
+    /// The region's length in bytes.
+    region: u64,
 }
 
 impl OffsetGen {
-    /// `nblocks`: blocks in the job's region; `worker`/`workers` select the stripe for
-    /// sequential modes.
+    /// Single-size I/O of length 1 over `nblocks` bytes: offsets are block indices (what
+    /// tests and benchmarks of the distributions want). See [`OffsetGen::with_lens`].
     pub fn new(
         rw: RwMode,
         mix: u8,
@@ -59,14 +204,45 @@ impl OffsetGen {
         workers: usize,
         rng: Xoshiro256PlusPlus,
     ) -> Self {
-        let n = nblocks.max(1);
+        Self::with_lens(rw, mix, dist, nblocks.max(1), IoLens::One(1), worker, workers, rng)
+    }
+
+    /// A generator over a region of `region` bytes with I/Os of `lens`; `worker`/`workers`
+    /// select the stripe for sequential modes. A region shorter than the largest I/O is
+    /// the caller's to refuse.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_lens(
+        rw: RwMode,
+        mix: u8,
+        dist: &Distribution,
+        region: u64,
+        lens: IoLens,
+        worker: usize,
+        workers: usize,
+        rng: Xoshiro256PlusPlus,
+    ) -> Self {
+        let max = u64::from(lens.max()).max(1);
+        let region = region.max(max);
+        // Random blocks: the I/O length when there is one, else the finest alignment; the
+        // last block is the last place the smallest I/O fits (fio's last_block).
+        let unit = match &lens {
+            IoLens::One(l) => u64::from(*l).max(1),
+            IoLens::Var(v) => v[0].align.min(v[1].align),
+        };
+        let n = match &lens {
+            IoLens::One(_) => region / unit,
+            IoLens::Var(_) => (region - u64::from(lens.min())) / unit + 1,
+        }
+        .max(1);
         let pattern = if !rw.is_random() {
+            // Stripes in whole largest I/Os, so each holds at least one of any length.
+            let blocks = region / max;
             let w = workers.max(1) as u64;
             let i = worker as u64;
-            let start = n * i / w;
-            let end = (n * (i + 1) / w).max(start + 1).min(n);
+            let start = blocks * i / w;
+            let end = (blocks * (i + 1) / w).max(start + 1).min(blocks);
             let len = end.saturating_sub(start).max(1);
-            Pattern::Seq { start, len, next: 0 }
+            Pattern::Seq { start: start * max, len: len * max, next: 0 }
         } else {
             match dist {
                 Distribution::Uniform => Pattern::Uniform { n },
@@ -99,7 +275,12 @@ impl OffsetGen {
             0 => Some(false),
             _ => None,
         };
-        Self { rng, pattern, read_threshold: (read_pct << 32) / 100, always }
+        Self { rng, pattern, read_threshold: (read_pct << 32) / 100, always, lens, unit, region }
+    }
+
+    /// The lengths this generator draws.
+    pub fn lens(&self) -> &IoLens {
+        &self.lens
     }
 
     /// True when the next I/O is a read.
@@ -111,29 +292,67 @@ impl OffsetGen {
         }
     }
 
-    /// The next block index. Per I/O: sequential and uniform draws are inlined into the
-    /// worker loop; the skewed distributions, which cost tens of nanoseconds anyway, are a call.
+    /// The next I/O of direction `read`: `(offset in the region, length, index of the length
+    /// in [`IoLens::table`])`. The I/O lies inside the region. Per I/O: single-size
+    /// sequential and uniform draws are inlined into the worker loop; variable lengths and
+    /// the skewed distributions, which cost tens of nanoseconds anyway, are a call.
     #[inline(always)]
-    pub fn next_block(&mut self) -> u64 {
-        match &mut self.pattern {
-            Pattern::Seq { start, len, next } => {
-                let b = *start + *next;
-                *next += 1;
-                if *next >= *len {
+    pub fn next_io(&mut self, read: bool) -> (u64, u32, u32) {
+        let (len, idx) = match &self.lens {
+            IoLens::One(l) => (*l, 0),
+            IoLens::Var(_) => self.draw_len(read),
+        };
+        let block = match &mut self.pattern {
+            Pattern::Seq { start, len: stripe, next } => {
+                if *next + u64::from(len) > *stripe {
                     *next = 0;
                 }
-                b
+                let off = *start + *next;
+                *next += u64::from(len);
+                return (off, len, idx);
             }
             Pattern::Uniform { n } => below(&mut self.rng, *n),
             _ => self.next_skewed(),
+        };
+        match &self.lens {
+            IoLens::One(_) => (block * self.unit, len, idx),
+            IoLens::Var(_) => (self.place(read, block * self.unit, len), len, idx),
         }
     }
 
-    /// [`next_block`](Self::next_block) for zipf, pareto and zoned (hot-set) distributions.
+    /// A length for a direction with variable sizes, and its index in the table.
+    #[inline(never)]
+    fn draw_len(&mut self, read: bool) -> (u32, u32) {
+        let IoLens::Var(v) = &self.lens else { return (1, 0) };
+        let d = &v[usize::from(!read)];
+        let i = match &d.pick {
+            LenPick::Fixed(_) => 0,
+            LenPick::Split(parts) => {
+                let r = self.rng.next_u32() as u64;
+                parts.iter().position(|p| r < p.0).unwrap_or(parts.len() - 1) as u32
+            }
+            LenPick::Range { steps, .. } => below(&mut self.rng, u64::from(*steps)) as u32,
+        };
+        (d.pick.len_at(i), d.base + i)
+    }
+
+    /// A random offset aligned for its direction and moved back so the I/O fits.
+    #[inline(never)]
+    fn place(&self, read: bool, off: u64, len: u32) -> u64 {
+        let IoLens::Var(v) = &self.lens else { return off };
+        let a = v[usize::from(!read)].align;
+        let mut o = off / a * a;
+        if o + u64::from(len) > self.region {
+            o = (self.region - u64::from(len)) / a * a;
+        }
+        o
+    }
+
+    /// The next block index of the random pattern (zipf, pareto and zoned).
     #[inline(never)]
     fn next_skewed(&mut self) -> u64 {
         match &mut self.pattern {
-            Pattern::Seq { .. } | Pattern::Uniform { .. } => unreachable!("drawn inline by next_block"),
+            Pattern::Seq { .. } | Pattern::Uniform { .. } => unreachable!("drawn inline by next_io"),
             Pattern::Zipf { n, z } => {
                 let rank = z.sample(&mut self.rng) as u64; // 1..=n
                 scatter(rank.saturating_sub(1), *n)
@@ -157,6 +376,12 @@ impl OffsetGen {
         }
     }
 
+    /// The next block index (single-size generators from [`OffsetGen::new`]: the offset).
+    #[inline]
+    pub fn next_block(&mut self) -> u64 {
+        self.next_io(true).0 / self.unit
+    }
+
     /// Random draw used by callers that need one (e.g. write tags).
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
@@ -165,6 +390,7 @@ impl OffsetGen {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use spec::Zone;
@@ -245,6 +471,203 @@ mod tests {
         let mut b = gen(RwMode::RandRead, Distribution::Uniform, 1 << 30);
         for _ in 0..1000 {
             assert_eq!(a.next_block(), b.next_block());
+        }
+    }
+    fn split(parts: &[(u64, f64)]) -> spec::DirSizes {
+        let parts = parts.iter().map(|&(bs, pct)| spec::BsPart { bs, pct }).collect();
+        spec::DirSizes { sizes: spec::SizeChoice::Split { parts }, align: None }
+    }
+
+    fn var(read: spec::DirSizes, write: spec::DirSizes, unaligned: bool, unit: u64) -> IoLens {
+        let b = spec::BlockSizes { read, write, unaligned };
+        IoLens::for_job(b.max(), Some(&b), unit).unwrap()
+    }
+
+    fn var_gen(rw: RwMode, lens: IoLens, region: u64) -> OffsetGen {
+        OffsetGen::with_lens(rw, 50, &Distribution::Uniform, region, lens, 0, 1, worker_rng(7, 0, 0))
+    }
+
+    #[test]
+    fn bssplit_draws_each_size_at_its_share_and_aligns_to_the_smallest() {
+        let d = split(&[(4096, 10.0), (65536, 50.0), (32768, 40.0)]);
+        let lens = var(d.clone(), d, false, 512);
+        assert_eq!(lens.table(), [4096, 65536, 32768, 4096, 65536, 32768]);
+        let region = 64 << 20;
+        let mut g = var_gen(RwMode::RandRead, lens, region);
+        let mut by = std::collections::BTreeMap::<u32, u32>::new();
+        let n = 100_000;
+        for _ in 0..n {
+            let (off, len, i) = g.next_io(true);
+            assert!(off % 4096 == 0 && off + u64::from(len) <= region, "{off}+{len}");
+            assert_eq!(g.lens().table()[i as usize], len);
+            *by.entry(len).or_default() += 1;
+        }
+        for (bs, pct) in [(4096, 10.0), (65536, 50.0), (32768, 40.0)] {
+            let share = by[&bs] as f64 / n as f64 * 100.0;
+            assert!((share - pct).abs() < 1.0, "{bs}: {share}% for {pct}%");
+        }
+    }
+
+    #[test]
+    fn per_direction_sizes_follow_the_direction() {
+        let lens = var(spec::DirSizes::fixed(4096), spec::DirSizes::fixed(8192), false, 512);
+        let mut g = var_gen(RwMode::RandRw, lens, 1 << 20);
+        for _ in 0..10_000 {
+            let read = g.next_is_read();
+            let (off, len, i) = g.next_io(read);
+            assert_eq!(len, if read { 4096 } else { 8192 });
+            assert_eq!(i, u32::from(!read));
+            assert_eq!(off % u64::from(len), 0, "random offsets align to the direction's smallest size");
+        }
+    }
+
+    #[test]
+    fn bsrange_is_uniform_over_multiples_of_the_minimum() {
+        let r = spec::DirSizes { sizes: spec::SizeChoice::Range { min: 1024, max: 4096 }, align: None };
+        let mut g = var_gen(RwMode::RandRead, var(r.clone(), r, false, 512), 1 << 20);
+        let mut by = std::collections::BTreeMap::<u32, u32>::new();
+        for _ in 0..40_000 {
+            let (off, len, _) = g.next_io(true);
+            assert_eq!(off % 1024, 0);
+            *by.entry(len).or_default() += 1;
+        }
+        assert_eq!(by.keys().copied().collect::<Vec<_>>(), [1024, 2048, 3072, 4096]);
+        assert!(by.values().all(|&c| (9_000..11_000).contains(&c)), "{by:?}");
+    }
+
+    #[test]
+    fn bs_unaligned_ranges_step_by_the_direct_io_unit() {
+        let r = spec::DirSizes { sizes: spec::SizeChoice::Range { min: 1024, max: 4096 }, align: None };
+        let lens = var(r.clone(), r, true, 512);
+        assert_eq!(lens.table().len(), 2 * 7, "1k, 1.5k, … 4k for each direction");
+        let mut g = var_gen(RwMode::Read, lens, 1 << 20);
+        let mut lens_seen = std::collections::BTreeSet::new();
+        let mut pos = 0u64;
+        for _ in 0..2000 {
+            let (off, len, _) = g.next_io(true);
+            if off != 0 {
+                assert_eq!(off, pos, "sequential I/Os follow each other");
+            }
+            assert_eq!(off % 512, 0);
+            pos = off + u64::from(len);
+            lens_seen.insert(len);
+        }
+        assert!(lens_seen.contains(&1536) && lens_seen.contains(&3584));
+    }
+
+    #[test]
+    fn blockalign_sets_random_offsets_alignment() {
+        let d = spec::DirSizes { sizes: spec::SizeChoice::Fixed { bs: 4096 }, align: Some(512) };
+        let mut g = var_gen(RwMode::RandRead, var(d.clone(), d, false, 512), 1 << 20);
+        let unaligned = (0..10_000).filter(|_| !g.next_io(true).0.is_multiple_of(4096)).count();
+        assert!(unaligned > 8000, "most offsets are 512-aligned only: {unaligned}");
+        let d = spec::DirSizes { sizes: spec::SizeChoice::Fixed { bs: 4096 }, align: Some(65536) };
+        let mut g = var_gen(RwMode::RandRead, var(d.clone(), d, false, 512), 1 << 20);
+        assert!((0..10_000).all(|_| g.next_io(true).0.is_multiple_of(65536)));
+    }
+
+    #[test]
+    fn sequential_variable_sizes_advance_by_each_length_and_wrap_to_fit() {
+        let d = split(&[(4096, 50.0), (16384, 50.0)]);
+        let region = 256 << 10;
+        let mut g = var_gen(RwMode::Write, var(d.clone(), d, false, 512), region);
+        let (mut pos, mut wraps) = (0u64, 0);
+        for _ in 0..5000 {
+            let (off, len, _) = g.next_io(false);
+            if off == 0 && pos != 0 {
+                wraps += 1;
+                assert!(pos + u64::from(len) > region, "wrapped only when the I/O would not fit");
+            } else {
+                assert_eq!(off, pos);
+            }
+            assert!(off + u64::from(len) <= region);
+            pos = off + u64::from(len);
+        }
+        assert!(wraps > 10);
+    }
+
+    #[test]
+    fn single_size_keeps_block_offsets() {
+        let mut g = OffsetGen::with_lens(
+            RwMode::Read,
+            0,
+            &Distribution::Uniform,
+            3 * 4096,
+            IoLens::One(4096),
+            0,
+            1,
+            worker_rng(1, 0, 0),
+        );
+        let v: Vec<(u64, u32, u32)> = (0..4).map(|_| g.next_io(true)).collect();
+        assert_eq!(v, [(0, 4096, 0), (4096, 4096, 0), (8192, 4096, 0), (0, 4096, 0)]);
+    }
+
+    #[test]
+    fn a_range_with_too_many_sizes_is_refused() {
+        let r = spec::DirSizes { sizes: spec::SizeChoice::Range { min: 1, max: 1 << 20 }, align: None };
+        let b = spec::BlockSizes { read: r.clone(), write: r, unaligned: true };
+        let e = IoLens::for_job(1 << 20, Some(&b), 1).unwrap_err();
+        assert!(e.starts_with("bsrange 1-1048576 in steps of 1 bytes has"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// Every I/O of any size mix, distribution and mode lies inside the region, starts at
+        /// its direction's alignment when random, and has one of the job's lengths.
+        #[test]
+        fn every_io_fits_and_is_aligned(
+            sizes in proptest::collection::vec((1u64..=32, 0u32..=3), 1..4),
+            rsizes in proptest::collection::vec((1u64..=32, 0u32..=3), 1..4),
+            range in proptest::option::of((1u64..=8, 1u64..=8)),
+            align in proptest::option::of(0u32..=4),
+            unaligned in proptest::bool::ANY,
+            region_blocks in 64u64..2000,
+            mode in 0usize..4,
+            dist in 0usize..4,
+            workers in 1usize..4,
+            seed in proptest::num::u64::ANY,
+        ) {
+            let mk = |v: &[(u64, u32)]| {
+                let n = v.len() as f64;
+                spec::DirSizes {
+                    sizes: spec::SizeChoice::Split {
+                        parts: v.iter().map(|&(b, _)| spec::BsPart { bs: b * 512, pct: 100.0 / n }).collect(),
+                    },
+                    align: None,
+                }
+            };
+            let mut read = mk(&sizes);
+            let mut write = mk(&rsizes);
+            if let Some((lo, hi)) = range {
+                let (lo, hi) = (lo.min(hi) * 512, lo.max(hi) * 1024);
+                write.sizes = spec::SizeChoice::Range { min: lo, max: hi };
+            }
+            read.align = align.map(|a| 512u64 << a);
+            let b = spec::BlockSizes { read, write, unaligned };
+            let lens = IoLens::for_job(b.max(), Some(&b), 512).unwrap();
+            let table = lens.table();
+            let region = (region_blocks * 512).max(b.max());
+            let rw = [RwMode::RandRw, RwMode::ReadWrite, RwMode::RandRead, RwMode::Write][mode];
+            let d = [
+                Distribution::Uniform,
+                Distribution::Zipf { theta: 1.1 },
+                Distribution::Pareto { h: 0.3 },
+                Distribution::Zoned { zones: vec![Zone { ops_pct: 80.0, area_pct: 20.0 }, Zone { ops_pct: 20.0, area_pct: 80.0 }] },
+            ][dist].clone();
+            for w in 0..workers {
+                let mut g = OffsetGen::with_lens(rw, 50, &d, region, lens.clone(), w, workers, worker_rng(seed, 0, w));
+                for _ in 0..300 {
+                    let read = g.next_is_read();
+                    let (off, len, i) = g.next_io(read);
+                    proptest::prop_assert!(off + u64::from(len) <= region, "{off}+{len} > {region}");
+                    proptest::prop_assert_eq!(table[i as usize], len);
+                    proptest::prop_assert_eq!(off % 512, 0);
+                    if rw.is_random() {
+                        let IoLens::Var(v) = &lens else { unreachable!() };
+                        let a = v[usize::from(!read)].align;
+                        proptest::prop_assert_eq!(off % a, 0, "aligned to {}", a);
+                    }
+                }
+            }
         }
     }
 }

@@ -7,7 +7,7 @@
 
 use crate::io::backend::{Backend, Op};
 use crate::io::buffers::{stamp, BufferPool};
-use crate::io::offsets::OffsetGen;
+use crate::io::offsets::{IoLens, OffsetGen};
 use spec::DataPattern;
 use stats::LatHist;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -67,6 +67,9 @@ pub struct WorkerEnd {
     pub fault: Option<IoFault>,
     pub setup_error: Option<String>,
     pub setup_error_usage: bool,
+    /// Completions of the measured window by length, `(bytes, reads, writes)`, when the
+    /// job's I/Os have more than one length (empty otherwise).
+    pub bs_counts: Vec<(u32, u64, u64)>,
 }
 
 pub enum Msg {
@@ -87,6 +90,7 @@ pub struct WorkerPlan {
     pub job: usize,
     pub worker: usize,
     pub depth: u32,
+    /// The largest I/O (each buffer's length); the generator picks each I/O's own.
     pub bs: u32,
     pub region_offset: u64,
     pub data: DataPattern,
@@ -109,6 +113,9 @@ struct Slot {
     issue_ns: u64,
     offset: u64,
     op: Op,
+    len: u32,
+    /// Index of the length in the generator's table (counted when lengths vary).
+    len_i: u32,
 }
 
 #[inline]
@@ -142,7 +149,9 @@ pub fn run<B: Backend>(
     ch: &Channels,
 ) -> WorkerEnd {
     let cpu0 = thread_cpu_ns();
-    let mut w = WorkerState::new(plan, ch, gen.next_u64());
+    let tag = gen.next_u64();
+    let mut w = WorkerState::new(plan, ch, tag);
+    w.count_lens(gen.lens());
     loop {
         let now = w.now();
         w.advance(now);
@@ -247,7 +256,6 @@ struct LiveCounts {
 struct WorkerState<'a> {
     plan: &'a WorkerPlan,
     ch: &'a Channels,
-    bs: u64,
     /// End of the ramp: the measured window is `[t0, deadline)`, in ns since `plan.t_start`.
     t0: u64,
     deadline: u64,
@@ -262,6 +270,10 @@ struct WorkerState<'a> {
     /// Buffer index of slot 0's writes (`depth` when reads and writes have their own buffers).
     write_buf_base: usize,
     write_tag: u64,
+    /// Completions in the measured window per length index, `[reads, writes]`; empty when
+    /// every I/O has one length.
+    len_counts: Vec<[u64; 2]>,
+    len_table: Vec<u32>,
 
     /// The current interval, its index (-1 = ramp) and when it ends.
     cur: Box<Interval>,
@@ -290,10 +302,9 @@ impl<'a> WorkerState<'a> {
         Self {
             plan,
             ch,
-            bs: plan.bs as u64,
             t0,
             deadline: t0.saturating_add(plan.runtime_ns),
-            slots: (0..nslots).map(|_| Slot { issue_ns: 0, offset: 0, op: Op::Read }).collect(),
+            slots: (0..nslots).map(|_| Slot { issue_ns: 0, offset: 0, op: Op::Read, len: 0, len_i: 0 }).collect(),
             free: (0..depth as u32).rev().collect(),
             fsync_slot: depth as u32,
             fsync_busy: false,
@@ -301,6 +312,8 @@ impl<'a> WorkerState<'a> {
             writes_since_fsync: 0,
             write_buf_base: if plan.split_buffers { depth } else { 0 },
             write_tag,
+            len_counts: Vec::new(),
+            len_table: Vec::new(),
             cur,
             index,
             next_boundary: if t0 > 0 { t0 } else { SEC },
@@ -317,6 +330,14 @@ impl<'a> WorkerState<'a> {
     #[inline]
     fn now(&self) -> u64 {
         now_ns(self.plan.t_start)
+    }
+
+    /// Count completions by length when `lens` has more than one.
+    fn count_lens(&mut self, lens: &IoLens) {
+        if let IoLens::Var(_) = lens {
+            self.len_table = lens.table();
+            self.len_counts = vec![[0; 2]; self.len_table.len()];
+        }
     }
 
     /// I/Os in flight, the fsync included.
@@ -433,20 +454,22 @@ impl<'a> WorkerState<'a> {
         unsubmitted: &mut u32,
     ) -> bool {
         let plan = self.plan;
-        let op = if gen.next_is_read() { Op::Read } else { Op::Write };
-        let offset = plan.region_offset + gen.next_block() * self.bs;
-        let buf_i = if op == Op::Read {
+        let read = gen.next_is_read();
+        let op = if read { Op::Read } else { Op::Write };
+        let (off, len, len_i) = gen.next_io(read);
+        let offset = plan.region_offset + off;
+        let buf_i = if read {
             slot as usize
         } else {
             let i = self.write_buf_base + slot as usize;
             self.write_tag = self.write_tag.wrapping_add(1);
-            stamp(pool.slot_mut(i), plan.data, self.write_tag, offset);
+            stamp(&mut pool.slot_mut(i)[..len as usize], plan.data, self.write_tag, offset);
             i
         };
         self.depth.add(op);
-        self.slots[slot as usize] = Slot { issue_ns, offset, op };
-        self.issued_bytes += self.bs;
-        let mut r = backend.queue(slot, op, offset, pool.slot_ptr(buf_i), plan.bs, buf_i as u16);
+        self.slots[slot as usize] = Slot { issue_ns, offset, op, len, len_i };
+        self.issued_bytes += u64::from(len);
+        let mut r = backend.queue(slot, op, offset, pool.slot_ptr(buf_i), len, buf_i as u16);
         *unsubmitted += 1;
         // Start the device on what is ready (fio iodepth_batch_submit semantics).
         if r.is_ok() && *unsubmitted >= plan.submit_batch {
@@ -456,13 +479,8 @@ impl<'a> WorkerState<'a> {
         match r {
             Ok(()) => true,
             Err(e) => {
-                self.end.fault = Some(IoFault {
-                    errno: e.raw_os_error().unwrap_or(libc::EIO),
-                    offset,
-                    op,
-                    transferred: 0,
-                    len: plan.bs,
-                });
+                self.end.fault =
+                    Some(IoFault { errno: e.raw_os_error().unwrap_or(libc::EIO), offset, op, transferred: 0, len });
                 // Not queued: undo the accounting for this slot.
                 self.depth.remove(op);
                 self.free.push(slot);
@@ -540,7 +558,7 @@ impl<'a> WorkerState<'a> {
             return;
         }
         let s = &self.slots[slot as usize];
-        let (op, offset, issue_ns) = (s.op, s.offset, s.issue_ns);
+        let (op, offset, issue_ns, len, len_i) = (s.op, s.offset, s.issue_ns, s.len, s.len_i);
         self.depth.remove(op);
         if op != Op::Read {
             self.writes_since_fsync += 1;
@@ -550,21 +568,19 @@ impl<'a> WorkerState<'a> {
             }
         }
         self.free.push(slot);
-        if res != self.plan.bs as i32 {
+        if res != len as i32 {
             if self.end.fault.is_none() {
-                self.end.fault = Some(IoFault {
-                    errno: if res < 0 { -res } else { 0 },
-                    offset,
-                    op,
-                    transferred: res.max(0),
-                    len: self.plan.bs,
-                });
+                self.end.fault =
+                    Some(IoFault { errno: if res < 0 { -res } else { 0 }, offset, op, transferred: res.max(0), len });
             }
             return;
         }
         if measuring {
             let lat = now.saturating_sub(issue_ns);
-            let bs = self.bs;
+            let bs = u64::from(len);
+            if let Some(c) = self.len_counts.get_mut(len_i as usize) {
+                c[usize::from(op != Op::Read)] += 1;
+            }
             if op == Op::Read {
                 self.cur.read.record(lat);
                 self.cur.read_bytes += bs;
@@ -625,6 +641,9 @@ impl<'a> WorkerState<'a> {
             let mut cur = self.cur;
             cur.index = self.index;
             let _ = self.ch.tx.send(Msg::Interval { job: plan.job, worker: plan.worker, iv: cur });
+        }
+        if !self.len_counts.is_empty() {
+            self.end.bs_counts = self.len_table.iter().zip(&self.len_counts).map(|(&bs, c)| (bs, c[0], c[1])).collect();
         }
         self.end.qd_area_read = self.depth.area_read;
         self.end.qd_area_write = self.depth.area_write;
@@ -718,7 +737,8 @@ mod tests {
         let mut backend = Null::new(&cfg, fault);
         let slots = plan.depth as usize * if plan.split_buffers { 2 } else { 1 };
         let mut pool = BufferPool::new(slots.max(1), plan.bs as usize, 4096).unwrap();
-        let mut gen = OffsetGen::new(rw, 50, &Distribution::Uniform, 256, 0, 1, worker_rng(1, 0, 0));
+        let lens = IoLens::One(plan.bs);
+        let mut gen = OffsetGen::with_lens(rw, 50, &Distribution::Uniform, 1 << 20, lens, 0, 1, worker_rng(1, 0, 0));
         let end = run(plan, &mut backend, &mut pool, &mut gen, &ch);
         let ivs = rx
             .try_iter()
@@ -843,5 +863,44 @@ mod tests {
         let ops: u64 = ivs.iter().map(|iv| iv.read.count() + iv.write.count()).sum();
         assert_eq!(ops, 50, "every I/O before the fault is counted, none after");
         assert!(ch.stop.load(Ordering::Relaxed));
+    }
+    #[test]
+    fn variable_lengths_move_their_own_bytes_and_are_counted_by_size() {
+        let mut p = plan(8);
+        p.bs = 65536;
+        p.split_buffers = true;
+        p.byte_limit = Some(64 << 20);
+        let parts = vec![spec::BsPart { bs: 4096, pct: 50.0 }, spec::BsPart { bs: 65536, pct: 50.0 }];
+        let d = spec::DirSizes { sizes: spec::SizeChoice::Split { parts }, align: None };
+        let b = spec::BlockSizes { read: spec::DirSizes::fixed(8192), write: d, unaligned: false };
+        let lens = IoLens::for_job(65536, Some(&b), 512).unwrap();
+        let (ch, rx) = channels();
+        let cfg = BackendConfig { fd: -1, depth: p.depth, buffers: None, register_file: false };
+        let mut backend = Null::new(&cfg, None);
+        let mut pool = BufferPool::new(16, 65536, 4096).unwrap();
+        let mut gen =
+            OffsetGen::with_lens(RwMode::RandRw, 50, &Distribution::Uniform, 1 << 24, lens, 0, 1, worker_rng(3, 0, 0));
+        let end = run(&p, &mut backend, &mut pool, &mut gen, &ch);
+        assert!(end.fault.is_none());
+        let ivs: Vec<Interval> = rx
+            .try_iter()
+            .filter_map(|m| match m {
+                Msg::Interval { iv, .. } => Some(*iv),
+                Msg::Done { .. } => None,
+            })
+            .collect();
+        let bytes = |f: fn(&Interval) -> u64| ivs.iter().map(f).sum::<u64>();
+        let (rb, wb) = (bytes(|iv| iv.read_bytes), bytes(|iv| iv.write_bytes));
+        let (rops, wops) = (bytes(|iv| iv.read.count()), bytes(|iv| iv.write.count()));
+        // Table: reads' 8k, then writes' 4k and 64k.
+        let c = &end.bs_counts;
+        assert_eq!(c.iter().map(|x| x.0).collect::<Vec<_>>(), [8192, 4096, 65536]);
+        assert_eq!((c[0].1, c[0].2, c[1].1, c[2].1), (rops, 0, 0, 0));
+        assert_eq!(c[1].2 + c[2].2, wops);
+        assert_eq!(rb, rops * 8192, "reads are 8 KiB each");
+        assert_eq!(wb, c[1].2 * 4096 + c[2].2 * 65536, "writes move their own lengths");
+        let share = c[1].2 as f64 / wops as f64;
+        assert!((share - 0.5).abs() < 0.05, "4k share of writes {share}");
+        assert!(rb + wb >= 64 << 20 && rb + wb < (64 << 20) + 8 * 65536, "the byte limit counts real lengths");
     }
 }

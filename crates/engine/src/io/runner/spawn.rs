@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
 use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
-use crate::io::offsets::{worker_rng, OffsetGen};
+use crate::io::offsets::{worker_rng, IoLens, OffsetGen};
 use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan};
 use spec::{EngineKind, RwMode};
 use std::os::fd::RawFd;
@@ -28,7 +28,8 @@ pub(super) struct WorkerSetup {
     rw: RwMode,
     mix: u8,
     dist: spec::Distribution,
-    nblocks: u64,
+    region_len: u64,
+    lens: IoLens,
     workers_in_job: usize,
     /// This worker's index within its job (0..workers_in_job).
     job_worker: usize,
@@ -68,7 +69,6 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
             EngineKind::Psync => ((s.threads * s.qd) as usize, 1u32),
             _ => (s.threads as usize, s.qd),
         };
-        let nblocks = j.region_len / s.bs;
         // Not time-based: the job moves its region once (or `io_bytes`), `loops` times.
         let per_worker_limit = if s.time_based {
             None
@@ -107,7 +107,8 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 rw: s.rw,
                 mix: s.mix,
                 dist: s.dist.clone(),
-                nblocks,
+                region_len: j.region_len,
+                lens: j.lens.clone(),
                 workers_in_job: workers,
                 job_worker: w,
                 seed: s.seed,
@@ -149,11 +150,12 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         .ok_or_else(|| ("cannot allocate I/O buffers: lower --qd or --bs".to_string(), true))?;
     let mut rng = worker_rng(setup.seed ^ 0xb0f, job, worker);
     pool.fill(setup.spec_data, &mut rng);
-    let gen = OffsetGen::new(
+    let gen = OffsetGen::with_lens(
         setup.rw,
         setup.mix,
         &setup.dist,
-        setup.nblocks,
+        setup.region_len,
+        setup.lens.clone(),
         worker,
         setup.workers_in_job,
         worker_rng(setup.seed, job, worker),
