@@ -182,3 +182,22 @@ fn block_size_errors_name_the_option_and_line() {
         assert!(stderr_of(&o).contains(want), "{body:?}: {}", stderr_of(&o));
     }
 }
+
+#[test]
+fn size_and_offset_in_percent_write_only_that_share_of_the_file() {
+    let dir = tempdir();
+    let mib = 1u64 << 20;
+    std::fs::write(dir.path().join("data.bin"), vec![0u8; 8 << 20]).expect("data file");
+    let job = "[p]\nioengine=psync\ndirect=0\nfilename=data.bin\nrw=write\nsize=50%\noffset=25%\n";
+    let doc = run_job(dir.path(), job, &["--overwrite"]);
+    let r = &results(&doc)[0];
+    assert_eq!((u64_at(&r["spec"], "offset"), u64_at(&r["spec"], "size")), (2 * mib, 4 * mib));
+    assert_eq!(u64_at(&r["write"], "bytes"), 4 * mib);
+    let data = std::fs::read(dir.path().join("data.bin")).expect("data file");
+    assert_eq!(data.len() as u64, 8 * mib);
+    let chunks: Vec<bool> = data.chunks(4096).map(|c| c.iter().any(|&b| b != 0)).collect();
+    let (first, last) = ((2 * mib / 4096) as usize, (6 * mib / 4096) as usize);
+    assert!(chunks[..first].iter().all(|w| !w), "nothing written before 25 %");
+    assert!(chunks[first..last].iter().all(|w| *w), "every block of 25 %..75 % written");
+    assert!(chunks[last..].iter().all(|w| !w), "nothing written after 75 %");
+}

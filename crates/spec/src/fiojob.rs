@@ -647,6 +647,18 @@ fn uint<T: TryFrom<u64>>(key: &str, v: &str, example: &str) -> Result<T, String>
     T::try_from(n).map_err(|_| format!("invalid value for {key}: \"{v}\" is too large"))
 }
 
+/// `N%` (fio's share of the target's size, above 0 and up to 100), or `None` for a size.
+fn share_of_target(key: &str, v: &str) -> Result<Option<f64>, String> {
+    if !v.trim_end().ends_with('%') {
+        return Ok(None);
+    }
+    let p = parse_percent(key, v).map_err(|e| e.to_string())?;
+    if p <= 0.0 {
+        return Err(format!("invalid value for {key}: {v} is no part of the target; use e.g. {key}=50%"));
+    }
+    Ok(Some(p))
+}
+
 fn no_percent(key: &str, v: &str) -> Result<(), String> {
     if v.trim_end().ends_with('%') {
         return Err(format!(
@@ -751,14 +763,18 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "size" => {
             let v = need(key, value, "1G")?;
-            no_percent(key, v)?;
-            s.job.size = Some(parse_size(key, v).map_err(sv)?);
+            match share_of_target(key, v)? {
+                Some(p) => (s.job.size, s.job.size_pct) = (None, Some(p)),
+                None => (s.job.size, s.job.size_pct) = (Some(parse_size(key, v).map_err(sv)?), None),
+            }
             s.lines.insert(Field::Size, line);
         }
         "offset" => {
             let v = need(key, value, "1M")?;
-            no_percent(key, v)?;
-            s.job.offset = parse_size(key, v).map_err(sv)?;
+            match share_of_target(key, v)? {
+                Some(p) => (s.job.offset, s.job.offset_pct) = (0, Some(p)),
+                None => (s.job.offset, s.job.offset_pct) = (parse_size(key, v).map_err(sv)?, None),
+            }
             s.lines.insert(Field::Offset, line);
         }
         "runtime" => {
@@ -1352,8 +1368,8 @@ mod tests {
             ("[j]\nbsrange=8k-4k\n", 2, "t.fio:2: invalid value for bsrange: \"8k-4k\" has its minimum above its maximum; write MIN-MAX such as bsrange=1k-64k"),
             ("[j]\nblocksize_range=4k\n", 2, "t.fio:2: invalid value for blocksize_range: \"4k\" is not a range"),
             ("[j]\nbs_unaligned=2\n", 2, "t.fio:2: invalid value for bs_unaligned: \"2\" is not 0 or 1"),
-            ("[j]\nsize=50%\n", 2, "t.fio:2: size=50%: sizes in percent of the target are not supported; give an absolute size such as size=10G, or leave size out"),
-            ("[j]\noffset=10%\n", 2, "t.fio:2: offset=10%: sizes in percent"),
+            ("[j]\nsize=0%\n", 2, "t.fio:2: invalid value for size: 0% is no part of the target; use e.g. size=50%"),
+            ("[j]\noffset=101%\n", 2, "t.fio:2: invalid value for offset: \"101%\" is above 100%"),
             ("[j]\nrate_iops=500,100\n", 2, "t.fio:2: rate_iops=500,100: separate read and write rates are not supported"),
             ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
             ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),
@@ -1491,6 +1507,15 @@ mod tests {
         assert_eq!(j.bs, 4096);
         let j = one("[global]\nbsrange=4k-16k\n[j]\n");
         assert_eq!(bsz(&j).read.sizes, SizeChoice::Range { min: 4096, max: 16384 });
+    }
+
+    #[test]
+    fn size_and_offset_in_percent_of_the_target() {
+        let j = one("[j]\nsize=50%\noffset=10%\n");
+        assert_eq!((j.size, j.size_pct, j.offset, j.offset_pct), (None, Some(50.0), 0, Some(10.0)));
+        // A later absolute value replaces the share, and the other way round.
+        let j = one("[global]\nsize=25%\n[j]\nsize=1g\noffset=1m\noffset=5%\n");
+        assert_eq!((j.size, j.size_pct, j.offset, j.offset_pct), (Some(1 << 30), None, 0, Some(5.0)));
     }
 
     #[test]

@@ -189,6 +189,14 @@ pub struct JobSpec {
     /// the largest size (what each buffer holds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_sizes: Option<BlockSizes>,
+    /// The region's length as a share of the target in percent (fio `size=N%`), resolved
+    /// when the target is opened; `size` is then `None` until it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_pct: Option<f64>,
+    /// The region's start as a share of the target in percent (fio `offset=N%`), rounded up to
+    /// the smallest block size when the target is opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_pct: Option<f64>,
 }
 
 /// The block sizes of a job whose I/Os are not all `bs` bytes.
@@ -336,6 +344,8 @@ impl Default for JobSpec {
             io_bytes: None,
             loops: 1,
             block_sizes: None,
+            size_pct: None,
+            offset_pct: None,
         }
     }
 }

@@ -316,6 +316,22 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         ),
         None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
     };
+    // fio's shares of the target: the offset rounded up to the smallest block size, the
+    // length cut to what is left after it.
+    let min_bs = job.io_sizes().into_iter().min().unwrap_or(job.bs).max(1);
+    let mut job = std::borrow::Cow::Borrowed(job);
+    if let Some(p) = job.offset_pct {
+        let raw = (size as f64 * p / 100.0) as u64;
+        let j = job.to_mut();
+        j.offset = raw.div_ceil(min_bs) * min_bs;
+        j.offset = j.offset.min(size.saturating_sub(min_bs) / min_bs * min_bs);
+    }
+    if let Some(p) = job.size_pct {
+        let left = size.saturating_sub(job.offset);
+        let len = ((size as f64 * p / 100.0) as u64).min(left);
+        job.to_mut().size = Some(len / min_bs * min_bs);
+    }
+    let job = job.as_ref();
     if !job.offset.is_multiple_of(lb) {
         return Err(EngineError::Invalid(format!(
             "--offset {} is not a multiple of the logical block size ({lb} bytes) that direct I/O requires",
