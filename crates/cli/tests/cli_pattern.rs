@@ -201,3 +201,76 @@ fn size_and_offset_in_percent_write_only_that_share_of_the_file() {
     assert!(chunks[first..last].iter().all(|w| *w), "every block of 25 %..75 % written");
     assert!(chunks[last..].iter().all(|w| !w), "nothing written after 75 %");
 }
+
+/// Which 4 KiB blocks of `file` hold anything but zeros.
+fn written_blocks(file: &Path) -> Vec<u64> {
+    let data = std::fs::read(file).expect("data file");
+    data.chunks(4096).enumerate().filter(|(_, c)| c.iter().any(|&b| b != 0)).map(|(i, _)| i as u64).collect()
+}
+
+/// The 4 KiB blocks fio's iolog says `body` writes (fio on the null engine), or `None` (with a
+/// note) when fio is not installed.
+fn fio_written_blocks(dir: &Path, body: &str) -> Option<Vec<u64>> {
+    let Some(fio) = find_tool("fio") else {
+        eprintln!("note: fio is not installed; the comparison with fio is skipped");
+        return None;
+    };
+    std::fs::write(dir.join("fio.fio"), format!("{body}ioengine=null\nwrite_iolog=fio.log\n")).expect("job");
+    let _ = std::fs::remove_file(dir.join("fio.log")); // fio appends to an existing log
+    let o =
+        std::process::Command::new(fio).current_dir(dir).args(["--output=/dev/null", "fio.fio"]).output().expect("fio");
+    assert!(o.status.success(), "fio failed: {}", String::from_utf8_lossy(&o.stderr));
+    let log = std::fs::read_to_string(dir.join("fio.log")).expect("fio iolog");
+    let mut blocks: Vec<u64> = log
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5 && f[2] == "write").then(|| f[3].parse::<u64>().expect("offset") / 4096)
+        })
+        .collect();
+    blocks.sort_unstable();
+    blocks.dedup();
+    Some(blocks)
+}
+
+/// Run `job` (psync, buffered) writing to a zeroed 64 KiB or 1 MiB file and return the
+/// blocks it wrote.
+fn run_on_zero_file(dir: &Path, job: &str, size: usize) -> Vec<u64> {
+    std::fs::write(dir.join("data.bin"), vec![0u8; size]).expect("data file");
+    let body = format!("[w]\nioengine=psync\ndirect=0\nfilename=data.bin\nbs=4k\n{job}");
+    run_job(dir, &body, &["--overwrite"]);
+    written_blocks(&dir.join("data.bin"))
+}
+
+#[test]
+fn sequential_offset_modifiers_skip_and_walk_backwards_as_fio_does() {
+    let dir = tempdir();
+    // rw=write:4k: every other block (fio writes 0, 8k, … 56k, then again from 0).
+    let holes = run_on_zero_file(dir.path(), "rw=write:4k\nsize=64k\n", 64 << 10);
+    assert_eq!(holes, [0, 2, 4, 6, 8, 10, 12, 14]);
+    if let Some(f) = fio_written_blocks(dir.path(), "[w]\nbs=4k\nrw=write:4k\nsize=64k\n") {
+        assert_eq!(holes, f, "the same blocks as fio");
+    }
+    // rw=write:-8k, 8 writes: 0, then backwards from the end: 56k, 52k, … 32k.
+    let back = run_on_zero_file(dir.path(), "rw=write:-8k\nsize=64k\nio_size=32k\n", 64 << 10);
+    assert_eq!(back, [0, 8, 9, 10, 11, 12, 13, 14]);
+    if let Some(f) = fio_written_blocks(dir.path(), "[w]\nbs=4k\nrw=write:-8k\nsize=64k\nio_size=32k\n") {
+        assert_eq!(back, f, "the same blocks as fio");
+    }
+}
+
+#[test]
+fn random_offset_modifiers_follow_or_repeat_the_random_offset() {
+    let dir = tempdir();
+    // 64 writes, a new random offset every 8: runs of 8 consecutive blocks.
+    let seq = run_on_zero_file(dir.path(), "rw=randwrite:8\nsize=1m\nio_size=256k\n", 1 << 20);
+    let runs = seq.windows(2).filter(|w| w[1] != w[0] + 1).count() + 1;
+    assert!(seq.len() > 32 && runs <= 8, "{} blocks in {runs} runs: {seq:?}", seq.len());
+    // rw_sequencer=identical: each random offset written 8 times, so at most 8 blocks.
+    let same = run_on_zero_file(dir.path(), "rw=randwrite:8\nrw_sequencer=identical\nsize=1m\nio_size=256k\n", 1 << 20);
+    assert!(!same.is_empty() && same.len() <= 8, "{same:?}");
+    // percentage_random=0: a random job that is fully sequential after its first offset.
+    let seq0 = run_on_zero_file(dir.path(), "rw=randwrite\npercentage_random=0\nsize=1m\nio_size=128k\n", 1 << 20);
+    assert_eq!(seq0.len(), 32);
+    assert!(seq0.windows(2).filter(|w| w[1] != w[0] + 1).count() <= 1, "one run, or two around the end: {seq0:?}");
+}

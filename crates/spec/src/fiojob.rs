@@ -140,6 +140,8 @@ const SUPPORTED: &[&str] = &[
     "blockalign",
     "ba",
     "bs_unaligned",
+    "rw_sequencer",
+    "percentage_random",
     "iodepth",
     "numjobs",
     "size",
@@ -194,8 +196,9 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "diskmeter does not pin workers to CPUs; remove the option or use taskset"
         }
         "startdelay" => "use stonewall to run jobs one after another",
-        "offset_increment" | "percentage_random" | "rw_sequencer" | "zonemode" | "zonesize" | "zonerange"
-        | "zoneskip" => "this access-pattern option is not supported; remove it",
+        "offset_increment" | "zonemode" | "zonesize" | "zonerange" | "zoneskip" => {
+            "this access-pattern option is not supported; remove it"
+        }
         "verify" | "do_verify" | "verify_pattern" | "verify_fatal" => {
             "data verification is not supported; use `diskmeter surface` to check a device"
         }
@@ -696,12 +699,41 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "rw" | "readwrite" => {
             let v = need(key, value, "randread")?;
-            if let Some((mode, _)) = v.split_once(':') {
-                return Err(format!("{key}={v}: the ':N' offset modifier is not supported; write just {key}={mode}"));
-            }
-            s.job.rw = RwMode::parse(v).ok_or_else(|| {
-                format!("invalid value for {key}: \"{v}\" is not supported; use one of {}", RwMode::NAMES)
+            let (mode, modifier) = match v.split_once(':') {
+                Some((mode, m)) => (mode, Some(m.trim())),
+                None => (v, None),
+            };
+            s.job.rw = RwMode::parse(mode).ok_or_else(|| {
+                format!("invalid value for {key}: \"{mode}\" is not supported; use one of {}", RwMode::NAMES)
             })?;
+            s.job.rw_modifier = match modifier {
+                None => 0,
+                // Random modes: a new random offset every N I/Os.
+                Some(m) if s.job.rw.is_random() => {
+                    let n: u32 = uint(key, m, "randread:8")?;
+                    if n == 0 {
+                        return Err(format!(
+                            "{key}={v}: the I/Os per random offset must be 1 or more, e.g. {key}={mode}:8"
+                        ));
+                    }
+                    i64::from(n)
+                }
+                // Sequential modes: bytes added after each I/O; negative goes backwards.
+                Some(m) => {
+                    let (neg, size) = match m.strip_prefix('-') {
+                        Some(rest) => (true, rest),
+                        None => (false, m),
+                    };
+                    let b = parse_size(key, size).map_err(sv)?;
+                    let b = i64::try_from(b).map_err(|_| format!("{key}={v}: the offset modifier is too large"))?;
+                    if neg {
+                        -b
+                    } else {
+                        b
+                    }
+                }
+            };
+            s.lines.insert(Field::RwModifier, line);
         }
         "rwmixread" | "rwmixwrite" => {
             let v = need(key, value, "70")?;
@@ -748,6 +780,28 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
                 }
             }
             s.lines.insert(Field::BlockAlign, line);
+        }
+        "rw_sequencer" => match need(key, value, "sequential")? {
+            "sequential" => s.job.rw_identical = false,
+            "identical" => s.job.rw_identical = true,
+            v => return Err(format!("invalid value for rw_sequencer: \"{v}\"; use sequential or identical")),
+        },
+        "percentage_random" => {
+            let v = need(key, value, "50")?;
+            let mut pct = None;
+            for part in per_dir(key, v, "50,50")?.into_iter().flatten() {
+                let p: u64 = uint(key, part, "50")?;
+                if p > 100 {
+                    return Err(format!("invalid value for {key}: {p} is above 100; use 0 to 100, e.g. {key}=50"));
+                }
+                if pct.is_some_and(|q| q != p) {
+                    return Err(format!(
+                        "{key}={v}: different read and write shares are not supported; give one share such as {key}=50"
+                    ));
+                }
+                pct = Some(p);
+            }
+            s.job.percentage_random = pct.filter(|&p| p < 100).map(|p| p as u8);
         }
         "bs_unaligned" => {
             s.sizes.unaligned = boolean(key, value)?;
@@ -1358,7 +1412,12 @@ mod tests {
             ("[]\n", 1, "t.fio:1: \"[]\" is not a valid section header"),
             ("[j] x\n", 1, "t.fio:1: unexpected text after the section header \"[j]\""),
             ("[j]\n=4k\n", 2, "t.fio:2: \"=4k\" has no option name before '='"),
-            ("[j]\nrw=randread:8\n", 2, "t.fio:2: rw=randread:8: the ':N' offset modifier is not supported; write just rw=randread"),
+            ("[j]\nrw=randread:0\n", 2, "t.fio:2: rw=randread:0: the I/Os per random offset must be 1 or more, e.g. rw=randread:8"),
+            ("[j]\nrw=randread:x\n", 2, "t.fio:2: invalid value for rw: \"x\" is not a whole number; write e.g. rw=randread:8"),
+            ("[j]\nrw=write:4q\n", 2, "t.fio:2: invalid value for rw: \"4q\" is not a size"),
+            ("[j]\nrw_sequencer=random\n", 2, "t.fio:2: invalid value for rw_sequencer: \"random\"; use sequential or identical"),
+            ("[j]\npercentage_random=101\n", 2, "t.fio:2: invalid value for percentage_random: 101 is above 100"),
+            ("[j]\npercentage_random=10,20\n", 2, "t.fio:2: percentage_random=10,20: different read and write shares are not supported"),
             ("[j]\nrw=trim\n", 2, "t.fio:2: invalid value for rw: \"trim\" is not supported; use one of read, write"),
             ("[j]\nbs=4k,8k,16k\n", 2, "t.fio:2: bs=4k,8k,16k: a third (trim) part is not supported, diskmeter issues no trims; give READ,WRITE such as bs=4k,64k"),
             ("[j]\nbssplit=4k/50:8k/60\n", 2, "t.fio:2: invalid value for bssplit: the percentages of \"4k/50:8k/60\" add up to 110, above 100"),
@@ -1419,6 +1478,7 @@ mod tests {
             ("[j]\nbs=4k,0\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 0 B is out of range"),
             ("[j]\nbsrange=1k-300M\n", 2, "t.fio:2: invalid value for bsrange in job [j]: the block size 300 MiB is out of range; use sizes from 1 byte to 256 MiB, e.g. bsrange=4k-64k"),
             ("[j]\nbs=4k,8k\nba=100\n", 3, "t.fio:3: invalid value for blockalign in job [j]: the alignment 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. blockalign=4k"),
+            ("[j]\nrw=write:100\n", 2, "t.fio:2: invalid value for rw in job [j]: the offset modifier 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. rw=write:4k, or direct=0"),
             ("[j]\nbs=512M\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 512 MiB is larger than the 256 MiB maximum"),
             ("[j]\niodepth=65536\n", 2, "t.fio:2: invalid value for iodepth in job [j]: 65536 is above io_uring's limit of 32768 per worker; use numjobs to add workers"),
             ("[j]\nioengine=psync\nnumjobs=64\niodepth=128\n", 4, "t.fio:4: invalid value for iodepth in job [j]: psync runs one thread per I/O in flight, and 128 x 64 workers is 8192 threads"),
@@ -1516,6 +1576,22 @@ mod tests {
         // A later absolute value replaces the share, and the other way round.
         let j = one("[global]\nsize=25%\n[j]\nsize=1g\noffset=1m\noffset=5%\n");
         assert_eq!((j.size, j.size_pct, j.offset, j.offset_pct), (Some(1 << 30), None, 0, Some(5.0)));
+    }
+
+    #[test]
+    fn offset_modifiers_sequencer_and_percentage_random() {
+        let j = one("[j]\nrw=write:4k\n");
+        assert_eq!((j.rw, j.rw_modifier), (RwMode::Write, 4096));
+        let j = one("[j]\nrw=read:-8k\n");
+        assert_eq!((j.rw, j.rw_modifier), (RwMode::Read, -8192));
+        let j = one("[j]\nrw=randread:8\nrw_sequencer=identical\n");
+        assert_eq!((j.rw, j.rw_modifier, j.rw_identical), (RwMode::RandRead, 8, true));
+        let j = one("[j]\nreadwrite=randrw:2\nrw_sequencer=sequential\npercentage_random=30\n");
+        assert_eq!((j.rw_modifier, j.rw_identical, j.percentage_random), (2, false, Some(30)));
+        let j = one("[j]\npercentage_random=40,40\n");
+        assert_eq!(j.percentage_random, Some(40));
+        assert_eq!(one("[j]\npercentage_random=100\n").percentage_random, None, "100 is fully random");
+        assert_eq!(one("[j]\nrw=randread\n").rw_modifier, 0);
     }
 
     #[test]

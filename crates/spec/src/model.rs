@@ -197,6 +197,22 @@ pub struct JobSpec {
     /// the smallest block size when the target is opened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_pct: Option<f64>,
+    /// fio's `rw=MODE:N`. Sequential modes: bytes skipped after each I/O (negative: the walk
+    /// goes backwards). Random modes: a new random offset every N I/Os, the ones between
+    /// following it (or repeating it, `rw_identical`). 0 = none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rw_modifier: i64,
+    /// fio `rw_sequencer=identical`: the I/Os between random offsets repeat the offset.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rw_identical: bool,
+    /// fio `percentage_random` below 100: the share of a random job's I/Os at random offsets;
+    /// the others follow the previous I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_random: Option<u8>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// The block sizes of a job whose I/Os are not all `bs` bytes.
@@ -346,6 +362,9 @@ impl Default for JobSpec {
             block_sizes: None,
             size_pct: None,
             offset_pct: None,
+            rw_modifier: 0,
+            rw_identical: false,
+            percentage_random: None,
         }
     }
 }

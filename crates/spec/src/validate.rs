@@ -39,6 +39,7 @@ pub(crate) enum Field {
     BsSplit,
     BsRange,
     BlockAlign,
+    RwModifier,
 }
 
 /// How options are spelled in messages: as CLI flags or as fio job-file options.
@@ -62,6 +63,7 @@ impl Style {
             (Style::Cli, Field::Dist) => "--dist",
             (Style::Cli, Field::Data) => "--data",
             (Style::Cli, Field::BsSplit | Field::BsRange | Field::BlockAlign) => "--bs",
+            (Style::Cli, Field::RwModifier) => "--rw",
             (Style::Fio, Field::Bs) => "bs",
             (Style::Fio, Field::Qd) => "iodepth",
             (Style::Fio, Field::Threads) => "numjobs",
@@ -75,6 +77,7 @@ impl Style {
             (Style::Fio, Field::BsSplit) => "bssplit",
             (Style::Fio, Field::BsRange) => "bsrange",
             (Style::Fio, Field::BlockAlign) => "blockalign",
+            (Style::Fio, Field::RwModifier) => "rw",
         }
     }
     /// An example setting: `--bs 4k` or `bs=4k`.
@@ -192,6 +195,17 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
                  requires; use e.g. {}, or {buffered} for buffered I/O",
                 job.offset,
                 st.example(Field::Offset, "1M")
+            ),
+        );
+    }
+    if job.direct && !job.rw.is_random() && job.rw_modifier % DIRECT_ALIGN as i64 != 0 {
+        return fail(
+            Field::RwModifier,
+            format!(
+                "the offset modifier {} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O requires; use \
+                 e.g. {}, or direct=0",
+                job.rw_modifier,
+                st.example(Field::RwModifier, "write:4k")
             ),
         );
     }

@@ -49,9 +49,85 @@ enum Pattern {
         n: u64,
         pow: f64,
     },
+    /// (cumulative ops threshold out of 2^32, first block, blocks)
     Zoned {
         zones: Vec<(u64, u64, u64)>,
-    }, // (cumulative ops threshold out of 2^32, first block, blocks)
+    },
+    /// Sequential with fio's offset modifier: `add` bytes after each I/O (negative: backwards);
+    /// `next` is the position of the next I/O in the stripe.
+    SeqStep {
+        start: u64,
+        len: u64,
+        next: i64,
+        add: i64,
+    },
+    /// A random pattern with fio's `rw=MODE:N`, `rw_sequencer` and `percentage_random`.
+    Modified(Box<Modified>),
+}
+
+/// How a random walk is changed by fio's `rw=MODE:N`, `rw_sequencer` and `percentage_random`.
+struct Modified {
+    inner: Pattern,
+    /// A new random offset every this many I/Os.
+    every: u32,
+    /// I/Os left before the next random offset.
+    left: u32,
+    /// The I/Os between repeat the random offset instead of following it.
+    identical: bool,
+    /// An I/O due for a random offset gets one when a 32-bit draw is below this (2^32: always).
+    random_thr: u64,
+    last_off: u64,
+    last_end: u64,
+}
+
+/// fio's offset modifiers of a job (see [`OffsetGen::walk`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Walk {
+    /// `rw=MODE:N`: bytes added after each sequential I/O, or I/Os per random offset.
+    pub modifier: i64,
+    /// `rw_sequencer=identical`.
+    pub identical: bool,
+    /// `percentage_random` below 100.
+    pub pct_random: Option<u8>,
+}
+
+/// A block index drawn from a random pattern.
+fn draw(pattern: &mut Pattern, rng: &mut Xoshiro256PlusPlus) -> u64 {
+    match pattern {
+        Pattern::Uniform { n } => below(rng, *n),
+        Pattern::Zipf { n, z } => {
+            let rank = z.sample(rng) as u64; // 1..=n
+            scatter(rank.saturating_sub(1), *n)
+        }
+        Pattern::Pareto { n, pow } => {
+            let r: f64 = rng.random::<f64>();
+            let rank = ((*n - 1) as f64 * r.powf(*pow)) as u64;
+            scatter(rank, *n)
+        }
+        Pattern::Zoned { zones } => {
+            let d = rng.next_u32() as u64;
+            let mut chosen = zones[zones.len() - 1];
+            for z in zones.iter() {
+                if d < z.0 {
+                    chosen = *z;
+                    break;
+                }
+            }
+            chosen.1 + below(rng, chosen.2)
+        }
+        Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_) => 0,
+    }
+}
+
+/// A random offset aligned for its direction and moved back so the I/O fits.
+fn place(lens: &IoLens, region: u64, read: bool, off: u64, len: u32) -> u64 {
+    let IoLens::Var(v) = lens else { return off.min(region - u64::from(len)) };
+    let a = v[usize::from(!read)].align;
+    let mut o = off / a * a;
+    if o + u64::from(len) > region {
+        o = (region - u64::from(len)) / a * a;
+    }
+    o
 }
 
 /// How long each I/O is.
@@ -312,7 +388,7 @@ impl OffsetGen {
                 return (off, len, idx);
             }
             Pattern::Uniform { n } => below(&mut self.rng, *n),
-            _ => self.next_skewed(),
+            _ => return self.next_other(read, len, idx),
         };
         match &self.lens {
             IoLens::One(_) => (block * self.unit, len, idx),
@@ -339,40 +415,79 @@ impl OffsetGen {
     /// A random offset aligned for its direction and moved back so the I/O fits.
     #[inline(never)]
     fn place(&self, read: bool, off: u64, len: u32) -> u64 {
-        let IoLens::Var(v) = &self.lens else { return off };
-        let a = v[usize::from(!read)].align;
-        let mut o = off / a * a;
-        if o + u64::from(len) > self.region {
-            o = (self.region - u64::from(len)) / a * a;
-        }
-        o
+        place(&self.lens, self.region, read, off, len)
     }
 
-    /// The next block index of the random pattern (zipf, pareto and zoned).
+    /// Apply fio's offset modifiers: `rw=MODE:N` (holes or a backwards walk for sequential
+    /// modes; N I/Os per random offset for random ones), `rw_sequencer` and
+    /// `percentage_random`. No modifier leaves the generator as it is.
+    pub fn walk(mut self, w: Walk) -> Self {
+        let pattern = std::mem::replace(&mut self.pattern, Pattern::Uniform { n: 1 });
+        self.pattern = match pattern {
+            // As fio: the first I/O at the start, even walking backwards (then from the end).
+            Pattern::Seq { start, len, .. } if w.modifier != 0 => {
+                Pattern::SeqStep { start, len, next: 0, add: w.modifier }
+            }
+            p @ (Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_)) => p,
+            inner if w.modifier > 1 || w.pct_random.is_some() => {
+                let pct = u64::from(w.pct_random.unwrap_or(100).min(100));
+                Pattern::Modified(Box::new(Modified {
+                    inner,
+                    every: w.modifier.clamp(1, i64::from(u32::MAX)) as u32,
+                    left: 0,
+                    identical: w.identical,
+                    random_thr: (pct << 32) / 100,
+                    last_off: 0,
+                    last_end: 0,
+                }))
+            }
+            p => p,
+        };
+        self
+    }
+
+    /// [`next_io`](Self::next_io) for the skewed distributions and fio's offset modifiers.
     #[inline(never)]
-    fn next_skewed(&mut self) -> u64 {
-        match &mut self.pattern {
-            Pattern::Seq { .. } | Pattern::Uniform { .. } => unreachable!("drawn inline by next_io"),
-            Pattern::Zipf { n, z } => {
-                let rank = z.sample(&mut self.rng) as u64; // 1..=n
-                scatter(rank.saturating_sub(1), *n)
-            }
-            Pattern::Pareto { n, pow } => {
-                let r: f64 = self.rng.random::<f64>();
-                let rank = ((*n - 1) as f64 * r.powf(*pow)) as u64;
-                scatter(rank, *n)
-            }
-            Pattern::Zoned { zones } => {
-                let d = self.rng.next_u32() as u64;
-                let mut chosen = zones[zones.len() - 1];
-                for z in zones.iter() {
-                    if d < z.0 {
-                        chosen = *z;
-                        break;
-                    }
+    fn next_other(&mut self, read: bool, len: u32, idx: u32) -> (u64, u32, u32) {
+        let l = u64::from(len);
+        let off = match &mut self.pattern {
+            Pattern::SeqStep { start, len: stripe, next, add } => {
+                let (stripe_i, l_i) = (*stripe as i64, l as i64);
+                let mut p = *next;
+                if p < 0 {
+                    p = stripe_i + *add; // backwards past the start: from the end again
                 }
-                chosen.1 + below(&mut self.rng, chosen.2)
+                if p + l_i > stripe_i {
+                    p = if *add >= 0 { 0 } else { stripe_i - l_i };
+                }
+                let p = p.max(0);
+                *next = p + l_i + *add;
+                return (*start + p as u64, len, idx);
             }
+            Pattern::Modified(m) => {
+                let random = m.left == 0 && (m.random_thr >= 1 << 32 || u64::from(self.rng.next_u32()) < m.random_thr);
+                let off = if random {
+                    m.left = m.every - 1;
+                    let b = draw(&mut m.inner, &mut self.rng);
+                    place(&self.lens, self.region, read, b * self.unit, len)
+                } else {
+                    m.left = m.left.saturating_sub(1);
+                    let after = if m.identical { m.last_off } else { m.last_end };
+                    if after + l > self.region {
+                        0
+                    } else {
+                        after
+                    }
+                };
+                m.last_off = off;
+                m.last_end = off + l;
+                return (off, len, idx);
+            }
+            p => draw(p, &mut self.rng) * self.unit,
+        };
+        match &self.lens {
+            IoLens::One(_) => (off, len, idx),
+            IoLens::Var(_) => (self.place(read, off, len), len, idx),
         }
     }
 
@@ -610,6 +725,52 @@ mod tests {
         assert!(e.starts_with("bsrange 1-1048576 in steps of 1 bytes has"), "{e}");
     }
 
+    fn walked(rw: RwMode, region: u64, w: Walk) -> OffsetGen {
+        OffsetGen::with_lens(rw, 0, &Distribution::Uniform, region, IoLens::One(4096), 0, 1, worker_rng(5, 0, 0))
+            .walk(w)
+    }
+
+    fn kib(g: &mut OffsetGen, n: usize) -> Vec<u64> {
+        (0..n).map(|_| g.next_io(true).0 / 1024).collect()
+    }
+
+    #[test]
+    fn sequential_holes_and_backwards_walks_match_fio() {
+        // fio's iolog for rw=write:4k, bs=4k, size=64k: 0 8 16 … 56, then again from 0.
+        let mut g = walked(RwMode::Write, 64 << 10, Walk { modifier: 4096, ..Walk::default() });
+        assert_eq!(kib(&mut g, 10), [0, 8, 16, 24, 32, 40, 48, 56, 0, 8]);
+        // rw=read:-8k, bs=4k, size=64k: 0, then 56 52 … 4 0 backwards, then from the end again.
+        let mut g = walked(RwMode::Read, 64 << 10, Walk { modifier: -8192, ..Walk::default() });
+        assert_eq!(kib(&mut g, 18), [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56, 52]);
+    }
+
+    #[test]
+    fn random_offsets_every_n_ios_follow_or_repeat() {
+        let mut g = walked(RwMode::RandRead, 1 << 20, Walk { modifier: 4, ..Walk::default() });
+        let v = kib(&mut g, 40);
+        for run in v.chunks(4) {
+            assert_eq!(run, [run[0], run[0] + 4, run[0] + 8, run[0] + 12], "{v:?}");
+        }
+        assert!(v.chunks(4).map(|r| r[0]).collect::<std::collections::BTreeSet<_>>().len() > 5);
+        let mut g = walked(RwMode::RandRead, 1 << 20, Walk { modifier: 4, identical: true, pct_random: None });
+        let v = kib(&mut g, 40);
+        assert!(v.chunks(4).all(|r| r.iter().all(|&o| o == r[0])), "{v:?}");
+    }
+
+    #[test]
+    fn percentage_random_mixes_random_and_following_ios() {
+        let mut g = walked(RwMode::RandRead, 1 << 30, Walk { pct_random: Some(25), ..Walk::default() });
+        let (mut follow, mut last_end) = (0, u64::MAX);
+        let n = 40_000;
+        for _ in 0..n {
+            let (off, len, _) = g.next_io(true);
+            follow += usize::from(off == last_end);
+            last_end = off + u64::from(len);
+        }
+        let share = follow as f64 / n as f64;
+        assert!((share - 0.75).abs() < 0.02, "{share} of I/Os follow the previous one");
+    }
+
     proptest::proptest! {
         /// Every I/O of any size mix, distribution and mode lies inside the region, starts at
         /// its direction's alignment when random, and has one of the job's lengths.
@@ -625,6 +786,9 @@ mod tests {
             dist in 0usize..4,
             workers in 1usize..4,
             seed in proptest::num::u64::ANY,
+            modifier in -16i64..16,
+            identical in proptest::bool::ANY,
+            pct_random in proptest::option::of(0u8..100),
         ) {
             let mk = |v: &[(u64, u32)]| {
                 let n = v.len() as f64;
@@ -654,14 +818,17 @@ mod tests {
                 Distribution::Zoned { zones: vec![Zone { ops_pct: 80.0, area_pct: 20.0 }, Zone { ops_pct: 20.0, area_pct: 80.0 }] },
             ][dist].clone();
             for w in 0..workers {
-                let mut g = OffsetGen::with_lens(rw, 50, &d, region, lens.clone(), w, workers, worker_rng(seed, 0, w));
+                let modifier = if rw.is_random() { modifier.max(0) } else { modifier * 512 };
+                let walk = Walk { modifier, identical, pct_random };
+                let mut g = OffsetGen::with_lens(rw, 50, &d, region, lens.clone(), w, workers, worker_rng(seed, 0, w))
+                    .walk(walk);
                 for _ in 0..300 {
                     let read = g.next_is_read();
                     let (off, len, i) = g.next_io(read);
                     proptest::prop_assert!(off + u64::from(len) <= region, "{off}+{len} > {region}");
                     proptest::prop_assert_eq!(table[i as usize], len);
                     proptest::prop_assert_eq!(off % 512, 0);
-                    if rw.is_random() {
+                    if rw.is_random() && modifier <= 1 && pct_random.is_none() {
                         let IoLens::Var(v) = &lens else { unreachable!() };
                         let a = v[usize::from(!read)].align;
                         proptest::prop_assert_eq!(off % a, 0, "aligned to {}", a);

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
 use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
-use crate::io::offsets::{worker_rng, IoLens, OffsetGen};
+use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan};
 use spec::{EngineKind, RwMode};
 use std::os::fd::RawFd;
@@ -30,6 +30,7 @@ pub(super) struct WorkerSetup {
     dist: spec::Distribution,
     region_len: u64,
     lens: IoLens,
+    walk: Walk,
     workers_in_job: usize,
     /// This worker's index within its job (0..workers_in_job).
     job_worker: usize,
@@ -109,6 +110,7 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 dist: s.dist.clone(),
                 region_len: j.region_len,
                 lens: j.lens.clone(),
+                walk: Walk { modifier: s.rw_modifier, identical: s.rw_identical, pct_random: s.percentage_random },
                 workers_in_job: workers,
                 job_worker: w,
                 seed: s.seed,
@@ -159,7 +161,8 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         worker,
         setup.workers_in_job,
         worker_rng(setup.seed, job, worker),
-    );
+    )
+    .walk(setup.walk);
     Ok((pool, gen))
 }
 
