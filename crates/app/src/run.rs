@@ -376,7 +376,7 @@ fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Nee
             (None, None) => j.offset.saturating_add(default_size),
         };
         n.region_end = n.region_end.max(end);
-        n.bs_gcd = gcd(n.bs_gcd, j.bs);
+        n.bs_gcd = j.io_sizes().into_iter().fold(n.bs_gcd, gcd);
     }
     n
 }

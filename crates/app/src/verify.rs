@@ -63,7 +63,7 @@ pub fn prepare(
     size: u64,
 ) -> Result<Option<Verified>> {
     let Some(v) = b.spec.verify.clone() else { return Ok(None) };
-    let interval = v.interval.unwrap_or(b.spec.bs);
+    let interval = v.interval.unwrap_or_else(|| spec::validate::verify_interval(&b.spec));
     let kind = check_kind(v.kind);
     let pattern = v.pattern.clone().unwrap_or_default();
     let state_file = v.state.as_ref().map(|p| state_path(p, &b.spec.name, verified_jobs));

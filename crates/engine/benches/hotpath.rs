@@ -1,7 +1,7 @@
 //! Per-operation cost of the pieces of the worker's hot loop that run once per I/O:
 //!
 //! * `lathist/record`      — `stats::LatHist::record` fed realistic completion latencies;
-//! * `offsets/next_block`  — `engine::offsets::OffsetGen::next_block` for the random
+//! * `offsets/next_io`     — `engine::offsets::OffsetGen::next_io` (4 KiB I/Os) for the random
 //!   distributions (uniform, zipf:1.2, pareto:0.2, hotset 90/10) over 2^18 blocks;
 //! * `stamp`               — `engine::buffers::stamp` on a 4 KiB and a 1 MiB write buffer;
 //! * `worker/null`         — the whole worker loop (`engine::worker::run`: issue, wait,
@@ -18,11 +18,11 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use diskmeter_engine::backend::{BackendConfig, Null};
 use diskmeter_engine::buffers::{fill_pattern, stamp, BufferPool, CHUNK};
-use diskmeter_engine::offsets::{worker_rng, OffsetGen};
+use diskmeter_engine::offsets::{worker_rng, IoLens, OffsetGen};
 use diskmeter_engine::worker::{self, Channels, WorkerPlan};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use spec::{DataPattern, Distribution, RwMode, Zone};
+use spec::{BlockSizes, BsPart, DataPattern, DirSizes, Distribution, RwMode, SizeChoice, Zone};
 use stats::LatHist;
 use std::hint::black_box;
 use std::sync::{mpsc, Arc};
@@ -92,23 +92,39 @@ fn bench_offsets(c: &mut Criterion) {
             },
         ),
     ];
-    let mut g = c.benchmark_group("offsets/next_block");
+    // 4 KiB I/Os over NBLOCKS blocks, as the worker draws them.
+    let gen_for = |rw, dist: &Distribution, lens: IoLens| {
+        OffsetGen::with_lens(rw, 70, dist, NBLOCKS * 4096, lens, 0, 1, worker_rng(SEED, 0, 0))
+    };
+    let mut g = c.benchmark_group("offsets/next_io");
     g.throughput(Throughput::Elements(1));
     for (name, dist) in dists {
         g.bench_function(name, |b| {
-            let mut gen = OffsetGen::new(RwMode::RandRead, 100, &dist, NBLOCKS, 0, 1, worker_rng(SEED, 0, 0));
-            b.iter(|| black_box(gen.next_block()));
+            let mut gen = gen_for(RwMode::RandRead, &dist, IoLens::One(4096));
+            b.iter(|| black_box(gen.next_io(true)));
         });
     }
     // Sequential walk for reference (the cheapest path).
     g.bench_function("sequential", |b| {
-        let mut gen = OffsetGen::new(RwMode::Read, 100, &Distribution::Uniform, NBLOCKS, 0, 1, worker_rng(SEED, 0, 0));
-        b.iter(|| black_box(gen.next_block()));
+        let mut gen = gen_for(RwMode::Read, &Distribution::Uniform, IoLens::One(4096));
+        b.iter(|| black_box(gen.next_io(true)));
     });
     // Mixed 70/30 jobs also draw the direction once per I/O.
     g.bench_function("uniform+next_is_read(randrw 70)", |b| {
-        let mut gen = OffsetGen::new(RwMode::RandRw, 70, &Distribution::Uniform, NBLOCKS, 0, 1, worker_rng(SEED, 0, 0));
-        b.iter(|| black_box((gen.next_is_read(), gen.next_block())));
+        let mut gen = gen_for(RwMode::RandRw, &Distribution::Uniform, IoLens::One(4096));
+        b.iter(|| {
+            let read = gen.next_is_read();
+            black_box(gen.next_io(read))
+        });
+    });
+    // Variable sizes: fio's bssplit=4k/50:64k/50 drawn per I/O.
+    g.bench_function("uniform+bssplit(4k/50:64k/50)", |b| {
+        let parts = vec![BsPart { bs: 4096, pct: 50.0 }, BsPart { bs: 65536, pct: 50.0 }];
+        let d = DirSizes { sizes: SizeChoice::Split { parts }, align: None };
+        let sizes = BlockSizes { read: d.clone(), write: d, unaligned: false };
+        let lens = IoLens::for_job(65536, Some(&sizes), 512).expect("lens");
+        let mut gen = gen_for(RwMode::RandRead, &Distribution::Uniform, lens);
+        b.iter(|| black_box(gen.next_io(true)));
     });
     g.finish();
 }
@@ -172,7 +188,16 @@ fn bench_worker(c: &mut Criterion) {
                     submit_batch: 1,
                     verify: None,
                 };
-                let mut gen = OffsetGen::new(rw, 70, &Distribution::Uniform, 1 << 18, 0, 1, worker_rng(SEED, 0, 0));
+                let mut gen = OffsetGen::with_lens(
+                    rw,
+                    70,
+                    &Distribution::Uniform,
+                    (1 << 18) * 4096,
+                    IoLens::One(4096),
+                    0,
+                    1,
+                    worker_rng(SEED, 0, 0),
+                );
                 let mut backend = Null::new(&cfg, None);
                 let end = worker::run(&plan, &mut backend, &mut pool, &mut gen, &ch);
                 // The intervals the run sent (one, or two past a second boundary).

@@ -196,7 +196,11 @@ pub fn job_line(spec: &JobSpec) -> String {
 
 /// The pieces of [`job_line`].
 pub fn job_parts(spec: &JobSpec) -> Vec<String> {
-    let mut parts = vec![rw(spec), format!("bs {}", bytes(spec.bs)), depth(spec)];
+    let bs = match &spec.block_sizes {
+        None => format!("bs {}", bytes(spec.bs)),
+        Some(b) => block_sizes(b),
+    };
+    let mut parts = vec![rw(spec), bs, depth(spec)];
     let mut time = secs(spec.runtime.as_secs_f64());
     if !spec.ramp.is_zero() {
         time.push_str(&format!(" (+{} ramp)", secs(spec.ramp.as_secs_f64())));
@@ -218,6 +222,70 @@ pub fn job_parts(spec: &JobSpec) -> Vec<String> {
         parts.push(format!("fsync every {}", spec.fsync));
     }
     parts
+}
+
+/// Variable block sizes in fio's notation: `bs 4K,64K`, `bssplit 4K/10:64K/90`,
+/// `bsrange 1K-16K` (read,write when they differ), with the alignment when one is set.
+fn block_sizes(b: &spec::BlockSizes) -> String {
+    use spec::SizeChoice;
+    let label = spec::units::format_bs_label;
+    let one = |d: &spec::DirSizes| match &d.sizes {
+        SizeChoice::Fixed { bs } => label(*bs),
+        SizeChoice::Split { parts } => {
+            parts.iter().map(|p| format!("{}/{}", label(p.bs), p.pct)).collect::<Vec<_>>().join(":")
+        }
+        SizeChoice::Range { min, max } => format!("{}-{}", label(*min), label(*max)),
+    };
+    let kind = |d: &spec::DirSizes| match d.sizes {
+        SizeChoice::Fixed { .. } => "bs",
+        SizeChoice::Split { .. } => "bssplit",
+        SizeChoice::Range { .. } => "bsrange",
+    };
+    let mut s = if b.read == b.write {
+        format!("{} {}", kind(&b.read), one(&b.read))
+    } else if kind(&b.read) == kind(&b.write) {
+        format!("{} {},{}", kind(&b.read), one(&b.read), one(&b.write))
+    } else {
+        format!("read {} {}, write {} {}", kind(&b.read), one(&b.read), kind(&b.write), one(&b.write))
+    };
+    if b.read.align.is_some() || b.write.align.is_some() {
+        let a = |d: &spec::DirSizes| label(d.align());
+        if a(&b.read) == a(&b.write) {
+            s.push_str(&format!(" (ba {})", a(&b.read)));
+        } else {
+            s.push_str(&format!(" (ba {},{})", a(&b.read), a(&b.write)));
+        }
+    }
+    if b.unaligned {
+        s.push_str(" unaligned");
+    }
+    s
+}
+
+/// What share of a job's I/Os had each block size: `4K 10.0 % · 64K 90.0 %`; more than
+/// eight sizes are summed up as their count, smallest, largest and mean.
+pub fn block_size_split(counts: &[stats::BsCount]) -> String {
+    let total: u64 = counts.iter().map(|c| c.reads + c.writes).sum();
+    if total == 0 {
+        return "no I/O completed".to_string();
+    }
+    let label = spec::units::format_bs_label;
+    if counts.len() > 8 {
+        let moved: u128 = counts.iter().map(|c| u128::from(c.bs) * u128::from(c.reads + c.writes)).sum();
+        let (lo, hi) = (counts.first().map_or(0, |c| c.bs), counts.last().map_or(0, |c| c.bs));
+        return format!(
+            "{} sizes from {} to {}, mean {} per I/O",
+            counts.len(),
+            label(lo),
+            label(hi),
+            bytes((moved / u128::from(total)) as u64)
+        );
+    }
+    counts
+        .iter()
+        .map(|c| format!("{} {:.1} %", label(c.bs), (c.reads + c.writes) as f64 * 100.0 / total as f64))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 pub fn io_mode(spec: &JobSpec) -> String {

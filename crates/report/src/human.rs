@@ -166,6 +166,9 @@ fn run_result(r: &JobResult, out: &mut String) {
     if rows == 0 {
         line(out, "  (no completed I/O)");
     }
+    if !r.block_sizes.is_empty() {
+        text(out, "  block sizes: ", &fmt::block_size_split(&r.block_sizes));
+    }
     let mut extra = format!(
         "  cpu user {:.1} % · sys {:.1} % · busiest worker {:.1} %",
         r.cpu.user_pct, r.cpu.sys_pct, r.cpu.max_worker_pct

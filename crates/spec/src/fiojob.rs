@@ -55,9 +55,14 @@
 //! error of the form `FILE:LINE: message`.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode, VerifyKind, VerifySpec};
+use crate::model::{
+    BlockSizes, DataPattern, DirSizes, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode, SizeChoice,
+    VerifyKind, VerifySpec,
+};
 use crate::units;
-use crate::units::{parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit};
+use crate::units::{
+    parse_bsrange, parse_bssplit, parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit,
+};
 use crate::validate::{check_job, Field, Style};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -131,6 +136,14 @@ const SUPPORTED: &[&str] = &[
     "rwmixwrite",
     "bs",
     "blocksize",
+    "bssplit",
+    "bsrange",
+    "blocksize_range",
+    "blockalign",
+    "ba",
+    "bs_unaligned",
+    "rw_sequencer",
+    "percentage_random",
     "iodepth",
     "numjobs",
     "size",
@@ -180,9 +193,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         "directory" | "nrfiles" | "filesize" | "opendir" | "file_service_type" => {
             "diskmeter runs each job on a single target; name it with filename=PATH"
         }
-        "bssplit" | "bsrange" | "blocksize_range" | "blockalign" | "ba" => {
-            "diskmeter uses a single block size per job; set bs=SIZE"
-        }
         "rate" | "rate_min" | "rate_iops_min" | "rate_process" => {
             "diskmeter limits a job's rate in I/Os per second only; use rate_iops=N"
         }
@@ -197,8 +207,9 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "diskmeter does not pin workers to CPUs; remove the option or use taskset"
         }
         "startdelay" => "use stonewall to run jobs one after another",
-        "offset_increment" | "percentage_random" | "rw_sequencer" | "zonemode" | "zonesize" | "zonerange"
-        | "zoneskip" => "this access-pattern option is not supported; remove it",
+        "offset_increment" | "zonemode" | "zonesize" | "zonerange" | "zoneskip" => {
+            "this access-pattern option is not supported; remove it"
+        }
         "verify_async"
         | "verify_async_cpus"
         | "verify_offset"
@@ -258,6 +269,56 @@ struct Settings {
     verify_on: Option<bool>,
     /// `verify_state_save`/`verify_state_load`: fio's state file, named after the job.
     verify_state: (bool, bool),
+    /// Block sizes per direction (read, write), resolved with fio's precedence when the job
+    /// is finished: `bssplit`, else `bsrange`, else `bs`.
+    sizes: DirBs,
+}
+
+/// What `bs`, `bsrange`, `bssplit`, `blockalign` and `bs_unaligned` said, per direction
+/// (index 0 = read, 1 = write).
+#[derive(Debug, Clone, Default)]
+struct DirBs {
+    bs: [u64; 2],
+    range: [Option<(u64, u64)>; 2],
+    split: [Option<Vec<crate::model::BsPart>>; 2],
+    align: [Option<u64>; 2],
+    unaligned: bool,
+}
+
+impl DirBs {
+    /// The job's `(bs, block_sizes)`: `bs` is the largest size when the sizes vary.
+    fn resolve(&self) -> (u64, Option<BlockSizes>) {
+        let dir = |d: usize| DirSizes {
+            sizes: match (&self.split[d], self.range[d]) {
+                (Some(parts), _) => SizeChoice::Split { parts: parts.clone() },
+                (None, Some((min, max))) if min != max => SizeChoice::Range { min, max },
+                (None, Some((min, _))) => SizeChoice::Fixed { bs: min },
+                (None, None) => SizeChoice::Fixed { bs: self.bs[d] },
+            },
+            align: self.align[d],
+        };
+        let all = BlockSizes { read: dir(0), write: dir(1), unaligned: self.unaligned };
+        let max = all.max();
+        match all.normalized() {
+            None => (max, None),
+            Some(b) => (max, Some(b)),
+        }
+    }
+}
+
+/// Split a per-direction value `READ,WRITE` (fio also takes a third, trim, part): one value
+/// applies to both directions; an empty part leaves that direction as it was.
+fn per_dir<'a>(key: &str, v: &'a str, example: &str) -> Result<[Option<&'a str>; 2], String> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    match parts.as_slice() {
+        [one] => Ok([Some(*one), Some(*one)]),
+        [r, w] => Ok([Some(*r).filter(|s| !s.is_empty()), Some(*w).filter(|s| !s.is_empty())]),
+        [r, w, ""] => Ok([Some(*r).filter(|s| !s.is_empty()), Some(*w).filter(|s| !s.is_empty())]),
+        _ => Err(format!(
+            "{key}={v}: a third (trim) part is not supported, diskmeter issues no trims; give READ,WRITE such as \
+             {key}={example}"
+        )),
+    }
 }
 
 impl Settings {
@@ -278,6 +339,7 @@ impl Settings {
             verify: defaults.verify.clone().unwrap_or_default(),
             verify_on: defaults.verify.as_ref().map(|_| true),
             verify_state: (false, false),
+            sizes: DirBs { bs: [defaults.bs; 2], ..DirBs::default() },
         }
     }
 }
@@ -621,6 +683,18 @@ fn uint<T: TryFrom<u64>>(key: &str, v: &str, example: &str) -> Result<T, String>
     T::try_from(n).map_err(|_| format!("invalid value for {key}: \"{v}\" is too large"))
 }
 
+/// `N%` (fio's share of the target's size, above 0 and up to 100), or `None` for a size.
+fn share_of_target(key: &str, v: &str) -> Result<Option<f64>, String> {
+    if !v.trim_end().ends_with('%') {
+        return Ok(None);
+    }
+    let p = parse_percent(key, v).map_err(|e| e.to_string())?;
+    if p <= 0.0 {
+        return Err(format!("invalid value for {key}: {v} is no part of the target; use e.g. {key}=50%"));
+    }
+    Ok(Some(p))
+}
+
 fn no_percent(key: &str, v: &str) -> Result<(), String> {
     if v.trim_end().ends_with('%') {
         return Err(format!(
@@ -658,12 +732,41 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "rw" | "readwrite" => {
             let v = need(key, value, "randread")?;
-            if let Some((mode, _)) = v.split_once(':') {
-                return Err(format!("{key}={v}: the ':N' offset modifier is not supported; write just {key}={mode}"));
-            }
-            s.job.rw = RwMode::parse(v).ok_or_else(|| {
-                format!("invalid value for {key}: \"{v}\" is not supported; use one of {}", RwMode::NAMES)
+            let (mode, modifier) = match v.split_once(':') {
+                Some((mode, m)) => (mode, Some(m.trim())),
+                None => (v, None),
+            };
+            s.job.rw = RwMode::parse(mode).ok_or_else(|| {
+                format!("invalid value for {key}: \"{mode}\" is not supported; use one of {}", RwMode::NAMES)
             })?;
+            s.job.rw_modifier = match modifier {
+                None => 0,
+                // Random modes: a new random offset every N I/Os.
+                Some(m) if s.job.rw.is_random() => {
+                    let n: u32 = uint(key, m, "randread:8")?;
+                    if n == 0 {
+                        return Err(format!(
+                            "{key}={v}: the I/Os per random offset must be 1 or more, e.g. {key}={mode}:8"
+                        ));
+                    }
+                    i64::from(n)
+                }
+                // Sequential modes: bytes added after each I/O; negative goes backwards.
+                Some(m) => {
+                    let (neg, size) = match m.strip_prefix('-') {
+                        Some(rest) => (true, rest),
+                        None => (false, m),
+                    };
+                    let b = parse_size(key, size).map_err(sv)?;
+                    let b = i64::try_from(b).map_err(|_| format!("{key}={v}: the offset modifier is too large"))?;
+                    if neg {
+                        -b
+                    } else {
+                        b
+                    }
+                }
+            };
+            s.lines.insert(Field::RwModifier, line);
         }
         "rwmixread" | "rwmixwrite" => {
             let v = need(key, value, "70")?;
@@ -677,13 +780,65 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "bs" | "blocksize" => {
             let v = need(key, value, "4k")?;
-            if v.contains(',') {
-                return Err(format!(
-                    "{key}={v}: different read and write block sizes are not supported; use a single size such as {key}=4k"
-                ));
+            for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.bs[d] = parse_size(key, p).map_err(sv)?;
+                }
             }
-            s.job.bs = parse_size(key, v).map_err(sv)?;
             s.lines.insert(Field::Bs, line);
+        }
+        "bssplit" => {
+            let v = need(key, value, "4k/50:64k/50")?;
+            for (d, part) in per_dir(key, v, "4k/50:8k/50,64k/100")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.split[d] = Some(parse_bssplit(key, p).map_err(sv)?);
+                }
+            }
+            s.lines.insert(Field::BsSplit, line);
+        }
+        "bsrange" | "blocksize_range" => {
+            let v = need(key, value, "1k-64k")?;
+            for (d, part) in per_dir(key, v, "1k-4k,4k-64k")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.range[d] = Some(parse_bsrange(key, p).map_err(sv)?);
+                }
+            }
+            s.lines.insert(Field::BsRange, line);
+        }
+        "blockalign" | "ba" => {
+            let v = need(key, value, "4k")?;
+            for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
+                if let Some(p) = part {
+                    s.sizes.align[d] = Some(parse_size(key, p).map_err(sv)?);
+                }
+            }
+            s.lines.insert(Field::BlockAlign, line);
+        }
+        "rw_sequencer" => match need(key, value, "sequential")? {
+            "sequential" => s.job.rw_identical = false,
+            "identical" => s.job.rw_identical = true,
+            v => return Err(format!("invalid value for rw_sequencer: \"{v}\"; use sequential or identical")),
+        },
+        "percentage_random" => {
+            let v = need(key, value, "50")?;
+            let mut pct = None;
+            for part in per_dir(key, v, "50,50")?.into_iter().flatten() {
+                let p: u64 = uint(key, part, "50")?;
+                if p > 100 {
+                    return Err(format!("invalid value for {key}: {p} is above 100; use 0 to 100, e.g. {key}=50"));
+                }
+                if pct.is_some_and(|q| q != p) {
+                    return Err(format!(
+                        "{key}={v}: different read and write shares are not supported; give one share such as {key}=50"
+                    ));
+                }
+                pct = Some(p);
+            }
+            s.job.percentage_random = pct.filter(|&p| p < 100).map(|p| p as u8);
+        }
+        "bs_unaligned" => {
+            s.sizes.unaligned = boolean(key, value)?;
+            s.lines.insert(Field::BsRange, line);
         }
         "iodepth" => {
             s.job.qd = uint(key, need(key, value, "32")?, "32")?;
@@ -695,14 +850,18 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "size" => {
             let v = need(key, value, "1G")?;
-            no_percent(key, v)?;
-            s.job.size = Some(parse_size(key, v).map_err(sv)?);
+            match share_of_target(key, v)? {
+                Some(p) => (s.job.size, s.job.size_pct) = (None, Some(p)),
+                None => (s.job.size, s.job.size_pct) = (Some(parse_size(key, v).map_err(sv)?), None),
+            }
             s.lines.insert(Field::Size, line);
         }
         "offset" => {
             let v = need(key, value, "1M")?;
-            no_percent(key, v)?;
-            s.job.offset = parse_size(key, v).map_err(sv)?;
+            match share_of_target(key, v)? {
+                Some(p) => (s.job.offset, s.job.offset_pct) = (0, Some(p)),
+                None => (s.job.offset, s.job.offset_pct) = (parse_size(key, v).map_err(sv)?, None),
+            }
             s.lines.insert(Field::Offset, line);
         }
         "runtime" => {
@@ -912,6 +1071,7 @@ fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) ->
     let Section { name: section_name, line: header, settings: s } = sec;
     let mut job = s.job;
     job.name = s.name.unwrap_or(section_name);
+    (job.bs, job.block_sizes) = s.sizes.resolve();
     if let Some((per_worker, line)) = s.rate_per_worker {
         let total = per_worker.checked_mul(u64::from(job.threads)).ok_or_else(|| {
             (line, format!("invalid value for rate_iops: {per_worker} per worker times numjobs is too large"))
@@ -1358,11 +1518,23 @@ mod tests {
             ("[]\n", 1, "t.fio:1: \"[]\" is not a valid section header"),
             ("[j] x\n", 1, "t.fio:1: unexpected text after the section header \"[j]\""),
             ("[j]\n=4k\n", 2, "t.fio:2: \"=4k\" has no option name before '='"),
-            ("[j]\nrw=randread:8\n", 2, "t.fio:2: rw=randread:8: the ':N' offset modifier is not supported; write just rw=randread"),
+            ("[j]\nrw=randread:0\n", 2, "t.fio:2: rw=randread:0: the I/Os per random offset must be 1 or more, e.g. rw=randread:8"),
+            ("[j]\nrw=randread:x\n", 2, "t.fio:2: invalid value for rw: \"x\" is not a whole number; write e.g. rw=randread:8"),
+            ("[j]\nrw=write:4q\n", 2, "t.fio:2: invalid value for rw: \"4q\" is not a size"),
+            ("[j]\nrw_sequencer=random\n", 2, "t.fio:2: invalid value for rw_sequencer: \"random\"; use sequential or identical"),
+            ("[j]\npercentage_random=101\n", 2, "t.fio:2: invalid value for percentage_random: 101 is above 100"),
+            ("[j]\npercentage_random=10,20\n", 2, "t.fio:2: percentage_random=10,20: different read and write shares are not supported"),
             ("[j]\nrw=trim\n", 2, "t.fio:2: invalid value for rw: \"trim\" is not supported; use one of read, write"),
-            ("[j]\nbs=4k,8k\n", 2, "t.fio:2: bs=4k,8k: different read and write block sizes are not supported"),
-            ("[j]\nsize=50%\n", 2, "t.fio:2: size=50%: sizes in percent of the target are not supported; give an absolute size such as size=10G, or leave size out"),
-            ("[j]\noffset=10%\n", 2, "t.fio:2: offset=10%: sizes in percent"),
+            ("[j]\nbs=4k,8k,16k\n", 2, "t.fio:2: bs=4k,8k,16k: a third (trim) part is not supported, diskmeter issues no trims; give READ,WRITE such as bs=4k,64k"),
+            ("[j]\nbssplit=4k/50:8k/60\n", 2, "t.fio:2: invalid value for bssplit: the percentages of \"4k/50:8k/60\" add up to 110, above 100"),
+            ("[j]\nbssplit=4k/50:8k/40\n", 2, "t.fio:2: invalid value for bssplit: the percentages of \"4k/50:8k/40\" add up to 90, not 100; write SIZE/PERCENT entries"),
+            ("[j]\nbssplit=4k/50::8k/50\n", 2, "t.fio:2: invalid value for bssplit: \"4k/50::8k/50\" has an empty entry"),
+            ("[j]\nbssplit=4q/100\n", 2, "t.fio:2: invalid value for bssplit: \"4q\" is not a size"),
+            ("[j]\nbsrange=8k-4k\n", 2, "t.fio:2: invalid value for bsrange: \"8k-4k\" has its minimum above its maximum; write MIN-MAX such as bsrange=1k-64k"),
+            ("[j]\nblocksize_range=4k\n", 2, "t.fio:2: invalid value for blocksize_range: \"4k\" is not a range"),
+            ("[j]\nbs_unaligned=2\n", 2, "t.fio:2: invalid value for bs_unaligned: \"2\" is not 0 or 1"),
+            ("[j]\nsize=0%\n", 2, "t.fio:2: invalid value for size: 0% is no part of the target; use e.g. size=50%"),
+            ("[j]\noffset=101%\n", 2, "t.fio:2: invalid value for offset: \"101%\" is above 100%"),
             ("[j]\nrate_iops=500,100\n", 2, "t.fio:2: rate_iops=500,100: separate read and write rates are not supported"),
             ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
             ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),
@@ -1408,6 +1580,11 @@ mod tests {
             ("[j]\n\ntime_based\n", 3, "t.fio:3: invalid value for runtime in job [j]: a time-based run needs a runtime above 0; set e.g. runtime=30s"),
             ("[j]\nruntime=0\ntime_based\n", 2, "t.fio:2: invalid value for runtime in job [j]:"),
             ("[j]\ndirect=1\noffset=100\n", 3, "t.fio:3: invalid value for offset in job [j]: the offset 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. offset=1M, or direct=0"),
+            ("[j]\nbssplit=4k/50:1000/50\n", 2, "t.fio:2: invalid value for bssplit in job [j]: the block size 1000 is not a multiple of 512 bytes, which direct I/O requires; use e.g. bssplit=4k/50:64k/50, or direct=0"),
+            ("[j]\nbs=4k,0\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 0 B is out of range"),
+            ("[j]\nbsrange=1k-300M\n", 2, "t.fio:2: invalid value for bsrange in job [j]: the block size 300 MiB is out of range; use sizes from 1 byte to 256 MiB, e.g. bsrange=4k-64k"),
+            ("[j]\nbs=4k,8k\nba=100\n", 3, "t.fio:3: invalid value for blockalign in job [j]: the alignment 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. blockalign=4k"),
+            ("[j]\nrw=write:100\n", 2, "t.fio:2: invalid value for rw in job [j]: the offset modifier 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. rw=write:4k, or direct=0"),
             ("[j]\nbs=512M\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 512 MiB is larger than the 256 MiB maximum"),
             ("[j]\niodepth=65536\n", 2, "t.fio:2: invalid value for iodepth in job [j]: 65536 is above io_uring's limit of 32768 per worker; use numjobs to add workers"),
             ("[j]\nioengine=psync\nnumjobs=64\niodepth=128\n", 4, "t.fio:4: invalid value for iodepth in job [j]: psync runs one thread per I/O in flight, and 128 x 64 workers is 8192 threads"),
@@ -1423,6 +1600,104 @@ mod tests {
         assert!(matches!(e, SpecError::JobFile { line: 2, .. }), "{e}");
         // buffered offset is fine
         one("[j]\ndirect=0\noffset=100\n");
+    }
+
+    fn bsz(j: &JobSpec) -> &crate::model::BlockSizes {
+        j.block_sizes.as_ref().expect("variable block sizes")
+    }
+
+    fn split_of(d: &crate::model::DirSizes) -> Vec<(u64, f64)> {
+        match &d.sizes {
+            SizeChoice::Split { parts } => parts.iter().map(|p| (p.bs, p.pct)).collect(),
+            other => panic!("not a split: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn per_direction_block_sizes() {
+        let j = one("[j]\nbs=4k,64k\n");
+        assert_eq!(j.bs, 64 << 10, "bs is the largest size, what a buffer holds");
+        let b = bsz(&j);
+        assert_eq!(
+            (&b.read.sizes, &b.write.sizes),
+            (&SizeChoice::Fixed { bs: 4096 }, &SizeChoice::Fixed { bs: 65536 })
+        );
+        // An empty part keeps the default (fio's bs=,W).
+        let j = one("[j]\nbs=,8k\n");
+        assert_eq!(bsz(&j).read.sizes, SizeChoice::Fixed { bs: JobSpec::default().bs });
+        assert_eq!(bsz(&j).write.sizes, SizeChoice::Fixed { bs: 8192 });
+        // One size for both directions is the plain single-size job.
+        let j = one("[j]\nbs=16k\n");
+        assert_eq!((j.bs, j.block_sizes.is_none()), (16384, true));
+        let j = one("[j]\nbs=8k,8k,\n");
+        assert_eq!((j.bs, j.block_sizes.is_none()), (8192, true));
+        let j = one("[j]\nbs=8k\nba=8k\n");
+        assert!(j.block_sizes.is_none(), "an alignment equal to the size changes nothing");
+    }
+
+    #[test]
+    fn bssplit_with_directions_and_missing_percentages() {
+        let j = one("[j]\nbssplit=4k/10:64k/50:32k/40\n");
+        let b = bsz(&j);
+        assert_eq!(split_of(&b.read), [(4096, 10.0), (65536, 50.0), (32768, 40.0)]);
+        assert_eq!(b.read, b.write);
+        assert_eq!(j.bs, 65536);
+        let j = one("[j]\nbssplit=2k/50:4k/50,4k/90:8k/10\n");
+        assert_eq!(split_of(&bsz(&j).read), [(2048, 50.0), (4096, 50.0)]);
+        assert_eq!(split_of(&bsz(&j).write), [(4096, 90.0), (8192, 10.0)]);
+        // fio fills missing percentages with what is left, shared equally.
+        let j = one("[j]\nbssplit=4k/50:8k/\n");
+        assert_eq!(split_of(&bsz(&j).read), [(4096, 50.0), (8192, 50.0)]);
+        let j = one("[j]\nbssplit=4k/40:8k:16k/\n");
+        assert_eq!(split_of(&bsz(&j).read), [(4096, 40.0), (8192, 30.0), (16384, 30.0)]);
+        // bssplit wins over bs and bsrange whatever the order (fio's precedence).
+        let j = one("[j]\nbssplit=4k/100,8k/100\nbs=1M\nbsrange=1k-2k\n");
+        assert_eq!(split_of(&bsz(&j).write), [(8192, 100.0)]);
+        assert_eq!(j.bs, 8192);
+        // Only the write side: reads keep bs.
+        let j = one("[j]\nbs=16k\nbssplit=,4k/50:8k/50\n");
+        assert_eq!(bsz(&j).read.sizes, SizeChoice::Fixed { bs: 16384 });
+        assert_eq!(j.bs, 16384);
+    }
+
+    #[test]
+    fn bsrange_blockalign_and_bs_unaligned() {
+        let j = one("[j]\nbsrange=1k-4k,2k-8k\nblockalign=512,8k\nbs_unaligned\n");
+        let b = bsz(&j);
+        assert_eq!(b.read.sizes, SizeChoice::Range { min: 1024, max: 4096 });
+        assert_eq!(b.write.sizes, SizeChoice::Range { min: 2048, max: 8192 });
+        assert_eq!((b.read.align, b.write.align, b.unaligned), (Some(512), Some(8192), true));
+        assert_eq!(j.bs, 8192);
+        let j = one("[j]\nblocksize_range=4k-4k\n");
+        assert!(j.block_sizes.is_none(), "a range of one size is that size");
+        assert_eq!(j.bs, 4096);
+        let j = one("[global]\nbsrange=4k-16k\n[j]\n");
+        assert_eq!(bsz(&j).read.sizes, SizeChoice::Range { min: 4096, max: 16384 });
+    }
+
+    #[test]
+    fn size_and_offset_in_percent_of_the_target() {
+        let j = one("[j]\nsize=50%\noffset=10%\n");
+        assert_eq!((j.size, j.size_pct, j.offset, j.offset_pct), (None, Some(50.0), 0, Some(10.0)));
+        // A later absolute value replaces the share, and the other way round.
+        let j = one("[global]\nsize=25%\n[j]\nsize=1g\noffset=1m\noffset=5%\n");
+        assert_eq!((j.size, j.size_pct, j.offset, j.offset_pct), (Some(1 << 30), None, 0, Some(5.0)));
+    }
+
+    #[test]
+    fn offset_modifiers_sequencer_and_percentage_random() {
+        let j = one("[j]\nrw=write:4k\n");
+        assert_eq!((j.rw, j.rw_modifier), (RwMode::Write, 4096));
+        let j = one("[j]\nrw=read:-8k\n");
+        assert_eq!((j.rw, j.rw_modifier), (RwMode::Read, -8192));
+        let j = one("[j]\nrw=randread:8\nrw_sequencer=identical\n");
+        assert_eq!((j.rw, j.rw_modifier, j.rw_identical), (RwMode::RandRead, 8, true));
+        let j = one("[j]\nreadwrite=randrw:2\nrw_sequencer=sequential\npercentage_random=30\n");
+        assert_eq!((j.rw_modifier, j.rw_identical, j.percentage_random), (2, false, Some(30)));
+        let j = one("[j]\npercentage_random=40,40\n");
+        assert_eq!(j.percentage_random, Some(40));
+        assert_eq!(one("[j]\npercentage_random=100\n").percentage_random, None, "100 is fully random");
+        assert_eq!(one("[j]\nrw=randread\n").rw_modifier, 0);
     }
 
     #[test]

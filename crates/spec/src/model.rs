@@ -184,10 +184,150 @@ pub struct JobSpec {
     /// Times the job repeats its bytes when not time-based (fio `loops`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub loops: u32,
+    /// Block sizes that vary per I/O or per direction (fio `bs=R,W`, `bssplit`, `bsrange`,
+    /// `blockalign`, `bs_unaligned`); `None` = every I/O is `bs` bytes. When set, `bs` is
+    /// the largest size (what each buffer holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_sizes: Option<BlockSizes>,
+    /// The region's length as a share of the target in percent (fio `size=N%`), resolved
+    /// when the target is opened; `size` is then `None` until it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_pct: Option<f64>,
+    /// The region's start as a share of the target in percent (fio `offset=N%`), rounded up to
+    /// the smallest block size when the target is opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_pct: Option<f64>,
+    /// fio's `rw=MODE:N`. Sequential modes: bytes skipped after each I/O (negative: the walk
+    /// goes backwards). Random modes: a new random offset every N I/Os, the ones between
+    /// following it (or repeating it, `rw_identical`). 0 = none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rw_modifier: i64,
+    /// fio `rw_sequencer=identical`: the I/Os between random offsets repeat the offset.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rw_identical: bool,
+    /// fio `percentage_random` below 100: the share of a random job's I/Os at random offsets;
+    /// the others follow the previous I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_random: Option<u8>,
     /// Data verification (`run --verify`, fio `verify=`): every written block carries a
     /// checked header; reads check it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySpec>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+/// The block sizes of a job whose I/Os are not all `bs` bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlockSizes {
+    pub read: DirSizes,
+    pub write: DirSizes,
+    /// Sizes drawn from a range need not be multiples of its minimum (fio `bs_unaligned`);
+    /// they stay multiples of the direct-I/O unit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unaligned: bool,
+}
+
+/// The sizes of one direction's I/Os and where random ones may start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirSizes {
+    pub sizes: SizeChoice,
+    /// Random offsets are multiples of this (fio `blockalign`); `None` = the smallest size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<u64>,
+}
+
+/// How one direction picks each I/O's length.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SizeChoice {
+    Fixed {
+        bs: u64,
+    },
+    /// `pct` % of the I/Os are `bs` bytes (fio `bssplit`); the shares sum to 100.
+    Split {
+        parts: Vec<BsPart>,
+    },
+    /// Uniform over `min..=max` in multiples of `min` (fio `bsrange`).
+    Range {
+        min: u64,
+        max: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BsPart {
+    pub bs: u64,
+    pub pct: f64,
+}
+
+impl SizeChoice {
+    pub fn min(&self) -> u64 {
+        match self {
+            Self::Fixed { bs } => *bs,
+            Self::Split { parts } => parts.iter().map(|p| p.bs).min().unwrap_or(0),
+            Self::Range { min, .. } => *min,
+        }
+    }
+    pub fn max(&self) -> u64 {
+        match self {
+            Self::Fixed { bs } => *bs,
+            Self::Split { parts } => parts.iter().map(|p| p.bs).max().unwrap_or(0),
+            Self::Range { max, .. } => *max,
+        }
+    }
+    /// Every size named (a range gives its ends).
+    pub fn named(&self) -> Vec<u64> {
+        match self {
+            Self::Fixed { bs } => vec![*bs],
+            Self::Split { parts } => parts.iter().map(|p| p.bs).collect(),
+            Self::Range { min, max } => vec![*min, *max],
+        }
+    }
+}
+
+impl DirSizes {
+    pub fn fixed(bs: u64) -> Self {
+        Self { sizes: SizeChoice::Fixed { bs }, align: None }
+    }
+    /// Random offsets' alignment: `align`, else the smallest size.
+    pub fn align(&self) -> u64 {
+        self.align.unwrap_or_else(|| self.sizes.min())
+    }
+}
+
+impl BlockSizes {
+    /// The largest size of either direction.
+    pub fn max(&self) -> u64 {
+        self.read.sizes.max().max(self.write.sizes.max())
+    }
+    /// The smallest size of either direction.
+    pub fn min(&self) -> u64 {
+        self.read.sizes.min().min(self.write.sizes.min())
+    }
+    /// `None` when every I/O has one size and alignment (then `bs` says it all).
+    pub fn normalized(self) -> Option<Self> {
+        match (&self.read.sizes, &self.write.sizes) {
+            (SizeChoice::Fixed { bs: r }, SizeChoice::Fixed { bs: w })
+                if r == w && self.read.align.is_none_or(|a| a == *r) && self.write.align.is_none_or(|a| a == *w) =>
+            {
+                None
+            }
+            _ => Some(self),
+        }
+    }
+}
+
+impl JobSpec {
+    /// Every I/O size and offset alignment the job uses: `bs`, or each variable size.
+    pub fn io_sizes(&self) -> Vec<u64> {
+        match &self.block_sizes {
+            None => vec![self.bs],
+            Some(b) => [&b.read, &b.write].iter().flat_map(|d| d.sizes.named().into_iter().chain(d.align)).collect(),
+        }
+    }
 }
 
 /// How a job's data is verified (`run --verify`; fio's `verify*` options).
@@ -314,6 +454,12 @@ impl Default for JobSpec {
             io_bytes: None,
             loops: 1,
             verify: None,
+            block_sizes: None,
+            size_pct: None,
+            offset_pct: None,
+            rw_modifier: 0,
+            rw_identical: false,
+            percentage_random: None,
         }
     }
 }

@@ -18,7 +18,7 @@
 //! integer, so `1.5k` is exactly 1536 bytes and `0.1s` exactly 100 ms.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, Distribution, Zone};
+use crate::model::{BsPart, DataPattern, Distribution, Zone};
 use std::time::Duration;
 
 /// Unit of a bare number (one without a suffix) given to [`parse_duration`].
@@ -439,6 +439,67 @@ pub fn parse_data(option: &str, s: &str) -> Result<DataPattern, SpecError> {
             ),
         )),
     }
+}
+
+/// Parse one direction of fio's `bssplit`: `SIZE/PCT:SIZE/PCT…` (`4k/10:64k/50:32k/40`).
+/// Entries without a percentage (`8k/` or `8k`) share what the others leave of 100 equally,
+/// as in fio. The shares must then sum to 100.
+pub fn parse_bssplit(option: &str, s: &str) -> Result<Vec<BsPart>, SpecError> {
+    const HINT: &str = "write SIZE/PERCENT entries joined by ':', such as 4k/10:64k/50:32k/40";
+    let mut parts = Vec::new();
+    let mut missing = 0usize;
+    for entry in s.split(':') {
+        let entry = entry.trim();
+        if entry.is_empty() {
+            return Err(SpecError::value(option, format!("\"{s}\" has an empty entry; {HINT}")));
+        }
+        let (size, pct) = match entry.split_once('/') {
+            Some((size, pct)) => (size, pct.trim()),
+            None => (entry, ""),
+        };
+        let bs = parse_size(option, size)?;
+        let pct = if pct.is_empty() {
+            missing += 1;
+            f64::NAN
+        } else {
+            parse_percent(option, pct)?
+        };
+        parts.push(BsPart { bs, pct });
+    }
+    let given: f64 = parts.iter().filter(|p| !p.pct.is_nan()).map(|p| p.pct).sum();
+    if given > 100.0 + 1e-9 {
+        return Err(SpecError::value(
+            option,
+            format!("the percentages of \"{s}\" add up to {given}, above 100; {HINT}"),
+        ));
+    }
+    if missing > 0 {
+        let each = (100.0 - given) / missing as f64;
+        for p in parts.iter_mut().filter(|p| p.pct.is_nan()) {
+            p.pct = each;
+        }
+    } else if (given - 100.0).abs() > 1e-6 {
+        return Err(SpecError::value(
+            option,
+            format!("the percentages of \"{s}\" add up to {given}, not 100; {HINT}, or leave one percentage out (4k/50:8k/) to give it the rest"),
+        ));
+    }
+    Ok(parts)
+}
+
+/// Parse one direction of fio's `bsrange`: `MIN-MAX` (`1k-4k`).
+pub fn parse_bsrange(option: &str, s: &str) -> Result<(u64, u64), SpecError> {
+    let (lo, hi) = s.split_once('-').ok_or_else(|| {
+        SpecError::value(option, format!("\"{s}\" is not a range; write MIN-MAX such as {option}=1k-64k"))
+    })?;
+    let (lo, hi) = (parse_size(option, lo)?, parse_size(option, hi)?);
+    if lo > hi {
+        return Err(SpecError::value(
+            option,
+            format!("\"{s}\" has its minimum above its maximum; write MIN-MAX such as {option}=1k-64k"),
+        ));
+    }
+    Ok((lo, hi))
 }
 
 const UNITS: [(u64, &str); 5] = [(PIB, "PiB"), (TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];

@@ -6,7 +6,7 @@
 //! the same checks but names the job-file option (`bs`, `iodepth`, …) and its line.
 
 use crate::error::SpecError;
-use crate::model::{DataPattern, Distribution, EngineKind, JobSpec, RunPlan};
+use crate::model::{BlockSizes, DataPattern, Distribution, EngineKind, JobSpec, RunPlan, SizeChoice};
 use crate::units::format_size;
 
 /// Largest accepted block size: 256 MiB.
@@ -38,6 +38,10 @@ pub(crate) enum Field {
     Data,
     Verify,
     VerifyInterval,
+    BsSplit,
+    BsRange,
+    BlockAlign,
+    RwModifier,
 }
 
 /// How options are spelled in messages: as CLI flags or as fio job-file options.
@@ -64,6 +68,8 @@ impl Style {
             (Style::Cli, Field::VerifyInterval) => "--verify-interval",
             (Style::Fio, Field::Verify) => "verify",
             (Style::Fio, Field::VerifyInterval) => "verify_interval",
+            (Style::Cli, Field::BsSplit | Field::BsRange | Field::BlockAlign) => "--bs",
+            (Style::Cli, Field::RwModifier) => "--rw",
             (Style::Fio, Field::Bs) => "bs",
             (Style::Fio, Field::Qd) => "iodepth",
             (Style::Fio, Field::Threads) => "numjobs",
@@ -74,6 +80,10 @@ impl Style {
             (Style::Fio, Field::RateIops) => "rate_iops",
             (Style::Fio, Field::Dist) => "random_distribution",
             (Style::Fio, Field::Data) => "buffer_compress_percentage",
+            (Style::Fio, Field::BsSplit) => "bssplit",
+            (Style::Fio, Field::BsRange) => "bsrange",
+            (Style::Fio, Field::BlockAlign) => "blockalign",
+            (Style::Fio, Field::RwModifier) => "rw",
         }
     }
     /// An example setting: `--bs 4k` or `bs=4k`.
@@ -93,6 +103,10 @@ pub(crate) struct Problem {
 }
 
 pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
+    // Variable sizes first: `bs` is then their largest, which they name better.
+    if let Some(b) = &job.block_sizes {
+        check_block_sizes(b, job.direct, st)?;
+    }
     let fail = |field, message: String| Err(Problem { field, message });
     if job.bs == 0 {
         return fail(Field::Bs, format!("the block size must not be 0; use e.g. {}", st.example(Field::Bs, "4k")));
@@ -190,6 +204,17 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
             ),
         );
     }
+    if job.direct && !job.rw.is_random() && job.rw_modifier % DIRECT_ALIGN as i64 != 0 {
+        return fail(
+            Field::RwModifier,
+            format!(
+                "the offset modifier {} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O requires; use \
+                 e.g. {}, or direct=0",
+                job.rw_modifier,
+                st.example(Field::RwModifier, "write:4k")
+            ),
+        );
+    }
     check_dist(&job.dist, st)?;
     if let DataPattern::Compress { pct } = job.data {
         if pct > 100 {
@@ -225,23 +250,33 @@ fn check_verify(job: &JobSpec, v: &crate::model::VerifySpec, st: Style) -> Resul
         };
         return fail(Field::Verify, format!("pattern verification needs the pattern; add {p}"));
     }
-    let interval = v.interval.unwrap_or(job.bs);
-    if interval < MIN_VERIFY_INTERVAL
-        || !interval.is_multiple_of(MIN_VERIFY_INTERVAL)
-        || !job.bs.is_multiple_of(interval)
-    {
+    if job.block_sizes.as_ref().is_some_and(|b| b.unaligned) {
+        return fail(
+            Field::Verify,
+            "verified chunks sit at multiples of their size; drop bs_unaligned (or verification)".to_string(),
+        );
+    }
+    let sizes = job.io_sizes();
+    let interval = v.interval.unwrap_or_else(|| verify_interval(job));
+    let bad = sizes.iter().find(|s| !s.is_multiple_of(interval.max(1)));
+    if interval < MIN_VERIFY_INTERVAL || !interval.is_multiple_of(MIN_VERIFY_INTERVAL) || bad.is_some() {
         return fail(
             Field::VerifyInterval,
             format!(
                 "a verify chunk of {} does not fit: it must be whole 512-byte sectors and divide the block size {}; \
                  use e.g. {}",
                 format_size(interval),
-                format_size(job.bs),
+                format_size(bad.copied().unwrap_or(job.bs)),
                 st.example(Field::VerifyInterval, "4k")
             ),
         );
     }
     Ok(())
+}
+
+/// A verified job's chunk size when none is given: its smallest block size (or alignment).
+pub fn verify_interval(job: &JobSpec) -> u64 {
+    job.io_sizes().into_iter().min().unwrap_or(job.bs).max(1)
 }
 
 /// What is wrong with `qd` I/Os in flight per worker and `threads` workers on `engine`, if
@@ -268,6 +303,56 @@ pub fn depth_problem(engine: EngineKind, qd: u32, threads: u32, qd_name: &str, t
         ));
     }
     None
+}
+
+/// Variable block sizes: every size above 0 and at most [`MAX_BS`], a split's shares summing
+/// to 100, and with direct I/O every size and alignment a multiple of [`DIRECT_ALIGN`].
+fn check_block_sizes(b: &BlockSizes, direct: bool, st: Style) -> Result<(), Problem> {
+    for d in [&b.read, &b.write] {
+        let (field, eg) = match &d.sizes {
+            SizeChoice::Fixed { .. } => (Field::Bs, "4k,64k"),
+            SizeChoice::Split { .. } => (Field::BsSplit, "4k/50:64k/50"),
+            SizeChoice::Range { .. } => (Field::BsRange, "4k-64k"),
+        };
+        let fail = |message: String| Err(Problem { field, message });
+        for bs in d.sizes.named() {
+            if bs == 0 || bs > MAX_BS {
+                return fail(format!(
+                    "the block size {} is out of range; use sizes from 1 byte to 256 MiB, e.g. {}",
+                    format_size(bs),
+                    st.example(field, eg)
+                ));
+            }
+            if direct && bs % DIRECT_ALIGN != 0 {
+                return fail(format!(
+                    "the block size {bs} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O requires; use e.g. {}, or direct=0",
+                    st.example(field, eg)
+                ));
+            }
+        }
+        if let SizeChoice::Split { parts } = &d.sizes {
+            let sum: f64 = parts.iter().map(|p| p.pct).sum();
+            if parts.is_empty() || (sum - 100.0).abs() > 1e-6 || parts.iter().any(|p| !(0.0..=100.0).contains(&p.pct)) {
+                return fail(format!("the percentages add up to {sum}, not 100; use e.g. {}", st.example(field, eg)));
+            }
+        }
+        if let Some(a) = d.align {
+            let fail = |message: String| Err(Problem { field: Field::BlockAlign, message });
+            if a == 0 || a > MAX_BS {
+                return fail(format!(
+                    "the alignment {a} is out of range; use e.g. {}",
+                    st.example(Field::BlockAlign, "4k")
+                ));
+            }
+            if direct && a % DIRECT_ALIGN != 0 {
+                return fail(format!(
+                    "the alignment {a} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O requires; use e.g. {}",
+                    st.example(Field::BlockAlign, "4k")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn check_dist(dist: &Distribution, st: Style) -> Result<(), Problem> {

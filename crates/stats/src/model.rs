@@ -307,6 +307,18 @@ pub struct JobResult {
     /// Lossless latency histograms (`--histograms` and multi-host runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<crate::cluster::Histograms>,
+    /// Completed I/Os of the measured window by block size, smallest first, when the job's
+    /// I/Os have more than one size (fio `bs=R,W`, `bssplit`, `bsrange`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub block_sizes: Vec<BsCount>,
+}
+
+/// How many I/Os of one block size a job completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BsCount {
+    pub bs: u64,
+    pub reads: u64,
+    pub writes: u64,
 }
 
 impl JobResult {
@@ -327,6 +339,7 @@ impl JobResult {
             device_view: None,
             window: None,
             histograms: None,
+            block_sizes: Vec::new(),
         }
     }
 

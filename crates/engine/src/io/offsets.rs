@@ -1,7 +1,7 @@
 //! Where each I/O goes and whether it reads or writes.
 //!
-//! Offsets are block indices inside a worker's region, turned into byte offsets by the
-//! caller. Sequential workers each walk their own stripe of the region (so several
+//! Offsets are bytes inside a worker's region, each with the I/O's length (one size, or
+//! fio's per-direction `bs`, `bssplit` and `bsrange`). Sequential workers each walk their own stripe of the region (so several
 //! sequential workers do not re-read the same blocks from a device cache); random
 //! workers draw over the whole region from the configured distribution.
 
@@ -31,25 +31,246 @@ fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
 }
 
 enum Pattern {
-    Seq { start: u64, len: u64, next: u64 },
-    Uniform { n: u64 },
-    Zipf { n: u64, z: rand_distr::Zipf<f64> },
-    Pareto { n: u64, pow: f64 },
-    Zoned { zones: Vec<(u64, u64, u64)> }, // (cumulative ops threshold out of 2^32, first block, blocks)
+    /// Byte offsets of this worker's stripe: `[start, start + len)`; `next` is the position
+    /// of the next I/O inside it.
+    Seq {
+        start: u64,
+        len: u64,
+        next: u64,
+    },
+    Uniform {
+        n: u64,
+    },
+    Zipf {
+        n: u64,
+        z: rand_distr::Zipf<f64>,
+    },
+    Pareto {
+        n: u64,
+        pow: f64,
+    },
+    /// (cumulative ops threshold out of 2^32, first block, blocks)
+    Zoned {
+        zones: Vec<(u64, u64, u64)>,
+    },
+    /// Sequential with fio's offset modifier: `add` bytes after each I/O (negative: backwards);
+    /// `next` is the position of the next I/O in the stripe.
+    SeqStep {
+        start: u64,
+        len: u64,
+        next: i64,
+        add: i64,
+    },
+    /// A random pattern with fio's `rw=MODE:N`, `rw_sequencer` and `percentage_random`.
+    Modified(Box<Modified>),
 }
 
-/// Generator of (direction, block index) pairs for one worker.
+/// How a random walk is changed by fio's `rw=MODE:N`, `rw_sequencer` and `percentage_random`.
+struct Modified {
+    inner: Pattern,
+    /// A new random offset every this many I/Os.
+    every: u32,
+    /// I/Os left before the next random offset.
+    left: u32,
+    /// The I/Os between repeat the random offset instead of following it.
+    identical: bool,
+    /// An I/O due for a random offset gets one when a 32-bit draw is below this (2^32: always).
+    random_thr: u64,
+    last_off: u64,
+    last_end: u64,
+}
+
+/// fio's offset modifiers of a job (see [`OffsetGen::walk`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Walk {
+    /// `rw=MODE:N`: bytes added after each sequential I/O, or I/Os per random offset.
+    pub modifier: i64,
+    /// `rw_sequencer=identical`.
+    pub identical: bool,
+    /// `percentage_random` below 100.
+    pub pct_random: Option<u8>,
+}
+
+/// A block index drawn from a random pattern.
+fn draw(pattern: &mut Pattern, rng: &mut Xoshiro256PlusPlus) -> u64 {
+    match pattern {
+        Pattern::Uniform { n } => below(rng, *n),
+        Pattern::Zipf { n, z } => {
+            let rank = z.sample(rng) as u64; // 1..=n
+            scatter(rank.saturating_sub(1), *n)
+        }
+        Pattern::Pareto { n, pow } => {
+            let r: f64 = rng.random::<f64>();
+            let rank = ((*n - 1) as f64 * r.powf(*pow)) as u64;
+            scatter(rank, *n)
+        }
+        Pattern::Zoned { zones } => {
+            let d = rng.next_u32() as u64;
+            let mut chosen = zones[zones.len() - 1];
+            for z in zones.iter() {
+                if d < z.0 {
+                    chosen = *z;
+                    break;
+                }
+            }
+            chosen.1 + below(rng, chosen.2)
+        }
+        Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_) => 0,
+    }
+}
+
+/// A random offset aligned for its direction and moved back so the I/O fits.
+fn place(lens: &IoLens, region: u64, read: bool, off: u64, len: u32) -> u64 {
+    let IoLens::Var(v) = lens else { return off.min(region - u64::from(len)) };
+    let a = v[usize::from(!read)].align;
+    let mut o = off / a * a;
+    if o + u64::from(len) > region {
+        o = (region - u64::from(len)) / a * a;
+    }
+    o
+}
+
+/// How long each I/O is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IoLens {
+    /// Every I/O this many bytes.
+    One(u32),
+    /// Per direction (read, write), with fio's alignment of random offsets.
+    Var(Box<[LenDraw; 2]>),
+}
+
+/// One direction's lengths and random-offset alignment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LenDraw {
+    pub pick: LenPick,
+    /// Random offsets are multiples of this.
+    pub align: u64,
+    /// Index of this direction's first size in [`IoLens::table`].
+    pub base: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum LenPick {
+    Fixed(u32),
+    /// `(cumulative threshold out of 2^32, length)`: the first entry above a 32-bit draw.
+    Split(Vec<(u64, u32)>),
+    /// `min + step * k`, `k` uniform in `0..steps`.
+    Range {
+        min: u32,
+        step: u32,
+        steps: u32,
+    },
+}
+
+/// Most distinct lengths one direction may draw (a range with a finer step is refused).
+pub const MAX_LENS: u64 = 65_536;
+
+impl LenPick {
+    fn count(&self) -> u32 {
+        match self {
+            Self::Fixed(_) => 1,
+            Self::Split(parts) => parts.len() as u32,
+            Self::Range { steps, .. } => *steps,
+        }
+    }
+    fn len_at(&self, i: u32) -> u32 {
+        match self {
+            Self::Fixed(l) => *l,
+            Self::Split(parts) => parts[i as usize].1,
+            Self::Range { min, step, .. } => min + step * i,
+        }
+    }
+    fn min(&self) -> u32 {
+        (0..self.count()).map(|i| self.len_at(i)).min().unwrap_or(1)
+    }
+}
+
+impl IoLens {
+    /// The lengths of a job: `bs` for every I/O, or the job's variable block sizes. `unit` is
+    /// the step of `bs_unaligned` ranges (the direct-I/O block, or 1 for buffered I/O).
+    /// Errors name the option: a range of more than [`MAX_LENS`] sizes.
+    pub fn for_job(bs: u64, sizes: Option<&spec::BlockSizes>, unit: u64) -> Result<Self, String> {
+        let Some(b) = sizes else { return Ok(Self::One(bs as u32)) };
+        let mut base = 0u32;
+        let mut dir = |d: &spec::DirSizes| -> Result<LenDraw, String> {
+            let pick = match &d.sizes {
+                spec::SizeChoice::Fixed { bs } => LenPick::Fixed(*bs as u32),
+                spec::SizeChoice::Split { parts } => {
+                    let mut acc = 0.0f64;
+                    let mut out: Vec<(u64, u32)> = parts
+                        .iter()
+                        .map(|p| {
+                            acc += p.pct;
+                            (((acc / 100.0) * (1u64 << 32) as f64) as u64, p.bs as u32)
+                        })
+                        .collect();
+                    // Rounding must never leave a draw unassigned: the last size with a share
+                    // takes everything up to the top.
+                    let last = parts.iter().rposition(|p| p.pct > 0.0).unwrap_or(parts.len().saturating_sub(1));
+                    if let Some(p) = out.get_mut(last) {
+                        p.0 = 1 << 32;
+                    }
+                    LenPick::Split(out)
+                }
+                spec::SizeChoice::Range { min, max } => {
+                    let step = if b.unaligned { unit.max(1) } else { *min };
+                    let steps = if b.unaligned { (max - min) / step + 1 } else { max / min };
+                    if steps > MAX_LENS {
+                        return Err(format!(
+                            "bsrange {min}-{max} in steps of {step} bytes has {steps} sizes, more than {MAX_LENS}; \
+                             narrow the range or drop bs_unaligned"
+                        ));
+                    }
+                    LenPick::Range { min: *min as u32, step: step as u32, steps: steps as u32 }
+                }
+            };
+            let align = d.align.unwrap_or(u64::from(pick.min())).max(1);
+            let draw = LenDraw { pick, align, base };
+            base += draw.pick.count();
+            Ok(draw)
+        };
+        let r = dir(&b.read)?;
+        let w = dir(&b.write)?;
+        Ok(Self::Var(Box::new([r, w])))
+    }
+
+    /// Every length by its index, reads' then writes' (what [`OffsetGen::next_io`]'s index
+    /// refers to).
+    pub fn table(&self) -> Vec<u32> {
+        match self {
+            Self::One(l) => vec![*l],
+            Self::Var(v) => v.iter().flat_map(|d| (0..d.pick.count()).map(move |i| d.pick.len_at(i))).collect(),
+        }
+    }
+
+    /// The largest length (what a buffer must hold).
+    pub fn max(&self) -> u32 {
+        self.table().into_iter().max().unwrap_or(1)
+    }
+
+    fn min(&self) -> u32 {
+        self.table().into_iter().min().unwrap_or(1)
+    }
+}
+
+/// Generator of (direction, offset, length) for one worker.
 pub struct OffsetGen {
     rng: Xoshiro256PlusPlus,
     pattern: Pattern,
     /// Reads happen when a 32-bit draw is below this threshold.
     read_threshold: u64,
     always: Option<bool>,
+    lens: IoLens,
+    /// Bytes per random block (the pattern draws block indices; sequential patterns are in
+    /// bytes already).
+    unit: u64,
+    /// The region's length in bytes.
+    region: u64,
 }
 
 impl OffsetGen {
-    /// `nblocks`: blocks in the job's region; `worker`/`workers` select the stripe for
-    /// sequential modes.
+    /// Single-size I/O of length 1 over `nblocks` bytes: offsets are block indices (what
+    /// tests and benchmarks of the distributions want). See [`OffsetGen::with_lens`].
     pub fn new(
         rw: RwMode,
         mix: u8,
@@ -59,14 +280,45 @@ impl OffsetGen {
         workers: usize,
         rng: Xoshiro256PlusPlus,
     ) -> Self {
-        let n = nblocks.max(1);
+        Self::with_lens(rw, mix, dist, nblocks.max(1), IoLens::One(1), worker, workers, rng)
+    }
+
+    /// A generator over a region of `region` bytes with I/Os of `lens`; `worker`/`workers`
+    /// select the stripe for sequential modes. A region shorter than the largest I/O is
+    /// the caller's to refuse.
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_lens(
+        rw: RwMode,
+        mix: u8,
+        dist: &Distribution,
+        region: u64,
+        lens: IoLens,
+        worker: usize,
+        workers: usize,
+        rng: Xoshiro256PlusPlus,
+    ) -> Self {
+        let max = u64::from(lens.max()).max(1);
+        let region = region.max(max);
+        // Random blocks: the I/O length when there is one, else the finest alignment; the
+        // last block is the last place the smallest I/O fits (fio's last_block).
+        let unit = match &lens {
+            IoLens::One(l) => u64::from(*l).max(1),
+            IoLens::Var(v) => v[0].align.min(v[1].align),
+        };
+        let n = match &lens {
+            IoLens::One(_) => region / unit,
+            IoLens::Var(_) => (region - u64::from(lens.min())) / unit + 1,
+        }
+        .max(1);
         let pattern = if !rw.is_random() {
+            // Stripes in whole largest I/Os, so each holds at least one of any length.
+            let blocks = region / max;
             let w = workers.max(1) as u64;
             let i = worker as u64;
-            let start = n * i / w;
-            let end = (n * (i + 1) / w).max(start + 1).min(n);
+            let start = blocks * i / w;
+            let end = (blocks * (i + 1) / w).max(start + 1).min(blocks);
             let len = end.saturating_sub(start).max(1);
-            Pattern::Seq { start, len, next: 0 }
+            Pattern::Seq { start: start * max, len: len * max, next: 0 }
         } else {
             match dist {
                 Distribution::Uniform => Pattern::Uniform { n },
@@ -99,7 +351,12 @@ impl OffsetGen {
             0 => Some(false),
             _ => None,
         };
-        Self { rng, pattern, read_threshold: (read_pct << 32) / 100, always }
+        Self { rng, pattern, read_threshold: (read_pct << 32) / 100, always, lens, unit, region }
+    }
+
+    /// The lengths this generator draws.
+    pub fn lens(&self) -> &IoLens {
+        &self.lens
     }
 
     /// True when the next I/O is a read.
@@ -111,50 +368,133 @@ impl OffsetGen {
         }
     }
 
-    /// The next block index. Per I/O: sequential and uniform draws are inlined into the
-    /// worker loop; the skewed distributions, which cost tens of nanoseconds anyway, are a call.
+    /// The next I/O of direction `read`: `(offset in the region, length, index of the length
+    /// in [`IoLens::table`])`. The I/O lies inside the region. Per I/O: single-size
+    /// sequential and uniform draws are inlined into the worker loop; variable lengths and
+    /// the skewed distributions, which cost tens of nanoseconds anyway, are a call.
     #[inline(always)]
-    pub fn next_block(&mut self) -> u64 {
-        match &mut self.pattern {
-            Pattern::Seq { start, len, next } => {
-                let b = *start + *next;
-                *next += 1;
-                if *next >= *len {
+    pub fn next_io(&mut self, read: bool) -> (u64, u32, u32) {
+        let (len, idx) = match &self.lens {
+            IoLens::One(l) => (*l, 0),
+            IoLens::Var(_) => self.draw_len(read),
+        };
+        let block = match &mut self.pattern {
+            Pattern::Seq { start, len: stripe, next } => {
+                if *next + u64::from(len) > *stripe {
                     *next = 0;
                 }
-                b
+                let off = *start + *next;
+                *next += u64::from(len);
+                return (off, len, idx);
             }
             Pattern::Uniform { n } => below(&mut self.rng, *n),
-            _ => self.next_skewed(),
+            _ => return self.next_other(read, len, idx),
+        };
+        match &self.lens {
+            IoLens::One(_) => (block * self.unit, len, idx),
+            IoLens::Var(_) => (self.place(read, block * self.unit, len), len, idx),
         }
     }
 
-    /// [`next_block`](Self::next_block) for zipf, pareto and zoned (hot-set) distributions.
+    /// A length for a direction with variable sizes, and its index in the table.
     #[inline(never)]
-    fn next_skewed(&mut self) -> u64 {
-        match &mut self.pattern {
-            Pattern::Seq { .. } | Pattern::Uniform { .. } => unreachable!("drawn inline by next_block"),
-            Pattern::Zipf { n, z } => {
-                let rank = z.sample(&mut self.rng) as u64; // 1..=n
-                scatter(rank.saturating_sub(1), *n)
+    fn draw_len(&mut self, read: bool) -> (u32, u32) {
+        let IoLens::Var(v) = &self.lens else { return (1, 0) };
+        let d = &v[usize::from(!read)];
+        let i = match &d.pick {
+            LenPick::Fixed(_) => 0,
+            LenPick::Split(parts) => {
+                let r = self.rng.next_u32() as u64;
+                parts.iter().position(|p| r < p.0).unwrap_or(parts.len() - 1) as u32
             }
-            Pattern::Pareto { n, pow } => {
-                let r: f64 = self.rng.random::<f64>();
-                let rank = ((*n - 1) as f64 * r.powf(*pow)) as u64;
-                scatter(rank, *n)
+            LenPick::Range { steps, .. } => below(&mut self.rng, u64::from(*steps)) as u32,
+        };
+        (d.pick.len_at(i), d.base + i)
+    }
+
+    /// A random offset aligned for its direction and moved back so the I/O fits.
+    #[inline(never)]
+    fn place(&self, read: bool, off: u64, len: u32) -> u64 {
+        place(&self.lens, self.region, read, off, len)
+    }
+
+    /// Apply fio's offset modifiers: `rw=MODE:N` (holes or a backwards walk for sequential
+    /// modes; N I/Os per random offset for random ones), `rw_sequencer` and
+    /// `percentage_random`. No modifier leaves the generator as it is.
+    pub fn walk(mut self, w: Walk) -> Self {
+        let pattern = std::mem::replace(&mut self.pattern, Pattern::Uniform { n: 1 });
+        self.pattern = match pattern {
+            // As fio: the first I/O at the start, even walking backwards (then from the end).
+            Pattern::Seq { start, len, .. } if w.modifier != 0 => {
+                Pattern::SeqStep { start, len, next: 0, add: w.modifier }
             }
-            Pattern::Zoned { zones } => {
-                let d = self.rng.next_u32() as u64;
-                let mut chosen = zones[zones.len() - 1];
-                for z in zones.iter() {
-                    if d < z.0 {
-                        chosen = *z;
-                        break;
-                    }
+            p @ (Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_)) => p,
+            inner if w.modifier > 1 || w.pct_random.is_some() => {
+                let pct = u64::from(w.pct_random.unwrap_or(100).min(100));
+                Pattern::Modified(Box::new(Modified {
+                    inner,
+                    every: w.modifier.clamp(1, i64::from(u32::MAX)) as u32,
+                    left: 0,
+                    identical: w.identical,
+                    random_thr: (pct << 32) / 100,
+                    last_off: 0,
+                    last_end: 0,
+                }))
+            }
+            p => p,
+        };
+        self
+    }
+
+    /// [`next_io`](Self::next_io) for the skewed distributions and fio's offset modifiers.
+    #[inline(never)]
+    fn next_other(&mut self, read: bool, len: u32, idx: u32) -> (u64, u32, u32) {
+        let l = u64::from(len);
+        let off = match &mut self.pattern {
+            Pattern::SeqStep { start, len: stripe, next, add } => {
+                let (stripe_i, l_i) = (*stripe as i64, l as i64);
+                let mut p = *next;
+                if p < 0 {
+                    p = stripe_i + *add; // backwards past the start: from the end again
                 }
-                chosen.1 + below(&mut self.rng, chosen.2)
+                if p + l_i > stripe_i {
+                    p = if *add >= 0 { 0 } else { stripe_i - l_i };
+                }
+                let p = p.max(0);
+                *next = p + l_i + *add;
+                return (*start + p as u64, len, idx);
             }
+            Pattern::Modified(m) => {
+                let random = m.left == 0 && (m.random_thr >= 1 << 32 || u64::from(self.rng.next_u32()) < m.random_thr);
+                let off = if random {
+                    m.left = m.every - 1;
+                    let b = draw(&mut m.inner, &mut self.rng);
+                    place(&self.lens, self.region, read, b * self.unit, len)
+                } else {
+                    m.left = m.left.saturating_sub(1);
+                    let after = if m.identical { m.last_off } else { m.last_end };
+                    if after + l > self.region {
+                        0
+                    } else {
+                        after
+                    }
+                };
+                m.last_off = off;
+                m.last_end = off + l;
+                return (off, len, idx);
+            }
+            p => draw(p, &mut self.rng) * self.unit,
+        };
+        match &self.lens {
+            IoLens::One(_) => (off, len, idx),
+            IoLens::Var(_) => (self.place(read, off, len), len, idx),
         }
+    }
+
+    /// The next block index (single-size generators from [`OffsetGen::new`]: the offset).
+    #[inline]
+    pub fn next_block(&mut self) -> u64 {
+        self.next_io(true).0 / self.unit
     }
 
     /// Random draw used by callers that need one (e.g. write tags).
@@ -165,6 +505,7 @@ impl OffsetGen {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use spec::Zone;
@@ -245,6 +586,255 @@ mod tests {
         let mut b = gen(RwMode::RandRead, Distribution::Uniform, 1 << 30);
         for _ in 0..1000 {
             assert_eq!(a.next_block(), b.next_block());
+        }
+    }
+    fn split(parts: &[(u64, f64)]) -> spec::DirSizes {
+        let parts = parts.iter().map(|&(bs, pct)| spec::BsPart { bs, pct }).collect();
+        spec::DirSizes { sizes: spec::SizeChoice::Split { parts }, align: None }
+    }
+
+    fn var(read: spec::DirSizes, write: spec::DirSizes, unaligned: bool, unit: u64) -> IoLens {
+        let b = spec::BlockSizes { read, write, unaligned };
+        IoLens::for_job(b.max(), Some(&b), unit).unwrap()
+    }
+
+    fn var_gen(rw: RwMode, lens: IoLens, region: u64) -> OffsetGen {
+        OffsetGen::with_lens(rw, 50, &Distribution::Uniform, region, lens, 0, 1, worker_rng(7, 0, 0))
+    }
+
+    #[test]
+    fn bssplit_draws_each_size_at_its_share_and_aligns_to_the_smallest() {
+        let d = split(&[(4096, 10.0), (65536, 50.0), (32768, 40.0)]);
+        let lens = var(d.clone(), d, false, 512);
+        assert_eq!(lens.table(), [4096, 65536, 32768, 4096, 65536, 32768]);
+        let region = 64 << 20;
+        let mut g = var_gen(RwMode::RandRead, lens, region);
+        let mut by = std::collections::BTreeMap::<u32, u32>::new();
+        let n = 100_000;
+        for _ in 0..n {
+            let (off, len, i) = g.next_io(true);
+            assert!(off % 4096 == 0 && off + u64::from(len) <= region, "{off}+{len}");
+            assert_eq!(g.lens().table()[i as usize], len);
+            *by.entry(len).or_default() += 1;
+        }
+        for (bs, pct) in [(4096, 10.0), (65536, 50.0), (32768, 40.0)] {
+            let share = by[&bs] as f64 / n as f64 * 100.0;
+            assert!((share - pct).abs() < 1.0, "{bs}: {share}% for {pct}%");
+        }
+    }
+
+    #[test]
+    fn per_direction_sizes_follow_the_direction() {
+        let lens = var(spec::DirSizes::fixed(4096), spec::DirSizes::fixed(8192), false, 512);
+        let mut g = var_gen(RwMode::RandRw, lens, 1 << 20);
+        for _ in 0..10_000 {
+            let read = g.next_is_read();
+            let (off, len, i) = g.next_io(read);
+            assert_eq!(len, if read { 4096 } else { 8192 });
+            assert_eq!(i, u32::from(!read));
+            assert_eq!(off % u64::from(len), 0, "random offsets align to the direction's smallest size");
+        }
+    }
+
+    #[test]
+    fn bsrange_is_uniform_over_multiples_of_the_minimum() {
+        let r = spec::DirSizes { sizes: spec::SizeChoice::Range { min: 1024, max: 4096 }, align: None };
+        let mut g = var_gen(RwMode::RandRead, var(r.clone(), r, false, 512), 1 << 20);
+        let mut by = std::collections::BTreeMap::<u32, u32>::new();
+        for _ in 0..40_000 {
+            let (off, len, _) = g.next_io(true);
+            assert_eq!(off % 1024, 0);
+            *by.entry(len).or_default() += 1;
+        }
+        assert_eq!(by.keys().copied().collect::<Vec<_>>(), [1024, 2048, 3072, 4096]);
+        assert!(by.values().all(|&c| (9_000..11_000).contains(&c)), "{by:?}");
+    }
+
+    #[test]
+    fn bs_unaligned_ranges_step_by_the_direct_io_unit() {
+        let r = spec::DirSizes { sizes: spec::SizeChoice::Range { min: 1024, max: 4096 }, align: None };
+        let lens = var(r.clone(), r, true, 512);
+        assert_eq!(lens.table().len(), 2 * 7, "1k, 1.5k, … 4k for each direction");
+        let mut g = var_gen(RwMode::Read, lens, 1 << 20);
+        let mut lens_seen = std::collections::BTreeSet::new();
+        let mut pos = 0u64;
+        for _ in 0..2000 {
+            let (off, len, _) = g.next_io(true);
+            if off != 0 {
+                assert_eq!(off, pos, "sequential I/Os follow each other");
+            }
+            assert_eq!(off % 512, 0);
+            pos = off + u64::from(len);
+            lens_seen.insert(len);
+        }
+        assert!(lens_seen.contains(&1536) && lens_seen.contains(&3584));
+    }
+
+    #[test]
+    fn blockalign_sets_random_offsets_alignment() {
+        let d = spec::DirSizes { sizes: spec::SizeChoice::Fixed { bs: 4096 }, align: Some(512) };
+        let mut g = var_gen(RwMode::RandRead, var(d.clone(), d, false, 512), 1 << 20);
+        let unaligned = (0..10_000).filter(|_| !g.next_io(true).0.is_multiple_of(4096)).count();
+        assert!(unaligned > 8000, "most offsets are 512-aligned only: {unaligned}");
+        let d = spec::DirSizes { sizes: spec::SizeChoice::Fixed { bs: 4096 }, align: Some(65536) };
+        let mut g = var_gen(RwMode::RandRead, var(d.clone(), d, false, 512), 1 << 20);
+        assert!((0..10_000).all(|_| g.next_io(true).0.is_multiple_of(65536)));
+    }
+
+    #[test]
+    fn sequential_variable_sizes_advance_by_each_length_and_wrap_to_fit() {
+        let d = split(&[(4096, 50.0), (16384, 50.0)]);
+        let region = 256 << 10;
+        let mut g = var_gen(RwMode::Write, var(d.clone(), d, false, 512), region);
+        let (mut pos, mut wraps) = (0u64, 0);
+        for _ in 0..5000 {
+            let (off, len, _) = g.next_io(false);
+            if off == 0 && pos != 0 {
+                wraps += 1;
+                assert!(pos + u64::from(len) > region, "wrapped only when the I/O would not fit");
+            } else {
+                assert_eq!(off, pos);
+            }
+            assert!(off + u64::from(len) <= region);
+            pos = off + u64::from(len);
+        }
+        assert!(wraps > 10);
+    }
+
+    #[test]
+    fn single_size_keeps_block_offsets() {
+        let mut g = OffsetGen::with_lens(
+            RwMode::Read,
+            0,
+            &Distribution::Uniform,
+            3 * 4096,
+            IoLens::One(4096),
+            0,
+            1,
+            worker_rng(1, 0, 0),
+        );
+        let v: Vec<(u64, u32, u32)> = (0..4).map(|_| g.next_io(true)).collect();
+        assert_eq!(v, [(0, 4096, 0), (4096, 4096, 0), (8192, 4096, 0), (0, 4096, 0)]);
+    }
+
+    #[test]
+    fn a_range_with_too_many_sizes_is_refused() {
+        let r = spec::DirSizes { sizes: spec::SizeChoice::Range { min: 1, max: 1 << 20 }, align: None };
+        let b = spec::BlockSizes { read: r.clone(), write: r, unaligned: true };
+        let e = IoLens::for_job(1 << 20, Some(&b), 1).unwrap_err();
+        assert!(e.starts_with("bsrange 1-1048576 in steps of 1 bytes has"), "{e}");
+    }
+
+    fn walked(rw: RwMode, region: u64, w: Walk) -> OffsetGen {
+        OffsetGen::with_lens(rw, 0, &Distribution::Uniform, region, IoLens::One(4096), 0, 1, worker_rng(5, 0, 0))
+            .walk(w)
+    }
+
+    fn kib(g: &mut OffsetGen, n: usize) -> Vec<u64> {
+        (0..n).map(|_| g.next_io(true).0 / 1024).collect()
+    }
+
+    #[test]
+    fn sequential_holes_and_backwards_walks_match_fio() {
+        // fio's iolog for rw=write:4k, bs=4k, size=64k: 0 8 16 … 56, then again from 0.
+        let mut g = walked(RwMode::Write, 64 << 10, Walk { modifier: 4096, ..Walk::default() });
+        assert_eq!(kib(&mut g, 10), [0, 8, 16, 24, 32, 40, 48, 56, 0, 8]);
+        // rw=read:-8k, bs=4k, size=64k: 0, then 56 52 … 4 0 backwards, then from the end again.
+        let mut g = walked(RwMode::Read, 64 << 10, Walk { modifier: -8192, ..Walk::default() });
+        assert_eq!(kib(&mut g, 18), [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0, 56, 52]);
+    }
+
+    #[test]
+    fn random_offsets_every_n_ios_follow_or_repeat() {
+        let mut g = walked(RwMode::RandRead, 1 << 20, Walk { modifier: 4, ..Walk::default() });
+        let v = kib(&mut g, 40);
+        for run in v.chunks(4) {
+            assert_eq!(run, [run[0], run[0] + 4, run[0] + 8, run[0] + 12], "{v:?}");
+        }
+        assert!(v.chunks(4).map(|r| r[0]).collect::<std::collections::BTreeSet<_>>().len() > 5);
+        let mut g = walked(RwMode::RandRead, 1 << 20, Walk { modifier: 4, identical: true, pct_random: None });
+        let v = kib(&mut g, 40);
+        assert!(v.chunks(4).all(|r| r.iter().all(|&o| o == r[0])), "{v:?}");
+    }
+
+    #[test]
+    fn percentage_random_mixes_random_and_following_ios() {
+        let mut g = walked(RwMode::RandRead, 1 << 30, Walk { pct_random: Some(25), ..Walk::default() });
+        let (mut follow, mut last_end) = (0, u64::MAX);
+        let n = 40_000;
+        for _ in 0..n {
+            let (off, len, _) = g.next_io(true);
+            follow += usize::from(off == last_end);
+            last_end = off + u64::from(len);
+        }
+        let share = follow as f64 / n as f64;
+        assert!((share - 0.75).abs() < 0.02, "{share} of I/Os follow the previous one");
+    }
+
+    proptest::proptest! {
+        /// Every I/O of any size mix, distribution and mode lies inside the region, starts at
+        /// its direction's alignment when random, and has one of the job's lengths.
+        #[test]
+        fn every_io_fits_and_is_aligned(
+            sizes in proptest::collection::vec((1u64..=32, 0u32..=3), 1..4),
+            rsizes in proptest::collection::vec((1u64..=32, 0u32..=3), 1..4),
+            range in proptest::option::of((1u64..=8, 1u64..=8)),
+            align in proptest::option::of(0u32..=4),
+            unaligned in proptest::bool::ANY,
+            region_blocks in 64u64..2000,
+            mode in 0usize..4,
+            dist in 0usize..4,
+            workers in 1usize..4,
+            seed in proptest::num::u64::ANY,
+            modifier in -16i64..16,
+            identical in proptest::bool::ANY,
+            pct_random in proptest::option::of(0u8..100),
+        ) {
+            let mk = |v: &[(u64, u32)]| {
+                let n = v.len() as f64;
+                spec::DirSizes {
+                    sizes: spec::SizeChoice::Split {
+                        parts: v.iter().map(|&(b, _)| spec::BsPart { bs: b * 512, pct: 100.0 / n }).collect(),
+                    },
+                    align: None,
+                }
+            };
+            let mut read = mk(&sizes);
+            let mut write = mk(&rsizes);
+            if let Some((lo, hi)) = range {
+                let (lo, hi) = (lo.min(hi) * 512, lo.max(hi) * 1024);
+                write.sizes = spec::SizeChoice::Range { min: lo, max: hi };
+            }
+            read.align = align.map(|a| 512u64 << a);
+            let b = spec::BlockSizes { read, write, unaligned };
+            let lens = IoLens::for_job(b.max(), Some(&b), 512).unwrap();
+            let table = lens.table();
+            let region = (region_blocks * 512).max(b.max());
+            let rw = [RwMode::RandRw, RwMode::ReadWrite, RwMode::RandRead, RwMode::Write][mode];
+            let d = [
+                Distribution::Uniform,
+                Distribution::Zipf { theta: 1.1 },
+                Distribution::Pareto { h: 0.3 },
+                Distribution::Zoned { zones: vec![Zone { ops_pct: 80.0, area_pct: 20.0 }, Zone { ops_pct: 20.0, area_pct: 80.0 }] },
+            ][dist].clone();
+            for w in 0..workers {
+                let modifier = if rw.is_random() { modifier.max(0) } else { modifier * 512 };
+                let walk = Walk { modifier, identical, pct_random };
+                let mut g = OffsetGen::with_lens(rw, 50, &d, region, lens.clone(), w, workers, worker_rng(seed, 0, w))
+                    .walk(walk);
+                for _ in 0..300 {
+                    let read = g.next_is_read();
+                    let (off, len, i) = g.next_io(read);
+                    proptest::prop_assert!(off + u64::from(len) <= region, "{off}+{len} > {region}");
+                    proptest::prop_assert_eq!(table[i as usize], len);
+                    proptest::prop_assert_eq!(off % 512, 0);
+                    if rw.is_random() && modifier <= 1 && pct_random.is_none() {
+                        let IoLens::Var(v) = &lens else { unreachable!() };
+                        let a = v[usize::from(!read)].align;
+                        proptest::prop_assert_eq!(off % a, 0, "aligned to {}", a);
+                    }
+                }
+            }
         }
     }
 }

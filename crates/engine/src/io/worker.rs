@@ -7,7 +7,7 @@
 
 use crate::io::backend::{Backend, Op};
 use crate::io::buffers::{stamp, BufferPool};
-use crate::io::offsets::OffsetGen;
+use crate::io::offsets::{IoLens, OffsetGen};
 use crate::io::verifier::VerifyJob;
 use spec::DataPattern;
 use stats::LatHist;
@@ -68,6 +68,9 @@ pub struct WorkerEnd {
     pub fault: Option<IoFault>,
     pub setup_error: Option<String>,
     pub setup_error_usage: bool,
+    /// Completions of the measured window by length, `(bytes, reads, writes)`, when the
+    /// job's I/Os have more than one length (empty otherwise).
+    pub bs_counts: Vec<(u32, u64, u64)>,
 }
 
 pub enum Msg {
@@ -88,6 +91,7 @@ pub struct WorkerPlan {
     pub job: usize,
     pub worker: usize,
     pub depth: u32,
+    /// The largest I/O (each buffer's length); the generator picks each I/O's own.
     pub bs: u32,
     pub region_offset: u64,
     pub data: DataPattern,
@@ -112,6 +116,9 @@ struct Slot {
     issue_ns: u64,
     offset: u64,
     op: Op,
+    len: u32,
+    /// Index of the length in the generator's table (counted when lengths vary).
+    len_i: u32,
 }
 
 #[inline]
@@ -145,7 +152,9 @@ pub fn run<B: Backend>(
     ch: &Channels,
 ) -> WorkerEnd {
     let cpu0 = thread_cpu_ns();
-    let mut w = WorkerState::new(plan, ch, gen.next_u64());
+    let tag = gen.next_u64();
+    let mut w = WorkerState::new(plan, ch, tag);
+    w.count_lens(gen.lens());
     loop {
         let now = w.now();
         w.advance(now);
@@ -250,7 +259,6 @@ struct LiveCounts {
 struct WorkerState<'a> {
     plan: &'a WorkerPlan,
     ch: &'a Channels,
-    bs: u64,
     /// End of the ramp: the measured window is `[t0, deadline)`, in ns since `plan.t_start`.
     t0: u64,
     deadline: u64,
@@ -265,6 +273,10 @@ struct WorkerState<'a> {
     /// Buffer index of slot 0's writes (`depth` when reads and writes have their own buffers).
     write_buf_base: usize,
     write_tag: u64,
+    /// Completions in the measured window per length index, `[reads, writes]`; empty when
+    /// every I/O has one length.
+    len_counts: Vec<[u64; 2]>,
+    len_table: Vec<u32>,
 
     /// The current interval, its index (-1 = ramp) and when it ends.
     cur: Box<Interval>,
@@ -287,7 +299,7 @@ struct WorkerState<'a> {
 /// fio's `verify_backlog`: the offsets of the last `cap` acknowledged writes; once full, they
 /// are read back (and checked) before any further write.
 struct Backlog {
-    offsets: Vec<u64>,
+    offsets: Vec<(u64, u32, u32)>,
     cap: usize,
     draining: bool,
     next: usize,
@@ -304,10 +316,9 @@ impl<'a> WorkerState<'a> {
         Self {
             plan,
             ch,
-            bs: plan.bs as u64,
             t0,
             deadline: t0.saturating_add(plan.runtime_ns),
-            slots: (0..nslots).map(|_| Slot { issue_ns: 0, offset: 0, op: Op::Read }).collect(),
+            slots: (0..nslots).map(|_| Slot { issue_ns: 0, offset: 0, op: Op::Read, len: 0, len_i: 0 }).collect(),
             free: (0..depth as u32).rev().collect(),
             fsync_slot: depth as u32,
             fsync_busy: false,
@@ -315,6 +326,8 @@ impl<'a> WorkerState<'a> {
             writes_since_fsync: 0,
             write_buf_base: if plan.split_buffers { depth } else { 0 },
             write_tag,
+            len_counts: Vec::new(),
+            len_table: Vec::new(),
             cur,
             index,
             next_boundary: if t0 > 0 { t0 } else { SEC },
@@ -335,6 +348,14 @@ impl<'a> WorkerState<'a> {
     #[inline]
     fn now(&self) -> u64 {
         now_ns(self.plan.t_start)
+    }
+
+    /// Count completions by length when `lens` has more than one.
+    fn count_lens(&mut self, lens: &IoLens) {
+        if let IoLens::Var(_) = lens {
+            self.len_table = lens.table();
+            self.len_counts = vec![[0; 2]; self.len_table.len()];
+        }
     }
 
     /// I/Os in flight, the fsync included.
@@ -451,10 +472,11 @@ impl<'a> WorkerState<'a> {
         unsubmitted: &mut u32,
     ) -> bool {
         let plan = self.plan;
-        let (op, offset) = match &plan.verify {
+        let (op, offset, len, len_i) = match &plan.verify {
             None => {
-                let op = if gen.next_is_read() { Op::Read } else { Op::Write };
-                (op, plan.region_offset + gen.next_block() * self.bs)
+                let read = gen.next_is_read();
+                let (off, len, len_i) = gen.next_io(read);
+                (if read { Op::Read } else { Op::Write }, plan.region_offset + off, len, len_i)
             }
             Some(v) => match self.verified_draw(v, pool, gen, slot) {
                 Some(d) => d,
@@ -472,14 +494,14 @@ impl<'a> WorkerState<'a> {
             let i = self.write_buf_base + slot as usize;
             if plan.verify.is_none() {
                 self.write_tag = self.write_tag.wrapping_add(1);
-                stamp(pool.slot_mut(i), plan.data, self.write_tag, offset);
+                stamp(&mut pool.slot_mut(i)[..len as usize], plan.data, self.write_tag, offset);
             }
             i
         };
         self.depth.add(op);
-        self.slots[slot as usize] = Slot { issue_ns, offset, op };
-        self.issued_bytes += self.bs;
-        let mut r = backend.queue(slot, op, offset, pool.slot_ptr(buf_i), plan.bs, buf_i as u16);
+        self.slots[slot as usize] = Slot { issue_ns, offset, op, len, len_i };
+        self.issued_bytes += u64::from(len);
+        let mut r = backend.queue(slot, op, offset, pool.slot_ptr(buf_i), len, buf_i as u16);
         *unsubmitted += 1;
         // Start the device on what is ready (fio iodepth_batch_submit semantics).
         if r.is_ok() && *unsubmitted >= plan.submit_batch {
@@ -489,13 +511,8 @@ impl<'a> WorkerState<'a> {
         match r {
             Ok(()) => true,
             Err(e) => {
-                self.end.fault = Some(IoFault {
-                    errno: e.raw_os_error().unwrap_or(libc::EIO),
-                    offset,
-                    op,
-                    transferred: 0,
-                    len: plan.bs,
-                });
+                self.end.fault =
+                    Some(IoFault { errno: e.raw_os_error().unwrap_or(libc::EIO), offset, op, transferred: 0, len });
                 // Not queued: undo the accounting for this slot.
                 self.depth.remove(op);
                 self.free.push(slot);
@@ -573,10 +590,10 @@ impl<'a> WorkerState<'a> {
             return;
         }
         let s = &self.slots[slot as usize];
-        let (op, offset, issue_ns) = (s.op, s.offset, s.issue_ns);
+        let (op, offset, issue_ns, len, len_i) = (s.op, s.offset, s.issue_ns, s.len, s.len_i);
         self.depth.remove(op);
         if self.plan.verify.is_some() {
-            self.verify_complete(slot, op, offset, res, pool);
+            self.verify_complete(slot, res, pool);
         }
         if op != Op::Read {
             self.writes_since_fsync += 1;
@@ -586,21 +603,19 @@ impl<'a> WorkerState<'a> {
             }
         }
         self.free.push(slot);
-        if res != self.plan.bs as i32 {
+        if res != len as i32 {
             if self.end.fault.is_none() {
-                self.end.fault = Some(IoFault {
-                    errno: if res < 0 { -res } else { 0 },
-                    offset,
-                    op,
-                    transferred: res.max(0),
-                    len: self.plan.bs,
-                });
+                self.end.fault =
+                    Some(IoFault { errno: if res < 0 { -res } else { 0 }, offset, op, transferred: res.max(0), len });
             }
             return;
         }
         if measuring {
             let lat = now.saturating_sub(issue_ns);
-            let bs = self.bs;
+            let bs = u64::from(len);
+            if let Some(c) = self.len_counts.get_mut(len_i as usize) {
+                c[usize::from(op != Op::Read)] += 1;
+            }
             if op == Op::Read {
                 self.cur.read.record(lat);
                 self.cur.read_bytes += bs;
@@ -624,14 +639,14 @@ impl<'a> WorkerState<'a> {
         pool: &mut BufferPool,
         gen: &mut OffsetGen,
         slot: u32,
-    ) -> Option<(Op, u64)> {
+    ) -> Option<(Op, u64, u32, u32)> {
         let plan = self.plan;
         if let Some(b) = self.backlog.as_mut().filter(|b| b.draining) {
             while b.next < b.offsets.len() {
-                let offset = b.offsets[b.next];
+                let (offset, len, len_i) = b.offsets[b.next];
                 b.next += 1;
-                if v.begin_read(offset, self.bs) {
-                    return Some((Op::Read, offset));
+                if v.begin_read(offset, u64::from(len)) {
+                    return Some((Op::Read, offset, len, len_i));
                 }
             }
             if self.depth.reads + self.depth.writes > 0 {
@@ -642,16 +657,17 @@ impl<'a> WorkerState<'a> {
             b.next = 0;
         }
         for _ in 0..16 {
-            let op = if gen.next_is_read() { Op::Read } else { Op::Write };
-            let offset = plan.region_offset + gen.next_block() * self.bs;
-            let claimed = if op == Op::Read {
-                v.begin_read(offset, self.bs)
+            let read = gen.next_is_read();
+            let (off, len, len_i) = gen.next_io(read);
+            let offset = plan.region_offset + off;
+            let claimed = if read {
+                v.begin_read(offset, u64::from(len))
             } else {
                 let i = self.write_buf_base + slot as usize;
-                v.begin_write(&mut pool.slot_mut(i)[..self.bs as usize], offset, plan.worker as u32)
+                v.begin_write(&mut pool.slot_mut(i)[..len as usize], offset, plan.worker as u32)
             };
             if claimed {
-                return Some((op, offset));
+                return Some((if read { Op::Read } else { Op::Write }, offset, len, len_i));
             }
         }
         None
@@ -660,21 +676,23 @@ impl<'a> WorkerState<'a> {
     /// A verified job's completion: a write's chunks take their new generation, a read's are
     /// checked. A failure of a fatal verify stops the group.
     #[inline]
-    fn verify_complete(&mut self, slot: u32, op: Op, offset: u64, res: i32, pool: &mut BufferPool) {
+    fn verify_complete(&mut self, slot: u32, res: i32, pool: &mut BufferPool) {
         let Some(v) = &self.plan.verify else { return };
-        let ok = res == self.bs as i32;
+        let s = &self.slots[slot as usize];
+        let (op, offset, len, len_i) = (s.op, s.offset, s.len, s.len_i);
+        let ok = res == len as i32;
         match op {
             Op::Read => {
-                let buf = &pool.slot_mut(slot as usize)[..self.bs as usize];
+                let buf = &pool.slot_mut(slot as usize)[..len as usize];
                 if v.end_read(buf, offset, ok) && v.fatal {
                     self.ch.stop.store(true, Ordering::Relaxed);
                 }
             }
             Op::Write => {
-                v.end_write(offset, self.bs, ok);
+                v.end_write(offset, u64::from(len), ok);
                 if let Some(b) = self.backlog.as_mut().filter(|_| ok) {
                     if !b.draining && b.offsets.len() < b.cap {
-                        b.offsets.push(offset);
+                        b.offsets.push((offset, len, len_i));
                         b.draining = b.offsets.len() == b.cap;
                     }
                 }
@@ -711,12 +729,10 @@ impl<'a> WorkerState<'a> {
                 if slot == self.fsync_slot && self.fsync_busy {
                     self.fsync_busy = false;
                 } else {
-                    let s = &self.slots[slot as usize];
-                    let (op, offset) = (s.op, s.offset);
-                    self.depth.remove(op);
+                    self.depth.remove(self.slots[slot as usize].op);
                     // A write acknowledged now is as written as any other.
                     if self.plan.verify.is_some() {
-                        self.verify_complete(slot, op, offset, res, pool);
+                        self.verify_complete(slot, res, pool);
                     }
                 }
             });
@@ -735,6 +751,9 @@ impl<'a> WorkerState<'a> {
             let mut cur = self.cur;
             cur.index = self.index;
             let _ = self.ch.tx.send(Msg::Interval { job: plan.job, worker: plan.worker, iv: cur });
+        }
+        if !self.len_counts.is_empty() {
+            self.end.bs_counts = self.len_table.iter().zip(&self.len_counts).map(|(&bs, c)| (bs, c[0], c[1])).collect();
         }
         self.end.qd_area_read = self.depth.area_read;
         self.end.qd_area_write = self.depth.area_write;
@@ -829,7 +848,8 @@ mod tests {
         let mut backend = Null::new(&cfg, fault);
         let slots = plan.depth as usize * if plan.split_buffers { 2 } else { 1 };
         let mut pool = BufferPool::new(slots.max(1), plan.bs as usize, 4096).unwrap();
-        let mut gen = OffsetGen::new(rw, 50, &Distribution::Uniform, 256, 0, 1, worker_rng(1, 0, 0));
+        let lens = IoLens::One(plan.bs);
+        let mut gen = OffsetGen::with_lens(rw, 50, &Distribution::Uniform, 1 << 20, lens, 0, 1, worker_rng(1, 0, 0));
         let end = run(plan, &mut backend, &mut pool, &mut gen, &ch);
         let ivs = rx
             .try_iter()
@@ -954,5 +974,44 @@ mod tests {
         let ops: u64 = ivs.iter().map(|iv| iv.read.count() + iv.write.count()).sum();
         assert_eq!(ops, 50, "every I/O before the fault is counted, none after");
         assert!(ch.stop.load(Ordering::Relaxed));
+    }
+    #[test]
+    fn variable_lengths_move_their_own_bytes_and_are_counted_by_size() {
+        let mut p = plan(8);
+        p.bs = 65536;
+        p.split_buffers = true;
+        p.byte_limit = Some(64 << 20);
+        let parts = vec![spec::BsPart { bs: 4096, pct: 50.0 }, spec::BsPart { bs: 65536, pct: 50.0 }];
+        let d = spec::DirSizes { sizes: spec::SizeChoice::Split { parts }, align: None };
+        let b = spec::BlockSizes { read: spec::DirSizes::fixed(8192), write: d, unaligned: false };
+        let lens = IoLens::for_job(65536, Some(&b), 512).unwrap();
+        let (ch, rx) = channels();
+        let cfg = BackendConfig { fd: -1, depth: p.depth, buffers: None, register_file: false };
+        let mut backend = Null::new(&cfg, None);
+        let mut pool = BufferPool::new(16, 65536, 4096).unwrap();
+        let mut gen =
+            OffsetGen::with_lens(RwMode::RandRw, 50, &Distribution::Uniform, 1 << 24, lens, 0, 1, worker_rng(3, 0, 0));
+        let end = run(&p, &mut backend, &mut pool, &mut gen, &ch);
+        assert!(end.fault.is_none());
+        let ivs: Vec<Interval> = rx
+            .try_iter()
+            .filter_map(|m| match m {
+                Msg::Interval { iv, .. } => Some(*iv),
+                Msg::Done { .. } => None,
+            })
+            .collect();
+        let bytes = |f: fn(&Interval) -> u64| ivs.iter().map(f).sum::<u64>();
+        let (rb, wb) = (bytes(|iv| iv.read_bytes), bytes(|iv| iv.write_bytes));
+        let (rops, wops) = (bytes(|iv| iv.read.count()), bytes(|iv| iv.write.count()));
+        // Table: reads' 8k, then writes' 4k and 64k.
+        let c = &end.bs_counts;
+        assert_eq!(c.iter().map(|x| x.0).collect::<Vec<_>>(), [8192, 4096, 65536]);
+        assert_eq!((c[0].1, c[0].2, c[1].1, c[2].1), (rops, 0, 0, 0));
+        assert_eq!(c[1].2 + c[2].2, wops);
+        assert_eq!(rb, rops * 8192, "reads are 8 KiB each");
+        assert_eq!(wb, c[1].2 * 4096 + c[2].2 * 65536, "writes move their own lengths");
+        let share = c[1].2 as f64 / wops as f64;
+        assert!((share - 0.5).abs() < 0.05, "4k share of writes {share}");
+        assert!(rb + wb >= 64 << 20 && rb + wb < (64 << 20) + 8 * 65536, "the byte limit counts real lengths");
     }
 }

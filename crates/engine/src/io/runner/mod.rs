@@ -10,6 +10,7 @@ mod spawn;
 
 use crate::error::{EngineError, Result};
 use crate::io::backend::{NullFault, UringSetupError};
+use crate::io::offsets::IoLens;
 use crate::io::worker::{Interval, Live, Msg};
 use crate::target::{self, OpenTarget};
 use collect::{Collector, Inbox, WindowGate};
@@ -32,6 +33,8 @@ pub struct BoundJob {
     pub region_len: u64,
     /// Buffer alignment (≥ the target's DIO memory alignment).
     pub mem_align: usize,
+    /// The length of each I/O (`spec.bs`, or the job's variable block sizes).
+    pub lens: IoLens,
     /// Where the device's own counters for this job can be read (`None`: not a device target,
     /// e.g. the null engine).
     pub watch: Option<crate::target::devview::Watch>,
@@ -319,6 +322,22 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         ),
         None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
     };
+    // fio's shares of the target: the offset rounded up to the smallest block size, the
+    // length cut to what is left after it.
+    let min_bs = job.io_sizes().into_iter().min().unwrap_or(job.bs).max(1);
+    let mut job = std::borrow::Cow::Borrowed(job);
+    if let Some(p) = job.offset_pct {
+        let raw = (size as f64 * p / 100.0) as u64;
+        let j = job.to_mut();
+        j.offset = raw.div_ceil(min_bs) * min_bs;
+        j.offset = j.offset.min(size.saturating_sub(min_bs) / min_bs * min_bs);
+    }
+    if let Some(p) = job.size_pct {
+        let left = size.saturating_sub(job.offset);
+        let len = ((size as f64 * p / 100.0) as u64).min(left);
+        job.to_mut().size = Some(len / min_bs * min_bs);
+    }
+    let job = job.as_ref();
     if !job.offset.is_multiple_of(lb) {
         return Err(EngineError::Invalid(format!(
             "--offset {} is not a multiple of the logical block size ({lb} bytes) that direct I/O requires",
@@ -341,10 +360,21 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
             job.bs
         )));
     }
+    if let Some(b) = &job.block_sizes {
+        for d in [&b.read, &b.write] {
+            if let Some(bad) = d.sizes.named().into_iter().chain(d.align).find(|v| !v.is_multiple_of(lb)) {
+                return Err(EngineError::Invalid(format!(
+                    "block size or alignment {bad} is not a multiple of the logical block size ({lb} bytes) that \
+                     direct I/O requires; use multiples of {lb} (e.g. bssplit=4k/50:64k/50) or direct=0"
+                )));
+            }
+        }
+    }
+    let lens = IoLens::for_job(job.bs, job.block_sizes.as_ref(), lb).map_err(EngineError::Invalid)?;
     let mut spec = job.clone();
     spec.size = Some(len);
     let watch = t.map(|t| crate::target::devview::watch_for(&t.probe));
-    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, watch, verify: None })
+    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, lens, watch, verify: None })
 }
 
 #[cfg(test)]

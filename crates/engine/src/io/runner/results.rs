@@ -6,7 +6,7 @@ use super::BoundJob;
 use crate::io::backend::Op;
 use crate::io::worker::{self, WorkerEnd, SEC};
 use crate::target::devview;
-use stats::{CpuUsage, DirStats, ErrorInfo, Histograms, JobResult, MeasuredWindow, SeriesPoint};
+use stats::{BsCount, CpuUsage, DirStats, ErrorInfo, Histograms, JobResult, MeasuredWindow, SeriesPoint};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -119,6 +119,7 @@ fn slot_result(
         });
     }
     r.fsyncs = s.ends.iter().map(|e| e.fsyncs).sum();
+    r.block_sizes = block_size_counts(&s.ends);
     r.cpu = cpu.usage(&s.ends);
     if let Some(e) = error {
         if e.job.as_deref() == Some(&r.name) || group_reporting {
@@ -126,6 +127,18 @@ fn slot_result(
         }
     }
     r
+}
+
+/// The workers' completions by block size, merged by size (smallest first); sizes no I/O
+/// used are left out.
+fn block_size_counts(ends: &[WorkerEnd]) -> Vec<BsCount> {
+    let mut by: std::collections::BTreeMap<u64, (u64, u64)> = std::collections::BTreeMap::new();
+    for (bs, r, w) in ends.iter().flat_map(|e| e.bs_counts.iter()) {
+        let e = by.entry(u64::from(*bs)).or_default();
+        e.0 += r;
+        e.1 += w;
+    }
+    by.into_iter().filter(|(_, (r, w))| r + w > 0).map(|(bs, (reads, writes))| BsCount { bs, reads, writes }).collect()
 }
 
 /// The last interval may be partial: rescale it to its real length (the window ended

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
 use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
-use crate::io::offsets::{worker_rng, OffsetGen};
+use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan};
 use crate::target::fault::Faulty;
 use spec::{EngineKind, RwMode};
@@ -29,7 +29,9 @@ pub(super) struct WorkerSetup {
     rw: RwMode,
     mix: u8,
     dist: spec::Distribution,
-    nblocks: u64,
+    region_len: u64,
+    lens: IoLens,
+    walk: Walk,
     workers_in_job: usize,
     /// This worker's index within its job (0..workers_in_job).
     job_worker: usize,
@@ -69,7 +71,6 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
             EngineKind::Psync => ((s.threads * s.qd) as usize, 1u32),
             _ => (s.threads as usize, s.qd),
         };
-        let nblocks = j.region_len / s.bs;
         // Not time-based: the job moves its region once (or `io_bytes`), `loops` times.
         let per_worker_limit = if s.time_based {
             None
@@ -81,11 +82,13 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
         for w in 0..workers {
             // A verified job's workers each own a stripe of the region, so that every chunk
             // has one writer and its generation one meaning.
-            let (region_offset, nblocks, gen_worker, gen_workers) = if j.verify.is_some() && workers > 1 {
-                let (a, b) = (nblocks * w as u64 / workers as u64, nblocks * (w as u64 + 1) / workers as u64);
-                (j.region_offset + a * s.bs, (b - a).max(1), 0, 1)
+            // (Stripes are whole largest blocks, so no I/O crosses into a neighbour's.)
+            let (region_offset, region_len, gen_worker, gen_workers) = if j.verify.is_some() && workers > 1 {
+                let n = j.region_len / s.bs;
+                let (a, b) = (n * w as u64 / workers as u64, n * (w as u64 + 1) / workers as u64);
+                (j.region_offset + a * s.bs, (b - a).max(1) * s.bs, 0, 1)
             } else {
-                (j.region_offset, nblocks, w, workers)
+                (j.region_offset, j.region_len, w, workers)
             };
             let plan = WorkerPlan {
                 job: ji,
@@ -117,7 +120,9 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 rw: s.rw,
                 mix: s.mix,
                 dist: s.dist.clone(),
-                nblocks,
+                region_len,
+                lens: j.lens.clone(),
+                walk: Walk { modifier: s.rw_modifier, identical: s.rw_identical, pct_random: s.percentage_random },
                 workers_in_job: gen_workers,
                 job_worker: gen_worker,
                 seed: s.seed,
@@ -159,16 +164,19 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         .ok_or_else(|| ("cannot allocate I/O buffers: lower --qd or --bs".to_string(), true))?;
     let mut rng = worker_rng(setup.seed ^ 0xb0f, job, worker);
     pool.fill(setup.spec_data, &mut rng);
-    let gen = OffsetGen::new(
+    let gen = OffsetGen::with_lens(
         setup.rw,
         setup.mix,
         &setup.dist,
-        setup.nblocks,
-        // The stripe of a sequential job is the worker's own within its job.
+        setup.region_len,
+        setup.lens.clone(),
+        // The stripe of a sequential job is the worker's own within its job (`worker` counts
+        // the report slot's workers, which under group_reporting spans several jobs).
         setup.job_worker,
         setup.workers_in_job,
         worker_rng(setup.seed, job, worker),
-    );
+    )
+    .walk(setup.walk);
     Ok((pool, gen))
 }
 
