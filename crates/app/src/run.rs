@@ -53,6 +53,8 @@ pub struct Options {
     pub sustained: bool,
     /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
     pub recovery: Option<String>,
+    /// Replace existing files that are not diskmeter's (a job file's fio logs).
+    pub force: bool,
 }
 
 /// A validated `run`: the plan, and how its targets are opened.
@@ -64,6 +66,8 @@ pub struct Config {
     start_at: Option<std::time::SystemTime>,
     /// `--sustained`: what it writes (the plan is then not run).
     sustained: Option<crate::steady::sustained::SustainedRun>,
+    /// The job file's fio log files (checked here, before any I/O).
+    logs: Option<crate::fioflow::LogFiles>,
 }
 
 impl Config {
@@ -103,7 +107,9 @@ impl Config {
         if o.recovery.is_some() && !o.sustained {
             return Err(Error::usage("invalid value for --recovery: it re-tests the write cliff; add --sustained"));
         }
-        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained })
+        let logs = crate::fioflow::LogFiles::plan(&plan, o.force)?;
+        let logs = (!logs.is_empty()).then_some(logs);
+        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained, logs })
     }
 
     pub fn plan(&self) -> &RunPlan {
@@ -247,7 +253,12 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         return Ok(crate::steady::sustained::run_sustained(s, &opts, obs)?);
     }
     let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
-    Ok(run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs)?)
+    let mut logs = cfg.logs.clone();
+    let doc = run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs, logs.as_mut())?;
+    if let Some(l) = &logs {
+        l.write()?;
+    }
+    Ok(doc)
 }
 
 /// What the jobs need from one target. `existing` is the size of a target that already
@@ -277,6 +288,7 @@ fn run_plan(
     default_target: &Path,
     opts: &SessionOptions,
     obs: &mut dyn Observer,
+    mut logs: Option<&mut crate::fioflow::LogFiles>,
 ) -> engine::error::Result<ResultDoc> {
     let mut doc = new_doc("run");
     for n in &plan.notes {
@@ -322,8 +334,9 @@ fn run_plan(
         doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, 0));
     }
     let mut region = 0u64;
+    let mut floor_error = None;
 
-    for g in &plan.groups {
+    for (gi, g) in plan.groups.iter().enumerate() {
         let mut bound = Vec::with_capacity(g.jobs.len());
         for j in &g.jobs {
             let t = if !j.engine.uses_target() {
@@ -338,11 +351,28 @@ fn run_plan(
         let label = g.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(" + ");
         let planned = g.jobs.iter().map(|j| j.ramp + j.runtime).max();
         obs.phase(&label, planned.filter(|d| !d.is_zero()));
-        let out = run_group(&bound, g.group_reporting, &opts.ctl, &mut |t| obs.tick(t));
+        // fio's steadystate ends the group once every job that asks for it has attained it.
+        let mut watch = crate::fioflow::SteadyWatch::new(&g.jobs, g.group_reporting);
+        let out = if watch.active() {
+            engine::runner::run_group_windows(&bound, g.group_reporting, &opts.ctl, &mut |t| obs.tick(t), &mut |w| {
+                watch.window(w)
+            })
+        } else {
+            run_group(&bound, g.group_reporting, &opts.ctl, &mut |t| obs.tick(t))
+        };
         obs.phase_done();
-        let out = out?;
+        let mut out = out?;
+        watch.apply(&mut out.results);
+        if let Some(l) = logs.as_deref_mut() {
+            l.add(gi, &g.jobs, g.group_reporting, &out.logs, &mut out.results);
+        }
         let stop = out.error.is_some() || out.interrupted;
-        for r in out.results {
+        for mut r in out.results {
+            if let Some(e) = crate::fioflow::rate_floor_error(&r) {
+                doc.warn(codes::RATE_MIN_NOT_MET, e.message.clone());
+                r.error.get_or_insert_with(|| e.clone());
+                floor_error.get_or_insert(e);
+            }
             if !stop && opts.ceiling_check {
                 ceiling_check(&mut doc, &r, &opts.ctl);
                 engine::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
@@ -354,6 +384,10 @@ fn run_plan(
             finish_error(&mut doc, out.error, out.interrupted);
             break;
         }
+    }
+    if let (None, Some(e)) = (&doc.error, floor_error) {
+        // The figures are whole; the job failed its floor (fio's exit status).
+        doc.error = Some(e);
     }
     if all_null {
         doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, region));

@@ -170,6 +170,7 @@ fn bench_worker(c: &mut Criterion) {
                     byte_limit: Some(WORKER_OPS * 4096),
                     split_buffers: split,
                     submit_batch: 1,
+                    flow: Default::default(),
                 };
                 let mut gen = OffsetGen::new(rw, 70, &Distribution::Uniform, 1 << 18, 0, 1, worker_rng(SEED, 0, 0));
                 let mut backend = Null::new(&cfg, None);
