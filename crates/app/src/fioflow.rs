@@ -11,6 +11,87 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+/// The warning a `latency_target` job's result carries: it ran as diskmeter's `sla` search.
+pub(crate) const LATENCY_TARGET_AS_SLA: &str = "latency-target-as-sla";
+
+/// fio's `latency_target` (fio searches the depth, up to `iodepth`, at which the given
+/// percentile of I/Os stays under the bound): the job runs as diskmeter's `sla` search with
+/// the job's mode, block size, mix, size, engine, depth (`iodepth` the most) and workers. Only
+/// a job file of that one job. Returns the search and the note for the result.
+pub(crate) fn latency_target_sla(
+    plan: &RunPlan,
+    flags: &crate::session::TargetFlags,
+) -> Result<Option<(crate::sla::Config, String)>> {
+    let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| &g.jobs).collect();
+    let Some(j) = jobs.iter().find(|j| j.flow.latency_target.is_some()) else { return Ok(None) };
+    let Some(lt) = j.flow.latency_target else { return Ok(None) };
+    if jobs.len() != 1 {
+        return Err(Error::usage(format!(
+            "latency_target in job [{}] runs the job as diskmeter's sla search, which takes one job; put it in a \
+             job file of its own",
+            j.name
+        )));
+    }
+    let (pct, how) = match lt.percentile {
+        p if p >= 100.0 => (
+            "99.9".to_string(),
+            "fio's latency_percentile=100 (every I/O) is searched as p99.9, the highest statistic sla bounds"
+                .to_string(),
+        ),
+        p if [50.0, 90.0, 99.0, 99.9].contains(&p) => (p.to_string(), format!("p{p}")),
+        p => {
+            return Err(Error::usage(format!(
+                "invalid value for latency_percentile: {p}; diskmeter's sla search bounds 50, 90, 99, 99.9 or 100 \
+                 (searched as 99.9), e.g. latency_percentile=99"
+            )))
+        }
+    };
+    let mixed = !matches!(j.rw.read_pct(j.mix), 0 | 100);
+    let o = crate::sla::Options {
+        target: j.target.clone(),
+        latency: format!("{}us", lt.bound_ns as f64 / 1000.0),
+        percentile: pct,
+        rw: j.rw.name().to_string(),
+        bs: j.bs.to_string(),
+        mix: mixed.then(|| j.mix.to_string()),
+        max_qd: j.qd.to_string(),
+        max_threads: Some(j.threads.to_string()),
+        exhaustive: false,
+        open_loop: false,
+        size: j.size.unwrap_or(1 << 30).to_string(),
+        ramp: format!("{}ms", j.ramp.as_millis()),
+        min_windows: "3".into(),
+        max_windows: "10".into(),
+        cv: "5%".into(),
+        guard: "10%".into(),
+        engine: j.engine.name().to_string(),
+        dist: None,
+        data: None,
+        seed: Some(j.seed),
+        flags: crate::session::TargetFlags { buffered: !j.direct, ..flags.clone() },
+    };
+    let mut cfg = crate::sla::Config::new(&o)?;
+    for s in &mut cfg.streams {
+        s.dist = j.dist.clone();
+        s.data = j.data;
+    }
+    let window = if lt.window_ns > 0 {
+        format!("; fio's latency_window={} ms is replaced by sla's one-second windows", lt.window_ns / 1_000_000)
+    } else {
+        String::new()
+    };
+    let note = format!(
+        "job [{}] has latency_target={} us: it ran as diskmeter's sla search for the most IOPS with {how} under \
+         the bound, depth up to iodepth={} and up to {} worker{}{window}",
+        j.name,
+        lt.bound_ns as f64 / 1000.0,
+        j.qd,
+        j.threads,
+        if j.threads == 1 { "" } else { "s" }
+    );
+    Ok(Some((cfg, note)))
+}
+
 /// fio's steady-state detection for the report slots of one group: one sample a second (fio's
 /// `ss_interval` default); after `ss_ramp`, once the last `ss_dur` samples meet the criterion
 /// the slot has attained it. The group ends when every slot that asks for it has.
@@ -316,6 +397,26 @@ mod tests {
             }
         }
         w.attained_at
+    }
+
+    fn sla_of(text: &str) -> std::result::Result<Option<String>, String> {
+        let plan = spec::fiojob::parse_jobfile("t.fio", text, &JobSpec::default()).expect("a valid job file");
+        match latency_target_sla(&plan, &crate::session::TargetFlags::default()) {
+            Ok(v) => Ok(v.map(|(_, note)| note)),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn latency_target_becomes_an_sla_search() {
+        assert_eq!(sla_of("[j]\n"), Ok(None));
+        let note = sla_of("[j]\nrw=randread\niodepth=16\nlatency_target=500\n").expect("runs as sla").expect("a note");
+        assert!(note.contains("latency_target=500 us") && note.contains("searched as p99.9"), "{note}");
+        assert!(note.contains("iodepth=16"), "{note}");
+        let e = sla_of("[j]\nlatency_target=1ms\nlatency_percentile=95\n").expect_err("95 is no sla statistic");
+        assert!(e.starts_with("invalid value for latency_percentile: 95;"), "{e}");
+        let e = sla_of("[j]\nlatency_target=1ms\n[k]\n").expect_err("one job only");
+        assert!(e.contains("put it in a job file of its own"), "{e}");
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub struct Config {
     sustained: Option<crate::steady::sustained::SustainedRun>,
     /// The job file's fio log files (checked here, before any I/O).
     logs: Option<crate::fioflow::LogFiles>,
+    /// A job with fio's `latency_target`: it runs as the `sla` search, with this note.
+    sla: Option<(crate::sla::Config, String)>,
 }
 
 impl Config {
@@ -109,7 +111,8 @@ impl Config {
         }
         let logs = crate::fioflow::LogFiles::plan(&plan, o.force)?;
         let logs = (!logs.is_empty()).then_some(logs);
-        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained, logs })
+        let sla = crate::fioflow::latency_target_sla(&plan, &o.flags)?;
+        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained, logs, sla })
     }
 
     pub fn plan(&self) -> &RunPlan {
@@ -251,6 +254,11 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     let opts = cfg.flags.session(cfg.prefill, stop);
     if let Some(s) = &cfg.sustained {
         return Ok(crate::steady::sustained::run_sustained(s, &opts, obs)?);
+    }
+    if let Some((sla, note)) = &cfg.sla {
+        let mut doc = crate::sla::run(sla, opts.ctl.stop.clone(), obs)?;
+        doc.warn(crate::fioflow::LATENCY_TARGET_AS_SLA, note.clone());
+        return Ok(doc);
     }
     let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
     let mut logs = cfg.logs.clone();

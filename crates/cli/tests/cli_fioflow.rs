@@ -261,11 +261,32 @@ fn steady_state_ends_a_steady_job_and_reports_one_that_is_not() {
 }
 
 #[test]
-fn offload_runs_inline_with_a_note_and_latency_target_points_at_sla() {
+fn offload_runs_inline_with_a_note() {
     let dir = tempdir();
     let doc = run_file(dir.path(), "runtime=200ms\n[j]\nio_submit_mode=offload\nthread\n");
     assert!(warning_codes(&doc).contains(&"submit-inline".to_string()), "{}", doc["warnings"]);
-    write_job(dir.path(), "runtime=1s\n[j]\nlatency_target=2ms\n");
+}
+
+#[test]
+fn latency_target_runs_as_the_sla_search() {
+    let dir = tempdir();
+    let doc =
+        run_file(dir.path(), "runtime=1s\n[j]\nrw=randread\niodepth=8\nlatency_target=1ms\nlatency_percentile=99\n");
+    assert_eq!(doc["command"], "sla", "the job ran as sla: {}", doc["warnings"]);
+    assert!(warning_codes(&doc).contains(&"latency-target-as-sla".to_string()), "{}", doc["warnings"]);
+    let sla = &doc["sla"];
+    assert_eq!(u64_at(sla, "latency_ns"), 1_000_000);
+    let best = &sla["best"];
+    assert!(best["feasible"].as_bool() == Some(true) && f64_at(best, "metric_ns") < 1e6, "{best}");
+    // fio searches the depth up to iodepth: no point beyond 8 in flight.
+    let qds: Vec<u64> = sla["points"].as_array().expect("points").iter().map(|p| u64_at(p, "qd")).collect();
+    assert!(!qds.is_empty() && qds.iter().all(|&q| q <= 8), "{qds:?}");
+    // Only on its own: with another job it is refused.
+    write_job(dir.path(), "runtime=1s\n[j]\nlatency_target=1ms\n[k]\n");
     let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
-    assert!(stderr_of(&o).contains("diskmeter sla --latency"), "{}", stderr_of(&o));
+    assert!(
+        stderr_of(&o).contains("latency_target in job [j] runs the job as diskmeter's sla search"),
+        "{}",
+        stderr_of(&o)
+    );
 }

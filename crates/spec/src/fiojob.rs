@@ -193,6 +193,9 @@ const SUPPORTED: &[&str] = &[
     "ss_dur",
     "steadystate_ramp_time",
     "ss_ramp",
+    "latency_target",
+    "latency_percentile",
+    "latency_window",
 ];
 
 /// fio options diskmeter knows but does not support, with what to do instead.
@@ -218,10 +221,9 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         "cpus_allowed" | "cpumask" | "cpus_allowed_policy" | "numa_cpu_nodes" => {
             "diskmeter does not pin workers to CPUs; remove the option or use taskset"
         }
-        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => {
-            "diskmeter finds the most IOPS under a latency bound with its own search; run \
-             `diskmeter sla --latency 1ms --percentile 99 --rw randread --bs 4k TARGET` (the bound and \
-             statistic of latency_target/latency_percentile) instead of this job"
+        "latency_run" => {
+            "diskmeter finds the most IOPS under a latency bound with its own search; use latency_target, \
+             which runs as `diskmeter sla`"
         }
         "steadystate_check_interval" | "ss_interval" => {
             "diskmeter checks steady state once a second (fio's default ss_interval=1s); remove the option"
@@ -284,6 +286,10 @@ struct Settings {
     ss_line: usize,
     /// `io_submit_mode=offload` at this line.
     offload: Option<usize>,
+    /// `latency_target` (ns), `latency_percentile`, `latency_window` (ns).
+    lat_target: Option<u64>,
+    lat_pct: Option<f64>,
+    lat_window: Option<u64>,
     randseed: Option<u64>,
     randrepeat: bool,
     stonewall: bool,
@@ -317,6 +323,9 @@ impl Settings {
             ss_ramp: Duration::ZERO,
             ss_line: 0,
             offload: None,
+            lat_target: None,
+            lat_pct: None,
+            lat_window: None,
             lines: HashMap::new(),
             time_based_line: None,
             randseed: None,
@@ -891,6 +900,26 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             }
         }
         "wait_for" => s.wait_for = Some((need(key, value, "jobname")?.to_string(), line)),
+        "latency_target" | "latency_window" => {
+            // fio's unit for these is the microsecond.
+            let d = parse_duration(key, need(key, value, "2ms")?, TimeUnit::Micros).map_err(sv)?;
+            let ns = d.as_nanos() as u64;
+            if ns == 0 {
+                return Err(format!("invalid value for {key}: 0; give a time above zero, e.g. {key}=2ms"));
+            }
+            if key == "latency_target" {
+                s.lat_target = Some(ns);
+            } else {
+                s.lat_window = Some(ns);
+            }
+        }
+        "latency_percentile" => {
+            let p = parse_percent(key, need(key, value, "99")?).map_err(sv)?;
+            if p <= 0.0 {
+                return Err("invalid value for latency_percentile: 0; give e.g. latency_percentile=99".into());
+            }
+            s.lat_pct = Some(p);
+        }
         "startdelay" => {
             let v = need(key, value, "5s")?;
             let one = |x: &str| -> Result<u64, String> {
@@ -1245,6 +1274,13 @@ fn finish_flow(
             s.ss_line,
             "steadystate needs a window: add ss_dur=T, e.g. ss_dur=30s (without it fio never checks)".into(),
         ));
+    }
+    if let Some(bound_ns) = s.lat_target {
+        job.flow.latency_target = Some(crate::model::LatencyTarget {
+            bound_ns,
+            percentile: s.lat_pct.unwrap_or(100.0),
+            window_ns: s.lat_window.unwrap_or(0),
+        });
     }
     if let Some(line) = s.offload {
         notes.push((
@@ -1654,6 +1690,14 @@ mod tests {
         assert_eq!((logs.avg_ms, logs.per_job), (500, true));
         assert!(!one("[lj]\nwrite_bw_log=bw\nlog_avg_msec=500\nper_job_logs=0\n").flow.logs.unwrap().per_job);
 
+        // latency_target in fio's unit (µs), fio's default percentile 100.
+        let lt = one("[l]\nlatency_target=500\nlatency_window=1s\n").flow.latency_target.unwrap();
+        assert_eq!((lt.bound_ns, lt.percentile, lt.window_ns), (500_000, 100.0, 1_000_000_000));
+        assert_eq!(
+            one("[l]\nlatency_target=2ms\nlatency_percentile=99.9\n").flow.latency_target.unwrap().percentile,
+            99.9
+        );
+
         // Steady state: fio's criterion forms; ss_dur alone takes fio's default criterion.
         let ss = one("[s]\nsteadystate=bw_slope:0.1%\nss_dur=5\nss_ramp=2s\n").flow.steadystate.unwrap();
         assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::BwSlope, 0.1, true));
@@ -1715,7 +1759,8 @@ mod tests {
             ("[j]\nss=lat:5%\n", 2, "t.fio:2: ss=lat:5%: the latency criteria are not supported"),
             ("[j]\nss=iops\nss_dur=10\n", 2, "t.fio:2: invalid value for ss: \"iops\""),
             ("[j]\nss_dur=1500ms\n", 2, "t.fio:2: invalid value for ss_dur: diskmeter takes one sample a second"),
-            ("[j]\nlatency_target=10ms\n", 2, "t.fio:2: option latency_target is not supported: diskmeter finds the most IOPS under a latency bound with its own search; run `diskmeter sla --latency"),
+            ("[j]\nlatency_run=1\n", 2, "t.fio:2: option latency_run is not supported: diskmeter finds the most IOPS under a latency bound with its own search; use latency_target"),
+            ("[j]\nlatency_percentile=0\n", 2, "t.fio:2: invalid value for latency_percentile: 0"),
             ("[j]\ndirectory=/mnt\n", 2, "t.fio:2: option directory is not supported"),
             ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
             ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),

@@ -311,6 +311,15 @@ pub struct SteadySpec {
     pub ramp: Duration,
 }
 
+/// fio's `latency_target`: the bound, the percentile of I/Os that must meet it (fio's default
+/// 100: every one) and fio's window (diskmeter's search measures in one-second windows).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    pub bound_ns: u64,
+    pub percentile: f64,
+    pub window_ns: u64,
+}
+
 /// fio's run-flow options of one job.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct JobFlow {
@@ -344,6 +353,10 @@ pub struct JobFlow {
     pub logs: Option<FioLogs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<SteadySpec>,
+    /// fio `latency_target` (with `latency_percentile`, `latency_window`): the job runs as
+    /// diskmeter's `sla` search for the most IOPS under this bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
     /// Reporting group within its run group (fio `new_group`); group reporting merges the
     /// jobs of each reporting group.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
