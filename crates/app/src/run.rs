@@ -54,6 +54,8 @@ pub struct Options {
     /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
     pub recovery: Option<String>,
     pub verify: VerifyOptions,
+    /// Replace existing files that are not diskmeter's (a job file's fio logs).
+    pub force: bool,
 }
 
 /// `--verify` and its options as typed (the checksum kind is `Some` when `--verify` was given).
@@ -161,6 +163,10 @@ pub struct Config {
     start_at: Option<std::time::SystemTime>,
     /// `--sustained`: what it writes (the plan is then not run).
     sustained: Option<crate::steady::sustained::SustainedRun>,
+    /// The job file's fio log files (checked here, before any I/O).
+    logs: Option<crate::fioflow::LogFiles>,
+    /// A job with fio's `latency_target`: it runs as the `sla` search, with this note.
+    sla: Option<(crate::sla::Config, String)>,
 }
 
 impl Config {
@@ -213,7 +219,10 @@ impl Config {
         if o.recovery.is_some() && !o.sustained {
             return Err(Error::usage("invalid value for --recovery: it re-tests the write cliff; add --sustained"));
         }
-        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained })
+        let logs = crate::fioflow::LogFiles::plan(&plan, o.force)?;
+        let logs = (!logs.is_empty()).then_some(logs);
+        let sla = crate::fioflow::latency_target_sla(&plan, &o.flags)?;
+        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained, logs, sla })
     }
 
     pub fn plan(&self) -> &RunPlan {
@@ -357,8 +366,18 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     if let Some(s) = &cfg.sustained {
         return Ok(crate::steady::sustained::run_sustained(s, &opts, obs)?);
     }
+    if let Some((sla, note)) = &cfg.sla {
+        let mut doc = crate::sla::run(sla, opts.ctl.stop.clone(), obs)?;
+        doc.warn(crate::fioflow::LATENCY_TARGET_AS_SLA, note.clone());
+        return Ok(doc);
+    }
     let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
-    Ok(run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs)?)
+    let mut logs = cfg.logs.clone();
+    let doc = run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs, logs.as_mut())?;
+    if let Some(l) = &logs {
+        l.write()?;
+    }
+    Ok(doc)
 }
 
 /// What the jobs need from one target. `existing` is the size of a target that already
@@ -388,6 +407,7 @@ fn run_plan(
     default_target: &Path,
     opts: &SessionOptions,
     obs: &mut dyn Observer,
+    mut logs: Option<&mut crate::fioflow::LogFiles>,
 ) -> engine::error::Result<ResultDoc> {
     let mut doc = new_doc("run");
     for n in &plan.notes {
@@ -437,8 +457,9 @@ fn run_plan(
     let verified_jobs = jobs.iter().filter(|j| j.verify.is_some()).count();
     let mut verified: Vec<crate::verify::Verified> = Vec::new();
     let mut job_index = 0u32;
+    let mut floor_error = None;
 
-    for g in &plan.groups {
+    for (gi, g) in plan.groups.iter().enumerate() {
         let mut bound = Vec::with_capacity(g.jobs.len());
         let first_verified = verified.len();
         let mut fds = Vec::new();
@@ -459,22 +480,35 @@ fn run_plan(
         }
         let label = g.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(" + ");
         let planned = g.jobs.iter().map(|j| j.ramp + j.runtime).max();
-        let out = if bound.is_empty() {
-            engine::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false }
+        obs.phase(&label, planned.filter(|d| !d.is_zero()));
+        // fio's steadystate ends the group once every job that asks for it has attained it.
+        let mut watch = crate::fioflow::SteadyWatch::new(&g.jobs, g.group_reporting);
+        let mut out = if bound.is_empty() {
+            engine::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false, logs: Vec::new() }
         } else {
-            obs.phase(&label, planned.filter(|d| !d.is_zero()));
             let group_verified = &mut verified[first_verified..];
-            let out = run_group(&bound, g.group_reporting, &opts.ctl, &mut |t| {
+            let mut tick = |t: &engine::runner::Tick| {
                 // Each second: the state file follows the acknowledged writes (a power cut loses
                 // at most the last second's record, and a later check counts those as newer).
                 for v in group_verified.iter_mut() {
                     let _ = v.save(false);
                 }
                 obs.tick(t)
-            });
-            obs.phase_done();
+            };
+            let out = if watch.active() {
+                engine::runner::run_group_windows(&bound, g.group_reporting, &opts.ctl, &mut tick, &mut |w| {
+                    watch.window(w)
+                })
+            } else {
+                run_group(&bound, g.group_reporting, &opts.ctl, &mut tick)
+            };
             out?
         };
+        obs.phase_done();
+        watch.apply(&mut out.results);
+        if let Some(l) = logs.as_deref_mut() {
+            l.add(gi, &g.jobs, g.group_reporting, &out.logs, &mut out.results);
+        }
         let stop = out.error.is_some() || out.interrupted;
         let mut verify_error = None;
         for (v, fd) in verified[first_verified..].iter_mut().zip(fds) {
@@ -491,7 +525,12 @@ fn run_plan(
         let stop = stop || verify_error.is_some() || opts.ctl.stop.load(Ordering::Relaxed);
         let error = out.error.or(verify_error);
         let interrupted = out.interrupted || (error.is_none() && stop);
-        for r in out.results {
+        for mut r in out.results {
+            if let Some(e) = crate::fioflow::rate_floor_error(&r) {
+                doc.warn(codes::RATE_MIN_NOT_MET, e.message.clone());
+                r.error.get_or_insert_with(|| e.clone());
+                floor_error.get_or_insert(e);
+            }
             if !stop && opts.ceiling_check {
                 ceiling_check(&mut doc, &r, &opts.ctl);
                 engine::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
@@ -515,6 +554,10 @@ fn run_plan(
             "verified with buffered I/O: reads may have come from the page cache, not the device; verify with \
              direct I/O to check the device",
         );
+    }
+    if let (None, Some(e)) = (&doc.error, floor_error) {
+        // The figures are whole; the job failed its floor (fio's exit status).
+        doc.error = Some(e);
     }
     if all_null {
         doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, region));

@@ -592,6 +592,7 @@ impl From<&RunArgs> for app::run::Options {
             flags: app::session::TargetFlags { histograms: a.hosts.histograms, ..(&a.target_args).into() },
             start_at: a.hosts.start_at.clone(),
             rank: Default::default(),
+            force: a.out.force,
         }
     }
 }

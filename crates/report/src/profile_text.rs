@@ -408,7 +408,16 @@ pub fn profile_fio_job(p: &ProfileResult) -> String {
         let _ = writeln!(out, "bs={}", s.bs);
         let _ = writeln!(out, "iodepth={}", s.iodepth);
         if let Some(r) = s.rate_iops {
-            let _ = writeln!(out, "rate_iops={r}");
+            match s.read_pct {
+                // fio paces each direction at its own rate: a mixed job gives both, in the mix.
+                Some(m) => {
+                    let reads = (r as f64 * f64::from(m) / 100.0).round() as u64;
+                    let _ = writeln!(out, "rate_iops={reads},{}", r.saturating_sub(reads));
+                }
+                None => {
+                    let _ = writeln!(out, "rate_iops={r}");
+                }
+            }
         }
     }
     out

@@ -25,9 +25,15 @@
 //!   does). Section names other than `global` must be unique.
 //! * `key=value` or `key = value`; flags without a value (`time_based`, `direct`, …).
 //!   Keys are case-sensitive, as in fio.
-//! * Jobs run concurrently within a group; `stonewall`, `wait_for_previous` and
-//!   `new_group` start a new group *before* the job that carries them, and groups run one
-//!   after another. `group_reporting` marks the job's group for merged reporting.
+//! * Jobs run concurrently within a group; `stonewall` and `wait_for_previous` start a new
+//!   group *before* the job that carries them, and groups run one after another.
+//!   `group_reporting` marks the job's group for merged reporting; `new_group` starts a new
+//!   reporting group (fio's meaning: not a stonewall), merged on its own
+//!   ([`crate::JobFlow::report_group`]).
+//! * fio's run flow maps to [`crate::JobFlow`]: `wait_for` (a job earlier in the file),
+//!   `startdelay` (a range is drawn once from the job's seed), `exitall`, `exitall_on_error`,
+//!   `continue_on_error`, `rate_process`, `rate_min`/`rate_iops_min`/`ratecycle`, the log
+//!   options (`log_avg_msec` required) and `steadystate`/`ss_dur`/`ss_ramp`.
 //! * `numjobs=N` keeps one job with N workers (`threads = N`).
 //!
 //! Where diskmeter's defaults differ from fio's, a job file gets fio's behaviour for
@@ -42,8 +48,11 @@
 //! (pread/pwrite): the plan carries a [`PlanNote::ENGINE_SUBSTITUTED`] note for each such
 //! option (naming its line and jobs), which ends up in the result's warnings.
 //!
-//! `rate_iops` is per worker in fio; it is multiplied by `numjobs` to give the job's
-//! total rate ([`JobSpec::rate_iops`]).
+//! `rate_iops` and `rate` (bytes/s) are per worker and per direction in fio (`R,W`; one value
+//! sets both); they are multiplied by `numjobs` to give the job's total rate
+//! ([`JobSpec::rate_iops`]): a pure job takes its direction's; a mixed job with both runs at
+//! their sum with the read share set by them (fio paces each direction at its own rate), noted
+//! as [`PlanNote::RATE_SETS_MIX`] when that differs from `rwmixread`.
 //!
 //! `randrepeat=0` (without `randseed`) makes the job's seed vary from run to run: it is
 //! derived from the current time. `randseed=N` always wins; otherwise the default seed is
@@ -56,8 +65,8 @@
 
 use crate::error::SpecError;
 use crate::model::{
-    BlockSizes, DataPattern, DirSizes, EngineKind, JobGroup, JobSpec, PlanNote, RunPlan, RwMode, SizeChoice,
-    VerifyKind, VerifySpec,
+    BlockSizes, DataPattern, DirSizes, EngineKind, ErrorClass, FioLogs, JobGroup, JobSpec, PlanNote, RateProcess,
+    RunPlan, RwMode, SizeChoice, SsMetric, SteadySpec, VerifyKind, VerifySpec,
 };
 use crate::units;
 use crate::units::{
@@ -90,6 +99,8 @@ use std::time::Duration;
 pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
     ("description", "free text, only shown by fio"),
     ("thread", "diskmeter always runs workers as threads"),
+    ("threads", "alias of thread; diskmeter always runs workers as threads"),
+    ("log_offset", "diskmeter's logs are averaged (log_avg_msec), whose offset column fio writes as 0"),
     ("norandommap", "diskmeter draws random offsets independently, never from a random map"),
     ("invalidate", "page-cache invalidation; fio's default, and moot for direct I/O"),
     ("refill_buffers", "diskmeter already writes fresh data for every write"),
@@ -181,6 +192,30 @@ const SUPPORTED: &[&str] = &[
     "verify_fatal",
     "verify_state_save",
     "verify_state_load",
+    "wait_for",
+    "startdelay",
+    "exitall",
+    "exitall_on_error",
+    "continue_on_error",
+    "rate",
+    "rate_min",
+    "rate_iops_min",
+    "ratecycle",
+    "rate_process",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "log_avg_msec",
+    "per_job_logs",
+    "steadystate",
+    "ss",
+    "steadystate_duration",
+    "ss_dur",
+    "steadystate_ramp_time",
+    "ss_ramp",
+    "latency_target",
+    "latency_percentile",
+    "latency_window",
 ];
 
 /// fio options diskmeter knows but does not support, with what to do instead.
@@ -193,9 +228,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         "directory" | "nrfiles" | "filesize" | "opendir" | "file_service_type" => {
             "diskmeter runs each job on a single target; name it with filename=PATH"
         }
-        "rate" | "rate_min" | "rate_iops_min" | "rate_process" => {
-            "diskmeter limits a job's rate in I/Os per second only; use rate_iops=N"
-        }
         "number_ios" => "use io_size=BYTES (a job without time_based stops once that many bytes are done)",
         "kb_base" | "unit_base" => "diskmeter always uses binary size units (1k = 1024 bytes)",
         "end_fsync" | "fsync_on_close" | "fdatasync" | "sync" | "write_barrier" => {
@@ -205,6 +237,16 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         | "uncached" | "cmdprio_percentage" => "io_uring tuning is chosen by diskmeter's engine; remove the option",
         "cpus_allowed" | "cpumask" | "cpus_allowed_policy" | "numa_cpu_nodes" => {
             "diskmeter does not pin workers to CPUs; remove the option or use taskset"
+        }
+        "latency_run" => {
+            "diskmeter finds the most IOPS under a latency bound with its own search; use latency_target, \
+             which runs as `diskmeter sla`"
+        }
+        "steadystate_check_interval" | "ss_interval" => {
+            "diskmeter checks steady state once a second (fio's default ss_interval=1s); remove the option"
+        }
+        "write_hist_log" | "log_hist_msec" | "log_max_value" | "log_compression" | "log_store_compressed" => {
+            "diskmeter writes fio's bw, lat and iops logs only; remove the option"
         }
         "startdelay" => "use stonewall to run jobs one after another",
         "offset_increment" | "zonemode" | "zonesize" | "zonerange" | "zoneskip" => {
@@ -226,12 +268,7 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "this verify option is not supported; diskmeter's verify (verify=, verify_interval, verify_pattern, \
              do_verify, verify_only, verify_backlog, verify_fatal, verify_state_save/load) covers the rest"
         }
-        "write_bw_log" | "write_lat_log" | "write_iops_log" | "write_hist_log" | "log_avg_msec" | "per_job_logs" => {
-            "fio log files are not produced; use --json for per-second series"
-        }
-        "exitall"
-        | "exitall_on_error"
-        | "unlink"
+        "unlink"
         | "create_on_open"
         | "fill_device"
         | "allow_mounted_write"
@@ -254,8 +291,37 @@ struct Settings {
     /// Line where each validated field was last set (for validation errors).
     lines: HashMap<Field, usize>,
     time_based_line: Option<usize>,
-    /// fio's rate_iops is per worker; multiplied by `threads` when the job is finished.
-    rate_per_worker: Option<(u64, usize)>,
+    /// fio's rate_iops is per worker and per direction (`[read, write]`); multiplied by
+    /// `threads` when the job is finished. With its line.
+    rate_per_worker: Option<([Option<u64>; 2], usize)>,
+    /// fio's `rate` (bytes/s per worker and direction), with its line.
+    rate_bytes: Option<([Option<u64>; 2], usize)>,
+    rate_iops_min: Option<[Option<u64>; 2]>,
+    rate_bytes_min: Option<[Option<u64>; 2]>,
+    /// `wait_for=NAME` and its line.
+    wait_for: Option<(String, usize)>,
+    /// `startdelay` in ms: a value or a range to draw from.
+    startdelay: Option<(u64, u64)>,
+    new_group: bool,
+    /// Log names (`Some(None)`: the job's name), `log_avg_msec`, `per_job_logs`, and the line
+    /// of the first log option.
+    log_bw: Option<Option<String>>,
+    log_lat: Option<Option<String>>,
+    log_iops: Option<Option<String>>,
+    log_line: usize,
+    log_avg_ms: Option<u64>,
+    per_job_logs: bool,
+    /// `steadystate` criterion (fio's default iops_slope:0.01%), `ss_dur`, `ss_ramp`, line.
+    ss: Option<(SsMetric, f64, bool)>,
+    ss_dur: Duration,
+    ss_ramp: Duration,
+    ss_line: usize,
+    /// `io_submit_mode=offload` at this line.
+    offload: Option<usize>,
+    /// `latency_target` (ns), `latency_percentile`, `latency_window` (ns).
+    lat_target: Option<u64>,
+    lat_pct: Option<f64>,
+    lat_window: Option<u64>,
     randseed: Option<u64>,
     randrepeat: bool,
     stonewall: bool,
@@ -328,6 +394,26 @@ impl Settings {
         Self {
             job,
             rate_per_worker: None,
+            rate_bytes: None,
+            rate_iops_min: None,
+            rate_bytes_min: None,
+            wait_for: None,
+            startdelay: None,
+            new_group: false,
+            log_bw: None,
+            log_lat: None,
+            log_iops: None,
+            log_line: 0,
+            log_avg_ms: None,
+            per_job_logs: true,
+            ss: None,
+            ss_dur: Duration::ZERO,
+            ss_ramp: Duration::ZERO,
+            ss_line: 0,
+            offload: None,
+            lat_target: None,
+            lat_pct: None,
+            lat_window: None,
             lines: HashMap::new(),
             time_based_line: None,
             randseed: None,
@@ -540,6 +626,7 @@ fn parse_lines(
     let mut seen = HashSet::new();
     let mut plan = RunPlan::default();
     let mut subs = Vec::new();
+    let mut flow_notes: Vec<(usize, &'static str, String)> = Vec::new();
     let mut generators: Vec<(usize, String)> = Vec::new();
     let mut line_count = 0;
 
@@ -553,7 +640,7 @@ fn parse_lines(
         if line.starts_with('[') {
             let name = parse_header(line).map_err(|m| err(lineno, m))?;
             if let Current::Job(sec) = std::mem::replace(&mut current, Current::Nothing) {
-                finish_job(*sec, &mut plan, &mut subs).map_err(|(l, m)| err(l, m))?;
+                finish_job(*sec, &mut plan, &mut subs, &mut flow_notes).map_err(|(l, m)| err(l, m))?;
             }
             if name == "global" {
                 current = Current::Global;
@@ -593,7 +680,7 @@ fn parse_lines(
         }
     }
     if let Current::Job(sec) = current {
-        finish_job(*sec, &mut plan, &mut subs).map_err(|(l, m)| err(l, m))?;
+        finish_job(*sec, &mut plan, &mut subs, &mut flow_notes).map_err(|(l, m)| err(l, m))?;
     }
     if plan.groups.is_empty() {
         return Err(err(
@@ -604,6 +691,10 @@ fn parse_lines(
     for sub in subs {
         let (file, line) = src.at(sub.line);
         plan.notes.push(sub.note(&format!("{file}:{line}")));
+    }
+    for (seq, code, message) in flow_notes {
+        let (file, line) = src.at(seq);
+        plan.notes.push(PlanNote { code: code.to_string(), message: format!("{file}:{line}: {message}") });
     }
     for (seq, name) in generators {
         let (file, line) = src.at(seq);
@@ -704,6 +795,57 @@ fn no_percent(key: &str, v: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// fio's per-direction values `R,W`: one value sets both; an empty side leaves it unset; a
+/// third (trim) value is refused.
+fn pair(
+    key: &str,
+    v: &str,
+    example: &str,
+    one: &dyn Fn(&str, &str) -> Result<u64, String>,
+) -> Result<[Option<u64>; 2], String> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let side = |x: &str| if x.is_empty() { Ok(None) } else { one(key, x).map(Some) };
+    match parts.as_slice() {
+        [both] => {
+            let b = side(both)?;
+            Ok([b, b])
+        }
+        [r, w] => Ok([side(r)?, side(w)?]),
+        _ => {
+            Err(format!("{key}={v}: trim rates are not supported; give a read and a write value, e.g. {key}={example}"))
+        }
+    }
+}
+
+/// fio's steady-state criterion `METRIC:LIMIT[%]`.
+fn parse_ss(key: &str, v: &str) -> Result<(SsMetric, f64, bool), String> {
+    let bad =
+        || format!("invalid value for {key}: \"{v}\"; write a criterion and a limit such as {key}=iops_slope:0.1%");
+    let (m, lim) = v.split_once(':').ok_or_else(bad)?;
+    let metric = match m.trim() {
+        "iops" => SsMetric::Iops,
+        "iops_slope" => SsMetric::IopsSlope,
+        "bw" => SsMetric::Bw,
+        "bw_slope" => SsMetric::BwSlope,
+        "lat" | "lat_slope" => {
+            return Err(format!(
+                "{key}={v}: the latency criteria are not supported; use iops, iops_slope, bw or bw_slope"
+            ))
+        }
+        _ => return Err(bad()),
+    };
+    let lim = lim.trim();
+    let (num, pct) = match lim.strip_suffix('%') {
+        Some(n) => (n.trim(), true),
+        None => (lim, false),
+    };
+    let limit: f64 = num.parse().map_err(|_| bad())?;
+    if !limit.is_finite() || limit < 0.0 {
+        return Err(bad());
+    }
+    Ok((metric, limit, pct))
 }
 
 fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
@@ -907,11 +1049,7 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "io_submit_mode" => match need(key, value, "inline")? {
             "inline" => {}
-            "offload" => {
-                return Err("io_submit_mode=offload (submission from a separate thread) is not supported; \
-                            remove it or use inline, diskmeter's way"
-                    .into())
-            }
+            "offload" => s.offload = Some(line),
             v => return Err(format!("invalid value for io_submit_mode: \"{v}\"; use inline or offload")),
         },
         "random_distribution" => {
@@ -920,13 +1058,115 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "rate_iops" => {
             let v = need(key, value, "1000")?;
-            if v.contains(',') {
+            s.rate_per_worker = Some((pair(key, v, "500,100", &|k, x| parse_count(k, x).map_err(sv))?, line));
+        }
+        "rate" => {
+            let v = need(key, value, "100m")?;
+            s.rate_bytes = Some((pair(key, v, "100m,50m", &|k, x| parse_size(k, x).map_err(sv))?, line));
+        }
+        "rate_iops_min" => {
+            let v = need(key, value, "100")?;
+            s.rate_iops_min = Some(pair(key, v, "100,50", &|k, x| parse_count(k, x).map_err(sv))?);
+        }
+        "rate_min" => {
+            let v = need(key, value, "10m")?;
+            s.rate_bytes_min = Some(pair(key, v, "10m,5m", &|k, x| parse_size(k, x).map_err(sv))?);
+        }
+        "ratecycle" => {
+            let ms: u64 = uint(key, need(key, value, "1000")?, "1000")?;
+            if ms == 0 {
+                return Err(
+                    "invalid value for ratecycle: 0; give the averaging window in ms, e.g. ratecycle=1000".into()
+                );
+            }
+            s.job.flow.ratecycle_ms = ms;
+        }
+        "rate_process" => {
+            s.job.flow.rate_process = match need(key, value, "poisson")? {
+                "linear" => RateProcess::Linear,
+                "poisson" => RateProcess::Poisson,
+                v => return Err(format!("invalid value for rate_process: \"{v}\"; use linear or poisson")),
+            }
+        }
+        "wait_for" => s.wait_for = Some((need(key, value, "jobname")?.to_string(), line)),
+        "latency_target" | "latency_window" => {
+            // fio's unit for these is the microsecond.
+            let d = parse_duration(key, need(key, value, "2ms")?, TimeUnit::Micros).map_err(sv)?;
+            let ns = d.as_nanos() as u64;
+            if ns == 0 {
+                return Err(format!("invalid value for {key}: 0; give a time above zero, e.g. {key}=2ms"));
+            }
+            if key == "latency_target" {
+                s.lat_target = Some(ns);
+            } else {
+                s.lat_window = Some(ns);
+            }
+        }
+        "latency_percentile" => {
+            let p = parse_percent(key, need(key, value, "99")?).map_err(sv)?;
+            if p <= 0.0 {
+                return Err("invalid value for latency_percentile: 0; give e.g. latency_percentile=99".into());
+            }
+            s.lat_pct = Some(p);
+        }
+        "startdelay" => {
+            let v = need(key, value, "5s")?;
+            let one = |x: &str| -> Result<u64, String> {
+                Ok(parse_duration(key, x.trim(), TimeUnit::Seconds).map_err(sv)?.as_millis() as u64)
+            };
+            s.startdelay = Some(match v.split_once('-') {
+                Some((lo, hi)) => {
+                    let (lo, hi) = (one(lo)?, one(hi)?);
+                    if lo > hi {
+                        return Err(format!(
+                            "invalid value for startdelay: \"{v}\" is a range from high to low; write e.g. startdelay=1-5"
+                        ));
+                    }
+                    (lo, hi)
+                }
+                None => {
+                    let d = one(v)?;
+                    (d, d)
+                }
+            });
+        }
+        "exitall" => s.job.flow.exitall = boolean(key, value)?,
+        "exitall_on_error" => s.job.flow.exitall_on_error = boolean(key, value)?,
+        "continue_on_error" => {
+            let v = need(key, value, "io")?;
+            s.job.flow.continue_on_error = ErrorClass::parse(v).ok_or_else(|| {
+                format!("invalid value for continue_on_error: \"{v}\"; use one of {}", ErrorClass::NAMES)
+            })?;
+        }
+        "write_bw_log" | "write_lat_log" | "write_iops_log" => {
+            let name = value.filter(|v| !v.is_empty()).map(str::to_string);
+            match key {
+                "write_bw_log" => s.log_bw = Some(name),
+                "write_lat_log" => s.log_lat = Some(name),
+                _ => s.log_iops = Some(name),
+            }
+            if s.log_line == 0 {
+                s.log_line = line;
+            }
+        }
+        "log_avg_msec" => s.log_avg_ms = Some(uint(key, need(key, value, "1000")?, "1000")?),
+        "per_job_logs" => s.per_job_logs = boolean(key, value)?,
+        "steadystate" | "ss" => {
+            let v = need(key, value, "iops_slope:0.1%")?;
+            s.ss = Some(parse_ss(key, v)?);
+            s.ss_line = line;
+        }
+        "steadystate_duration" | "ss_dur" => {
+            s.ss_dur = parse_duration(key, need(key, value, "60s")?, TimeUnit::Seconds).map_err(sv)?;
+            if !s.ss_dur.as_millis().is_multiple_of(1000) {
                 return Err(format!(
-                    "rate_iops={v}: separate read and write rates are not supported; give one rate for \
-                     the job such as rate_iops=1000"
+                    "invalid value for {key}: diskmeter takes one sample a second; give whole seconds, e.g. {key}=60s"
                 ));
             }
-            s.rate_per_worker = Some((parse_count(key, v).map_err(sv)?, line));
+            s.ss_line = s.ss_line.max(line);
+        }
+        "steadystate_ramp_time" | "ss_ramp" => {
+            s.ss_ramp = parse_duration(key, need(key, value, "10s")?, TimeUnit::Seconds).map_err(sv)?;
         }
         "fsync" => s.job.fsync = uint(key, need(key, value, "32")?, "32")?,
         "iodepth_batch_submit" | "iodepth_batch" => {
@@ -969,9 +1209,13 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         "verify_state_load" => s.verify_state.1 = boolean(key, value)?,
         "randseed" => s.randseed = Some(uint(key, need(key, value, "42")?, "42")?),
         "randrepeat" => s.randrepeat = boolean(key, value)?,
-        "stonewall" | "wait_for_previous" | "new_group" => {
+        "stonewall" | "wait_for_previous" => {
             flag(key, value)?;
             s.stonewall = true;
+        }
+        "new_group" => {
+            flag(key, value)?;
+            s.new_group = true;
         }
         "group_reporting" => {
             flag(key, value)?;
@@ -1067,24 +1311,23 @@ impl Substitution {
 
 /// Finish a job section: derive name, seed and total rate, validate, and add the job to
 /// the plan; record an engine substitution in `subs`. Errors carry the line to report.
-fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) -> Result<(), (usize, String)> {
+fn finish_job(
+    sec: Section,
+    plan: &mut RunPlan,
+    subs: &mut Vec<Substitution>,
+    notes: &mut Vec<(usize, &'static str, String)>,
+) -> Result<(), (usize, String)> {
     let Section { name: section_name, line: header, settings: s } = sec;
-    let mut job = s.job;
-    job.name = s.name.unwrap_or(section_name);
+    let mut job = s.job.clone();
+    job.name = s.name.clone().unwrap_or(section_name);
     (job.bs, job.block_sizes) = s.sizes.resolve();
-    if let Some((per_worker, line)) = s.rate_per_worker {
-        let total = per_worker.checked_mul(u64::from(job.threads)).ok_or_else(|| {
-            (line, format!("invalid value for rate_iops: {per_worker} per worker times numjobs is too large"))
-        })?;
-        job.rate_iops = Some(total);
-    }
     if let Some(seed) = s.randseed {
         job.seed = seed;
     } else if !s.randrepeat {
         job.seed = time_seed(&job.name);
     }
     job.verify = (s.verify_on == Some(true)).then(|| {
-        let mut v = s.verify;
+        let mut v = s.verify.clone();
         // fio's state file is named after the job; `--verify-state FILE` overrides it.
         if (s.verify_state.0 || s.verify_state.1) && v.state.is_none() {
             v.state = Some(PathBuf::from(format!("{}-verify.state", job.name)));
@@ -1092,10 +1335,12 @@ fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) ->
         v.load_state |= s.verify_state.1;
         v
     });
+    finish_rates(&mut job, &s, notes)?;
+    finish_flow(&mut job, &s, plan, notes)?;
     if let Err(p) = check_job(&job, Style::Fio) {
         let line = match p.field {
             Field::Runtime => s.lines.get(&Field::Runtime).copied().or(s.time_based_line),
-            Field::RateIops => s.rate_per_worker.map(|(_, l)| l),
+            Field::RateIops => s.rate_per_worker.or(s.rate_bytes).map(|(_, l)| l),
             f => s.lines.get(&f).copied(),
         }
         .unwrap_or(header);
@@ -1109,6 +1354,13 @@ fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) ->
     if new_group {
         plan.groups.push(JobGroup::default());
     }
+    // fio's new_group starts a new reporting group (not a stonewall): the jobs still run
+    // together, and group_reporting merges each reporting group on its own.
+    job.flow.report_group = match plan.groups.last().and_then(|g| g.jobs.last()) {
+        Some(prev) if s.new_group => prev.flow.report_group + 1,
+        Some(prev) => prev.flow.report_group,
+        None => 0,
+    };
     if let Some((asked, line)) = s.engine_substituted {
         match subs.iter_mut().find(|x| x.line == line) {
             Some(x) => x.jobs.push(job.name.clone()),
@@ -1120,6 +1372,168 @@ fn finish_job(sec: Section, plan: &mut RunPlan, subs: &mut Vec<Substitution>) ->
         g.jobs.push(job);
     }
     Ok(())
+}
+
+/// Times `threads` (fio's rates are per worker), or the error at `line`.
+fn per_job(v: [Option<u64>; 2], threads: u32, key: &str, line: usize) -> Result<[Option<u64>; 2], (usize, String)> {
+    let mul = |x: Option<u64>| -> Result<Option<u64>, (usize, String)> {
+        x.map(|x| {
+            x.checked_mul(u64::from(threads))
+                .ok_or_else(|| (line, format!("invalid value for {key}: {x} per worker times numjobs is too large")))
+        })
+        .transpose()
+    };
+    Ok([mul(v[0])?, mul(v[1])?])
+}
+
+/// fio's per-direction rates as the job's open-loop rate: a pure job takes its direction's
+/// rate; a mixed job with both runs at their sum, its read share set so that each direction
+/// gets its own rate (what fio does: it paces each direction by itself). A mixed job with one
+/// direction limited cannot be paced by one schedule and is refused.
+fn finish_rates(
+    job: &mut JobSpec,
+    s: &Settings,
+    notes: &mut Vec<(usize, &'static str, String)>,
+) -> Result<(), (usize, String)> {
+    if let (Some(_), Some((_, line))) = (s.rate_per_worker, s.rate_bytes) {
+        return Err((line, "rate and rate_iops both limit the job; give one of them, e.g. rate_iops=1000".into()));
+    }
+    let (key, caps, line) = match (s.rate_per_worker, s.rate_bytes) {
+        (Some((v, line)), _) => ("rate_iops", per_job(v, job.threads, "rate_iops", line)?, line),
+        (None, Some((v, line))) => {
+            let bs = job.bs.max(1);
+            let v = [v[0].map(|b| (b / bs).max(1)), v[1].map(|b| (b / bs).max(1))];
+            ("rate", per_job(v, job.threads, "rate", line)?, line)
+        }
+        (None, None) => return Ok(()),
+    };
+    let rp = job.rw.read_pct(job.mix);
+    job.rate_iops = match (rp, caps) {
+        (100, [r, _]) => r,
+        (0, [_, w]) => w,
+        (_, [Some(r), Some(w)]) => {
+            let total = r.saturating_add(w);
+            let mix = ((r as f64 * 100.0 / total as f64).round() as u8).clamp(1, 99);
+            if mix != job.mix {
+                notes.push((
+                    line,
+                    PlanNote::RATE_SETS_MIX,
+                    format!(
+                        "{key} paces reads and writes of the mixed job [{}] each at its own rate, as fio does: \
+                         the job runs at {total} I/Os per second with {mix}% reads (rwmixread={} does not apply)",
+                        job.name, job.mix
+                    ),
+                ));
+            }
+            job.mix = mix;
+            Some(total)
+        }
+        (_, [None, None]) => None,
+        _ => {
+            return Err((
+                line,
+                format!(
+                    "{key} limits only one direction of the mixed job [{}]; diskmeter paces a mixed job as one \
+                     stream: give both rates, e.g. {key}=500,500",
+                    job.name
+                ),
+            ))
+        }
+    };
+    if let Some(m) = s.rate_iops_min {
+        job.flow.rate_iops_min = per_job(m, job.threads, "rate_iops_min", line)?;
+    }
+    if let Some(m) = s.rate_bytes_min {
+        job.flow.rate_bytes_min = per_job(m, job.threads, "rate_min", line)?;
+    }
+    Ok(())
+}
+
+/// The other run-flow options: wait_for, startdelay, logs, steady state, offload.
+fn finish_flow(
+    job: &mut JobSpec,
+    s: &Settings,
+    plan: &RunPlan,
+    notes: &mut Vec<(usize, &'static str, String)>,
+) -> Result<(), (usize, String)> {
+    if s.rate_per_worker.is_none() && s.rate_bytes.is_none() {
+        if let Some(m) = s.rate_iops_min {
+            job.flow.rate_iops_min = per_job(m, job.threads, "rate_iops_min", 0)?;
+        }
+        if let Some(m) = s.rate_bytes_min {
+            job.flow.rate_bytes_min = per_job(m, job.threads, "rate_min", 0)?;
+        }
+    }
+    if let Some((name, line)) = &s.wait_for {
+        let earlier = plan.groups.iter().flat_map(|g| &g.jobs).any(|j| j.name == *name);
+        if !earlier {
+            return Err((
+                *line,
+                format!(
+                    "wait_for={name}: no job named {name} comes before [{}]; name a job defined earlier in the file",
+                    job.name
+                ),
+            ));
+        }
+        job.flow.wait_for = Some(name.clone());
+    }
+    if let Some((lo, hi)) = s.startdelay {
+        job.flow.start_delay_ms =
+            if hi > lo { lo + mix64(job.seed ^ 0x5354_4152_5444_4c59) % (hi - lo + 1) } else { lo };
+    }
+    if s.log_bw.is_some() || s.log_lat.is_some() || s.log_iops.is_some() {
+        let avg_ms = s.log_avg_ms.filter(|&m| m > 0).ok_or_else(|| {
+            (
+                s.log_line,
+                "fio logs need log_avg_msec=N: diskmeter logs averages over N ms windows, never every I/O; add \
+                 e.g. log_avg_msec=1000"
+                    .to_string(),
+            )
+        })?;
+        let name = |n: &Option<Option<String>>| n.as_ref().map(|n| n.clone().unwrap_or_else(|| job.name.clone()));
+        job.flow.logs = Some(FioLogs {
+            bw: name(&s.log_bw),
+            lat: name(&s.log_lat),
+            iops: name(&s.log_iops),
+            avg_ms,
+            per_job: s.per_job_logs,
+        });
+    }
+    if !s.ss_dur.is_zero() {
+        let (metric, limit, pct) = s.ss.unwrap_or((SsMetric::IopsSlope, 0.01, true));
+        job.flow.steadystate = Some(SteadySpec { metric, limit, pct, dur: s.ss_dur, ramp: s.ss_ramp });
+    } else if s.ss.is_some() {
+        return Err((
+            s.ss_line,
+            "steadystate needs a window: add ss_dur=T, e.g. ss_dur=30s (without it fio never checks)".into(),
+        ));
+    }
+    if let Some(bound_ns) = s.lat_target {
+        job.flow.latency_target = Some(crate::model::LatencyTarget {
+            bound_ns,
+            percentile: s.lat_pct.unwrap_or(100.0),
+            window_ns: s.lat_window.unwrap_or(0),
+        });
+    }
+    if let Some(line) = s.offload {
+        notes.push((
+            line,
+            PlanNote::SUBMIT_INLINE,
+            format!(
+                "io_submit_mode=offload is accepted for job [{}], but diskmeter submits from each worker thread \
+                 itself (inline): a separate submit thread would add a hand-off to every I/O",
+                job.name
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 /// A seed that differs from run to run (fio `randrepeat=0`): the current time in
@@ -1243,7 +1657,7 @@ mod tests {
              loops=1\n");
         assert_eq!(j.target, Some(PathBuf::from("/dev/disk/by-path/pci-0000:00:1f.2")));
         assert_eq!(j.rw, RwMode::RandRw);
-        assert_eq!(j.mix, 60);
+        assert_eq!(j.mix, 50, "rate_iops paces each direction alone, which sets the mix");
         assert_eq!(j.bs, 65536);
         assert_eq!(j.qd, 32);
         assert_eq!(j.threads, 4);
@@ -1255,7 +1669,9 @@ mod tests {
         assert!(!j.direct);
         assert_eq!(j.engine, EngineKind::Psync);
         assert_eq!(j.dist, Distribution::Zipf { theta: 1.1 });
-        assert_eq!(j.rate_iops, Some(2000), "fio's rate_iops is per worker");
+        // fio's rate_iops is per worker and paces each direction: 500 reads + 500 writes per
+        // worker, on 4 workers.
+        assert_eq!((j.rate_iops, j.mix), (Some(4000), 50));
         assert_eq!(j.fsync, 16);
         assert_eq!(j.seed, 1234);
         assert_eq!(j.data, DataPattern::Compress { pct: 40 });
@@ -1345,9 +1761,12 @@ mod tests {
     fn stonewall_grouping() {
         let p = parse("[a]\n[b]\n[c]\nstonewall\n[d]\n[e]\nwait_for_previous\ngroup_reporting\n[f]\nnew_group\n");
         let names: Vec<Vec<&str>> = p.groups.iter().map(|g| g.jobs.iter().map(|j| j.name.as_str()).collect()).collect();
-        assert_eq!(names, vec![vec!["a", "b"], vec!["c", "d"], vec!["e"], vec!["f"]]);
+        // new_group is no stonewall: [f] runs with [e], in a reporting group of its own.
+        assert_eq!(names, vec![vec!["a", "b"], vec!["c", "d"], vec!["e", "f"]]);
         let rep: Vec<bool> = p.groups.iter().map(|g| g.group_reporting).collect();
-        assert_eq!(rep, vec![false, false, true, false]);
+        assert_eq!(rep, vec![false, false, true]);
+        let rg: Vec<u32> = p.groups[2].jobs.iter().map(|j| j.flow.report_group).collect();
+        assert_eq!(rg, [0, 1]);
         // stonewall on the first job does not create an empty group.
         let p = parse("[a]\nstonewall\n[b]\n");
         assert_eq!(p.groups.len(), 1);
@@ -1428,8 +1847,10 @@ mod tests {
         assert!(plan.notes[0].message.starts_with("t.fio:2: random_generator=lfsr"), "{}", plan.notes[0].message);
         let (line, m) = fail("[j]\nrandom_generator=mt19937\n");
         assert!(line == 2 && m.contains("tausworthe, lfsr"), "{m}");
-        let (line, m) = fail("[j]\nio_submit_mode=offload\n");
-        assert!(line == 2 && m.contains("offload"), "{m}");
+        let plan = parse("[j]\nio_submit_mode=offload\n");
+        assert_eq!(plan.notes.len(), 1);
+        assert_eq!(plan.notes[0].code, PlanNote::SUBMIT_INLINE);
+        assert!(plan.notes[0].message.starts_with("t.fio:2: io_submit_mode=offload"), "{}", plan.notes[0].message);
     }
 
     #[test]
@@ -1485,6 +1906,72 @@ mod tests {
     }
 
     #[test]
+    fn run_flow_options_map() {
+        use crate::model::{ErrorClass, RateProcess, SsMetric};
+        let p = parse(
+            "[global]\nthreads\nthread=1\n[a]\nexitall\nexitall_on_error=1\ncontinue_on_error=read\n\
+             [b]\nwait_for=a\nstartdelay=2\nrw=write\nbs=8k\nrate=80k,800k\nrate_process=poisson\n\
+             rate_min=,400k\nratecycle=2000\n[c]\nstartdelay=1-5\nrate_iops=100\nrate_iops_min=50\nnumjobs=2\n",
+        );
+        let j: Vec<&JobSpec> = p.groups[0].jobs.iter().collect();
+        assert_eq!(p.groups.len(), 1, "wait_for and startdelay do not make groups");
+        assert!(j[0].flow.exitall && j[0].flow.exitall_on_error);
+        assert_eq!(j[0].flow.continue_on_error, ErrorClass::Read);
+        assert_eq!(j[1].flow.wait_for.as_deref(), Some("a"));
+        assert_eq!(j[1].flow.start_delay_ms, 2000);
+        // rate is bytes/s per direction: the write job takes 800k / 8k = 100 IOPS.
+        assert_eq!(j[1].rate_iops, Some(100));
+        assert_eq!(j[1].flow.rate_process, RateProcess::Poisson);
+        assert_eq!(j[1].flow.rate_bytes_min, [None, Some(400 << 10)]);
+        assert_eq!(j[1].flow.ratecycle(), Duration::from_secs(2));
+        assert!((1000..=5000).contains(&j[2].flow.start_delay_ms), "{}", j[2].flow.start_delay_ms);
+        assert_eq!(j[2].rate_iops, Some(200));
+        assert_eq!(j[2].flow.rate_iops_min, [Some(100), Some(100)], "per worker, times numjobs");
+        assert_eq!(j[2].flow.ratecycle(), Duration::from_secs(1), "fio's default ratecycle");
+        // The drawn delay repeats with the seed.
+        assert_eq!(parse("[c]\nstartdelay=1-5\n").groups[0].jobs[0].flow.start_delay_ms, j[2].flow.start_delay_ms);
+        assert!(parse("[j]\n").groups[0].jobs[0].flow.is_default());
+
+        // A mixed job with two rates: their sum, each direction its share, and a note.
+        let p = parse("[m]\nrw=randrw\nrwmixread=70\nrate_iops=300,100\n");
+        let m = &p.groups[0].jobs[0];
+        assert_eq!((m.rate_iops, m.mix), (Some(400), 75));
+        assert_eq!(p.notes[0].code, PlanNote::RATE_SETS_MIX);
+        assert!(p.notes[0].message.starts_with("t.fio:4: rate_iops paces"), "{}", p.notes[0].message);
+        // One rate on a pure job: its direction's.
+        assert_eq!(one("[r]\nrate_iops=300,100\n").rate_iops, Some(300));
+        assert_eq!(one("[w]\nrw=write\nrate_iops=,100\n").rate_iops, Some(100));
+        assert_eq!(one("[r]\nrate_iops=,100\n").rate_iops, None, "a write rate does not limit reads");
+
+        // Logs: names default to the job's, averaged windows, per-job files by default.
+        let l = one("[lj]\nwrite_bw_log=bw\nwrite_lat_log\nwrite_iops_log=io\nlog_avg_msec=500\nlog_offset=1\n");
+        let logs = l.flow.logs.unwrap();
+        assert_eq!(
+            (logs.bw.as_deref(), logs.lat.as_deref(), logs.iops.as_deref()),
+            (Some("bw"), Some("lj"), Some("io"))
+        );
+        assert_eq!((logs.avg_ms, logs.per_job), (500, true));
+        assert!(!one("[lj]\nwrite_bw_log=bw\nlog_avg_msec=500\nper_job_logs=0\n").flow.logs.unwrap().per_job);
+
+        // latency_target in fio's unit (µs), fio's default percentile 100.
+        let lt = one("[l]\nlatency_target=500\nlatency_window=1s\n").flow.latency_target.unwrap();
+        assert_eq!((lt.bound_ns, lt.percentile, lt.window_ns), (500_000, 100.0, 1_000_000_000));
+        assert_eq!(
+            one("[l]\nlatency_target=2ms\nlatency_percentile=99.9\n").flow.latency_target.unwrap().percentile,
+            99.9
+        );
+
+        // Steady state: fio's criterion forms; ss_dur alone takes fio's default criterion.
+        let ss = one("[s]\nsteadystate=bw_slope:0.1%\nss_dur=5\nss_ramp=2s\n").flow.steadystate.unwrap();
+        assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::BwSlope, 0.1, true));
+        assert_eq!((ss.dur, ss.ramp), (Duration::from_secs(5), Duration::from_secs(2)));
+        let ss = one("[s]\nss=iops:20\nss_dur=3\n").flow.steadystate.unwrap();
+        assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::Iops, 20.0, false));
+        let ss = one("[s]\nss_dur=3\n").flow.steadystate.unwrap();
+        assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::IopsSlope, 0.01, true));
+    }
+
+    #[test]
     fn randrepeat_and_randseed() {
         let d = JobSpec::default();
         assert_eq!(one("[j]\nrandrepeat\n").seed, d.seed);
@@ -1535,7 +2022,21 @@ mod tests {
             ("[j]\nbs_unaligned=2\n", 2, "t.fio:2: invalid value for bs_unaligned: \"2\" is not 0 or 1"),
             ("[j]\nsize=0%\n", 2, "t.fio:2: invalid value for size: 0% is no part of the target; use e.g. size=50%"),
             ("[j]\noffset=101%\n", 2, "t.fio:2: invalid value for offset: \"101%\" is above 100%"),
-            ("[j]\nrate_iops=500,100\n", 2, "t.fio:2: rate_iops=500,100: separate read and write rates are not supported"),
+            ("[j]\nrw=randrw\nrate_iops=,100\n", 3, "t.fio:3: rate_iops limits only one direction of the mixed job [j]"),
+            ("[j]\nrate_iops=1,2,3\n", 2, "t.fio:2: rate_iops=1,2,3: trim rates are not supported"),
+            ("[j]\nrate=1m\nrate_iops=5\n", 2, "t.fio:2: rate and rate_iops both limit the job"),
+            ("[j]\nrate_process=bursty\n", 2, "t.fio:2: invalid value for rate_process: \"bursty\"; use linear or poisson"),
+            ("[j]\ncontinue_on_error=some\n", 2, "t.fio:2: invalid value for continue_on_error: \"some\"; use one of none, read"),
+            ("[a]\n[b]\nwait_for=c\n", 3, "t.fio:3: wait_for=c: no job named c comes before [b]"),
+            ("[j]\nstartdelay=5-1\n", 2, "t.fio:2: invalid value for startdelay: \"5-1\" is a range from high to low"),
+            ("[j]\nwrite_bw_log=x\nwrite_lat_log\n", 2, "t.fio:2: fio logs need log_avg_msec=N"),
+            ("[j]\nss=iops:5%\n", 2, "t.fio:2: steadystate needs a window: add ss_dur=T"),
+            ("[j]\nss=lat:5%\n", 2, "t.fio:2: ss=lat:5%: the latency criteria are not supported"),
+            ("[j]\nss=iops\nss_dur=10\n", 2, "t.fio:2: invalid value for ss: \"iops\""),
+            ("[j]\nss_dur=1500ms\n", 2, "t.fio:2: invalid value for ss_dur: diskmeter takes one sample a second"),
+            ("[j]\nlatency_run=1\n", 2, "t.fio:2: option latency_run is not supported: diskmeter finds the most IOPS under a latency bound with its own search; use latency_target"),
+            ("[j]\nlatency_percentile=0\n", 2, "t.fio:2: invalid value for latency_percentile: 0"),
+            ("[j]\ndirectory=/mnt\n", 2, "t.fio:2: option directory is not supported"),
             ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
             ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),
             ("[j]\nloops=0\n", 2, "t.fio:2: invalid value for loops: 0"),

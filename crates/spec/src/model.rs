@@ -213,6 +213,10 @@ pub struct JobSpec {
     /// checked header; reads check it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySpec>,
+    /// fio's run-flow options: start conditions, error handling, rate floors, log files,
+    /// steady state and reporting groups (all off by default).
+    #[serde(default, skip_serializing_if = "JobFlow::is_default")]
+    pub flow: JobFlow,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -420,6 +424,203 @@ impl VerifyKind {
     }
 }
 
+/// Which I/O errors a job counts and goes on after (fio `continue_on_error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorClass {
+    /// Stop at the first error (fio's default).
+    #[default]
+    None,
+    Read,
+    Write,
+    /// Any I/O error, reads and writes.
+    Io,
+    /// Verification failures. diskmeter's `--verify` always lists every failure and goes on
+    /// (unless `verify_fatal`), so this class changes nothing.
+    Verify,
+    All,
+}
+
+impl ErrorClass {
+    pub const NAMES: &'static str = "none, read, write, io, verify, all";
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "none" | "0" => Self::None,
+            "read" => Self::Read,
+            "write" => Self::Write,
+            "io" => Self::Io,
+            "verify" => Self::Verify,
+            "all" | "1" => Self::All,
+            _ => return None,
+        })
+    }
+    /// True when an error of a read (`read`) or a write/fsync (`!read`) is counted and the job
+    /// goes on.
+    pub fn covers(self, read: bool) -> bool {
+        match self {
+            Self::None | Self::Verify => false,
+            Self::Read => read,
+            Self::Write => !read,
+            Self::Io | Self::All => true,
+        }
+    }
+    fn is_none(&self) -> bool {
+        *self == Self::None
+    }
+}
+
+/// How an open loop spaces its I/Os (fio `rate_process`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Evenly spaced.
+    #[default]
+    Linear,
+    /// Exponentially distributed gaps with the same mean (a Poisson arrival process).
+    Poisson,
+}
+
+impl RateProcess {
+    fn is_linear(&self) -> bool {
+        *self == Self::Linear
+    }
+}
+
+/// fio's log files of a job (`write_bw_log`, `write_lat_log`, `write_iops_log`), averaged over
+/// `avg_ms` windows.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FioLogs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<String>,
+    /// fio `log_avg_msec` (required: diskmeter logs averages, never every I/O).
+    pub avg_ms: u64,
+    /// fio `per_job_logs` (default true): one file per worker thread, numbered; false = one
+    /// file per log name.
+    #[serde(default = "yes")]
+    pub per_job: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// What fio's steady-state detection watches (`steadystate=iops:10%`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SsMetric {
+    Iops,
+    IopsSlope,
+    Bw,
+    BwSlope,
+}
+
+impl SsMetric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Iops => "iops",
+            Self::IopsSlope => "iops_slope",
+            Self::Bw => "bw",
+            Self::BwSlope => "bw_slope",
+        }
+    }
+    pub fn is_slope(self) -> bool {
+        matches!(self, Self::IopsSlope | Self::BwSlope)
+    }
+}
+
+/// fio's steady-state criterion: once `metric`'s samples (one a second) over the last `dur`
+/// after `ramp` stay within `limit` (a percentage of their mean when `pct`, else an absolute
+/// value: IOPS, or KiB/s for bw), the job ends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SteadySpec {
+    pub metric: SsMetric,
+    pub limit: f64,
+    pub pct: bool,
+    #[serde(with = "secs", rename = "dur_s")]
+    pub dur: Duration,
+    #[serde(with = "secs", rename = "ramp_s")]
+    pub ramp: Duration,
+}
+
+/// fio's `latency_target`: the bound, the percentile of I/Os that must meet it (fio's default
+/// 100: every one) and fio's window (diskmeter's search measures in one-second windows).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    pub bound_ns: u64,
+    pub percentile: f64,
+    pub window_ns: u64,
+}
+
+/// fio's run-flow options of one job.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct JobFlow {
+    /// Start once the job of this name (earlier in the file) has finished (fio `wait_for`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
+    /// Start this long after the group starts (fio `startdelay`, drawn once from a range).
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub start_delay_ms: u64,
+    /// When this job finishes, stop the other jobs of its group (fio `exitall`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exitall: bool,
+    /// When this job fails, stop every job (fio `exitall_on_error`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub exitall_on_error: bool,
+    #[serde(default, skip_serializing_if = "ErrorClass::is_none")]
+    pub continue_on_error: ErrorClass,
+    #[serde(default, skip_serializing_if = "RateProcess::is_linear")]
+    pub rate_process: RateProcess,
+    /// The job fails when a direction's rate over any `ratecycle_ms` falls below this
+    /// (fio `rate_iops_min`, total for the job; `[read, write]`).
+    #[serde(default, skip_serializing_if = "no_pair")]
+    pub rate_iops_min: [Option<u64>; 2],
+    /// As `rate_iops_min` in bytes per second (fio `rate_min`).
+    #[serde(default, skip_serializing_if = "no_pair")]
+    pub rate_bytes_min: [Option<u64>; 2],
+    /// fio `ratecycle`, ms (0 = fio's default, 1000).
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub ratecycle_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs: Option<FioLogs>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadySpec>,
+    /// fio `latency_target` (with `latency_percentile`, `latency_window`): the job runs as
+    /// diskmeter's `sla` search for the most IOPS under this bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
+    /// Reporting group within its run group (fio `new_group`); group reporting merges the
+    /// jobs of each reporting group.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub report_group: u32,
+}
+
+impl JobFlow {
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+    /// fio's `ratecycle`, 1000 ms unless set.
+    pub fn ratecycle(&self) -> Duration {
+        Duration::from_millis(if self.ratecycle_ms == 0 { 1000 } else { self.ratecycle_ms })
+    }
+}
+
+fn is_zero_ms(n: &u64) -> bool {
+    *n == 0
+}
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+fn no_pair(p: &[Option<u64>; 2]) -> bool {
+    p.iter().all(Option::is_none)
+}
+
 fn one() -> u32 {
     1
 }
@@ -460,6 +661,7 @@ impl Default for JobSpec {
             rw_modifier: 0,
             rw_identical: false,
             percentage_random: None,
+            flow: JobFlow::default(),
         }
     }
 }
@@ -489,6 +691,11 @@ impl PlanNote {
     pub const ENGINE_SUBSTITUTED: &'static str = "engine-substituted";
     /// A job file named fio's `random_generator`: diskmeter's own generator draws the offsets.
     pub const GENERATOR_SUBSTITUTED: &'static str = "generator-substituted";
+    /// `io_submit_mode=offload`: diskmeter submits from the worker thread itself.
+    pub const SUBMIT_INLINE: &'static str = "submit-inline";
+    /// Separate read and write rates on a mixed job: the job runs at their sum with the read
+    /// share set to the read rate's part of it (so each direction gets its rate).
+    pub const RATE_SETS_MIX: &'static str = "rate-sets-mix";
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -80,7 +80,9 @@ fn mixed_sample_structure() {
     assert_eq!(names, vec![vec!["oltp", "log"], vec!["backup"]]);
     let oltp = &plan.groups[0].jobs[0];
     assert_eq!(oltp.threads, 4);
-    assert_eq!(oltp.rate_iops, Some(8000), "2k per worker x 4 workers");
+    // fio's rate_iops paces reads and writes each: 2k of each per worker x 4 workers.
+    assert_eq!((oltp.rate_iops, oltp.mix), (Some(16000), 50));
+    assert_eq!(plan.notes.iter().filter(|n| n.code == diskmeter_spec::PlanNote::RATE_SETS_MIX).count(), 1);
     assert_eq!(plan.groups[1].jobs[0].bs, 128 << 10);
     assert_eq!(plan.groups[0].jobs[1].fsync, 1);
 }

@@ -8,6 +8,8 @@ pub const TOOL_BOTTLENECK: &str = "tool-bottleneck";
 pub const CPU_SATURATED: &str = "cpu-saturated";
 pub const PARTIAL: &str = "partial";
 pub const RATE_NOT_MET: &str = "rate-not-met";
+/// A job fell below its fio `rate_min`/`rate_iops_min` over a `ratecycle`: the job failed.
+pub const RATE_MIN_NOT_MET: &str = "rate-min-not-met";
 pub const ZERO_DATA: &str = "compressible-data";
 /// The target lives in RAM (tmpfs, RAM disk, loop over tmpfs): figures describe memory.
 pub const RAM_BACKED: &str = "ram-backed";

@@ -311,6 +311,22 @@ pub struct JobResult {
     /// I/Os have more than one size (fio `bs=R,W`, `bssplit`, `bsrange`); empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub block_sizes: Vec<BsCount>,
+    /// I/O errors the job counted and went on after (fio `continue_on_error`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors: u64,
+    /// The first of those errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<ErrorInfo>,
+    /// fio's steady-state check (`steadystate`/`ss_dur`): whether and when it held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<SteadyStateCheck>,
+    /// When the job's measured window began, seconds after its group started (set for jobs
+    /// that start late: fio `startdelay`, `wait_for`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_s: Option<f64>,
+    /// fio log files the job wrote (`write_bw_log`, …), as paths.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_files: Vec<String>,
 }
 
 /// How many I/Os of one block size a job completed.
@@ -319,6 +335,27 @@ pub struct BsCount {
     pub bs: u64,
     pub reads: u64,
     pub writes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The outcome of fio's steady-state check for one job (or reporting group).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateCheck {
+    /// The criterion as fio writes it, e.g. `iops:10%`.
+    pub criterion: String,
+    pub attained: bool,
+    /// When it was attained (the job then ended), seconds into the measured window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attained_at_s: Option<f64>,
+    /// The criterion's value over the last full window (percent of the mean, or absolute),
+    /// and the window's mean (IOPS, or bytes/s for bw).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_value: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean: Option<f64>,
 }
 
 impl JobResult {
@@ -340,6 +377,11 @@ impl JobResult {
             window: None,
             histograms: None,
             block_sizes: Vec::new(),
+            errors: 0,
+            first_error: None,
+            steadystate: None,
+            start_s: None,
+            log_files: Vec::new(),
         }
     }
 

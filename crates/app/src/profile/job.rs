@@ -13,7 +13,8 @@
 //! - The hot set: `random_distribution=zoned:…` with one zone per step of the hot-set curve
 //!   (1, 4, 5, 10, 30 and 50 % of the area), each getting the share of I/O the trace put on
 //!   that slice of its footprint; `size=` is the footprint.
-//! - `rate_iops=` is the trace's mean rate of reads and writes; `iodepth=` its largest
+//! - `rate_iops=` is the trace's mean rate of reads and writes (a mixed job writes it per direction,
+//!   `rate_iops=R,W`, as fio paces each direction at its own rate); `iodepth=` its largest
 //!   number of requests in flight + 1 where it recorded latencies, else [`DEFAULT_DEPTH`].
 //! - `rw=read|write|readwrite` instead when at least [`SEQUENTIAL`] of the requests are
 //!   sequential (then no distribution).

@@ -9,7 +9,7 @@ use crate::io::backend::{Backend, Op};
 use crate::io::buffers::{stamp, BufferPool};
 use crate::io::offsets::{IoLens, OffsetGen};
 use crate::io::verifier::VerifyJob;
-use spec::DataPattern;
+use spec::{DataPattern, ErrorClass};
 use stats::LatHist;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender};
@@ -66,6 +66,16 @@ pub struct WorkerEnd {
     pub cpu_ns: u64,
     pub wall_ns: u64,
     pub fault: Option<IoFault>,
+    /// I/O errors counted and gone on after (fio `continue_on_error`), and the first of them.
+    pub errors: u64,
+    pub first_error: Option<IoFault>,
+    /// The averaged log windows (fio `log_avg_msec`), oldest first.
+    pub log: Vec<LogSample>,
+    /// This worker's index within its job.
+    pub job_worker: usize,
+    /// When its measured window began, ns after the group's start (after the ramp, and any
+    /// start delay).
+    pub t0_ns: u64,
     pub setup_error: Option<String>,
     pub setup_error_usage: bool,
     /// Completions of the measured window by length, `(bytes, reads, writes)`, when the
@@ -85,6 +95,33 @@ pub struct Live {
     pub write_ops: AtomicU64,
     pub read_bytes: AtomicU64,
     pub write_bytes: AtomicU64,
+}
+
+/// One averaged log window of one worker (fio `log_avg_msec`): what completed in it.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct LogSample {
+    /// End of the window, ms since the measured window began.
+    pub end_ms: u64,
+    /// Per direction (`[read, write]`): completions, bytes and the sum of their latencies (ns).
+    pub ops: [u64; 2],
+    pub bytes: [u64; 2],
+    pub lat_ns: [u64; 2],
+}
+
+/// fio's run-flow switches of a worker (all off by default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WorkerFlow {
+    /// Exponentially distributed gaps in the open loop (fio `rate_process=poisson`).
+    pub poisson: bool,
+    /// Which errors are counted and gone on after (fio `continue_on_error`).
+    pub continue_on: ErrorClass,
+    /// Log window length in ns (fio `log_avg_msec`); 0 = no logs.
+    pub log_avg_ns: u64,
+    /// Log windows to reserve room for up front.
+    pub log_capacity: usize,
+    /// When the worker started, ns after the group (fio `startdelay`, `wait_for`): the open
+    /// loop's schedule begins here.
+    pub start_ns: u64,
 }
 
 pub struct WorkerPlan {
@@ -110,6 +147,7 @@ pub struct WorkerPlan {
     pub submit_batch: u32,
     /// `--verify`: the job's chunk generations; writes are stamped, reads checked.
     pub verify: Option<Arc<VerifyJob>>,
+    pub flow: WorkerFlow,
 }
 
 struct Slot {
@@ -294,6 +332,12 @@ struct WorkerState<'a> {
     /// `--verify-backlog N`: the last N acknowledged writes, read back before writing on.
     backlog: Option<Backlog>,
     end: WorkerEnd,
+    /// Poisson open loop: the next intended issue (ns) and the generator of the gaps.
+    due_at: f64,
+    gap_rng: u64,
+    /// The open log window and when it ends (`u64::MAX`: no logs).
+    log_cur: LogSample,
+    log_next: u64,
 }
 
 /// fio's `verify_backlog`: the offsets of the last `cap` acknowledged writes; once full, they
@@ -341,7 +385,37 @@ impl<'a> WorkerState<'a> {
                 let cap = n.clamp(1, 1 << 20) as usize;
                 Backlog { offsets: Vec::with_capacity(cap), cap, draining: false, next: 0 }
             }),
-            end: WorkerEnd::default(),
+            end: WorkerEnd { log: Vec::with_capacity(plan.flow.log_capacity), ..WorkerEnd::default() },
+            due_at: plan.flow.start_ns as f64,
+            gap_rng: write_tag ^ 0x706f_6973_736f_6e21,
+            log_cur: LogSample::default(),
+            log_next: if plan.flow.log_avg_ns > 0 { t0.saturating_add(plan.flow.log_avg_ns) } else { u64::MAX },
+        }
+    }
+
+    /// The next gap of a Poisson process with mean `period` ns: -ln(U)·period, U uniform in
+    /// (0, 1] from a splitmix64 stream (no allocation, one draw per I/O).
+    #[inline]
+    fn poisson_gap(&mut self, period: f64) -> f64 {
+        self.gap_rng = self.gap_rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.gap_rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        let u = ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        -u.ln() * period
+    }
+
+    /// Close every log window that ended by `now` (and by the deadline): one push per window,
+    /// never per I/O.
+    #[cold]
+    fn close_logs(&mut self, now: u64) {
+        let avg = self.plan.flow.log_avg_ns;
+        while now >= self.log_next && self.log_next <= self.deadline {
+            self.log_cur.end_ms = (self.log_next - self.t0) / 1_000_000;
+            self.end.log.push(self.log_cur);
+            self.log_cur = LogSample::default();
+            self.log_next = self.log_next.saturating_add(avg);
         }
     }
 
@@ -390,6 +464,9 @@ impl<'a> WorkerState<'a> {
         while now >= self.next_boundary && self.next_boundary <= self.deadline {
             self.send_interval();
         }
+        if now >= self.log_next {
+            self.close_logs(now);
+        }
     }
 
     #[cold]
@@ -425,6 +502,9 @@ impl<'a> WorkerState<'a> {
             };
             let Some(slot) = self.free.pop() else { break };
             self.due_i += 1;
+            if let (true, Some(p)) = (self.plan.flow.poisson, self.period) {
+                self.due_at += self.poisson_gap(p);
+            }
             if !self.issue_one(backend, pool, gen, slot, issue_ns, &mut unsubmitted) {
                 break;
             }
@@ -438,7 +518,11 @@ impl<'a> WorkerState<'a> {
     fn due(&self, now: u64) -> Due {
         match self.period {
             Some(p) => {
-                let due = (self.due_i as f64 * p) as u64;
+                let due = if self.plan.flow.poisson {
+                    self.due_at as u64
+                } else {
+                    self.plan.flow.start_ns + (self.due_i as f64 * p) as u64
+                };
                 if due > now {
                     Due::Later(due)
                 } else {
@@ -582,7 +666,9 @@ impl<'a> WorkerState<'a> {
     fn complete(&mut self, slot: u32, res: i32, now: u64, measuring: bool, pool: &mut BufferPool) {
         if slot == self.fsync_slot && self.fsync_busy {
             self.fsync_busy = false;
-            if res < 0 && self.end.fault.is_none() {
+            if res < 0 && self.plan.flow.continue_on.covers(false) {
+                self.count_error(IoFault { errno: -res, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
+            } else if res < 0 && self.end.fault.is_none() {
                 self.end.fault = Some(IoFault { errno: -res, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
             } else if measuring {
                 self.end.fsyncs += 1;
@@ -604,9 +690,11 @@ impl<'a> WorkerState<'a> {
         }
         self.free.push(slot);
         if res != len as i32 {
-            if self.end.fault.is_none() {
-                self.end.fault =
-                    Some(IoFault { errno: if res < 0 { -res } else { 0 }, offset, op, transferred: res.max(0), len });
+            let f = IoFault { errno: if res < 0 { -res } else { 0 }, offset, op, transferred: res.max(0), len };
+            if self.plan.flow.continue_on.covers(op == Op::Read) {
+                self.count_error(f);
+            } else if self.end.fault.is_none() {
+                self.end.fault = Some(f);
             }
             return;
         }
@@ -615,6 +703,12 @@ impl<'a> WorkerState<'a> {
             let bs = u64::from(len);
             if let Some(c) = self.len_counts.get_mut(len_i as usize) {
                 c[usize::from(op != Op::Read)] += 1;
+            }
+            if self.log_next != u64::MAX {
+                let d = usize::from(op != Op::Read);
+                self.log_cur.ops[d] += 1;
+                self.log_cur.bytes[d] += bs;
+                self.log_cur.lat_ns[d] += lat;
             }
             if op == Op::Read {
                 self.cur.read.record(lat);
@@ -701,6 +795,15 @@ impl<'a> WorkerState<'a> {
         }
     }
 
+    /// An error of a class the job goes on after: count it, keep the first (no allocation).
+    #[cold]
+    fn count_error(&mut self, f: IoFault) {
+        self.end.errors += 1;
+        if self.end.first_error.is_none() {
+            self.end.first_error = Some(f);
+        }
+    }
+
     /// The loop has ended at `stop_ns`: bring the depth areas up to it and fix the length of
     /// the measured window (a run that ends on its byte limit counts up to its last
     /// measured completion).
@@ -759,6 +862,7 @@ impl<'a> WorkerState<'a> {
         self.end.qd_area_write = self.depth.area_write;
         self.end.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
         self.end.wall_ns = stop_ns;
+        self.end.t0_ns = self.t0;
         self.end
     }
 }
@@ -832,6 +936,7 @@ mod tests {
             split_buffers: false,
             submit_batch: 1,
             verify: None,
+            flow: WorkerFlow::default(),
         }
     }
 
@@ -960,6 +1065,69 @@ mod tests {
         assert_eq!(ivs.iter().map(|iv| iv.write.count()).sum::<u64>(), 200);
         // One fsync per 10 writes, the last one possibly still pending when the limit ends it.
         assert!((19..=20).contains(&end.fsyncs), "{}", end.fsyncs);
+    }
+
+    #[test]
+    fn poisson_gaps_have_the_mean_and_a_cv_of_one() {
+        let mut p = plan(4);
+        p.rate_iops = Some(1000.0);
+        p.flow.poisson = true;
+        let (ch, _rx) = channels();
+        let mut w = WorkerState::new(&p, &ch, 7);
+        let n = 200_000;
+        let gaps: Vec<f64> = (0..n).map(|_| w.poisson_gap(1e6)).collect();
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / n as f64;
+        let cv = var.sqrt() / mean;
+        assert!((mean / 1e6 - 1.0).abs() < 0.01, "mean {mean}");
+        assert!((cv - 1.0).abs() < 0.02, "cv {cv}");
+        assert!(gaps.iter().all(|g| g.is_finite() && *g >= 0.0));
+        // The schedule follows the drawn gaps: the first I/O is due at 0, the next later.
+        assert_eq!(w.due(0), Due::Now(0));
+        w.due_at += w.poisson_gap(1e6);
+        w.due_i = 1;
+        assert!(matches!(w.due(0), Due::Later(t) if t > 0));
+    }
+
+    #[test]
+    fn continue_on_error_counts_errors_and_goes_on() {
+        let mut p = plan(4);
+        p.byte_limit = Some(200 * 4096);
+        p.flow.continue_on = ErrorClass::Io;
+        let fault = NullFault { after_ops: 50, errno: libc::EIO };
+        let (end, ivs, ch) = run_null(&p, RwMode::RandRead, Some(fault));
+        assert!(end.fault.is_none(), "the job went on");
+        let ok: u64 = ivs.iter().map(|iv| iv.read.count()).sum();
+        assert_eq!((ok, end.errors), (50, 150), "every I/O after the 50th failed and was counted");
+        let f = end.first_error.expect("the first error");
+        assert_eq!((f.errno, f.op), (libc::EIO, Op::Read));
+        assert!(!ch.stop.load(Ordering::Relaxed));
+        // A class that does not cover reads stops at the first read error, as before.
+        p.flow.continue_on = ErrorClass::Write;
+        let (end, _, _) = run_null(&p, RwMode::RandRead, Some(fault));
+        assert!(end.fault.is_some() && end.errors == 0);
+    }
+
+    #[test]
+    fn log_windows_average_what_completed() {
+        let mut p = plan(2);
+        p.rate_iops = Some(2000.0);
+        p.runtime_ns = 300 * MS;
+        p.flow.log_avg_ns = 50 * MS;
+        p.flow.log_capacity = 8;
+        let (end, ivs, _) = run_null(&p, RwMode::RandRead, None);
+        let ends: Vec<u64> = end.log.iter().map(|s| s.end_ms).collect();
+        assert_eq!(ends, [50, 100, 150, 200, 250, 300]);
+        // The windows hold every measured completion, once.
+        let total: u64 = end.log.iter().map(|s| s.ops[0]).sum();
+        assert_eq!(total, ivs.iter().map(|iv| iv.read.count()).sum::<u64>());
+        assert!((540..=601).contains(&total), "2000 IOPS for 300 ms: {total}");
+        for s in &end.log[1..] {
+            // 2000 IOPS for 50 ms: 100 reads per window (a busy machine moves some to the next).
+            assert!((40..=160).contains(&s.ops[0]), "{s:?}");
+            assert_eq!((s.bytes[0], s.ops[1]), (s.ops[0] * 4096, 0));
+            assert!(s.lat_ns[0] > 0);
+        }
     }
 
     #[test]

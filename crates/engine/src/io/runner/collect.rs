@@ -2,6 +2,7 @@
 //! per report slot, hands finished windows on, shows progress and notes how each worker
 //! ended.
 
+use super::ThreadLog;
 use super::{BoundJob, RunControl, Tick, Window};
 use crate::error::{EngineError, Result};
 use crate::io::worker::{Interval, Live, Msg, WorkerEnd};
@@ -247,7 +248,15 @@ pub(super) struct Inbox {
 /// Everything the collector keeps while the workers run.
 pub(super) struct Collector<'a, 'f> {
     pub(super) jobs: &'a [BoundJob],
-    group_reporting: bool,
+    /// The report slot of each job.
+    pub(super) slot_map: Vec<usize>,
+    /// Workers of each job, and how many have finished (fio `exitall`).
+    job_workers: Vec<usize>,
+    job_done: Vec<usize>,
+    /// A job with `exitall` has finished: stop the group.
+    exit_all: bool,
+    /// Log windows per fio thread, merged as workers finish.
+    pub(super) logs: Vec<ThreadLog>,
     pub(super) slots: Vec<Slot>,
     /// Spent intervals, reused for merging (boxed: they travel between threads as boxes).
     #[allow(clippy::vec_box)]
@@ -270,15 +279,20 @@ pub(super) struct Collector<'a, 'f> {
 impl<'a, 'f> Collector<'a, 'f> {
     pub(super) fn new(
         jobs: &'a [BoundJob],
-        group_reporting: bool,
+        slot_map: Vec<usize>,
         slot_workers: &[usize],
         global_index: Vec<(usize, usize)>,
         gate: WindowGate<'f>,
         keep_histograms: bool,
+        job_workers: Vec<usize>,
     ) -> Self {
         Self {
             jobs,
-            group_reporting,
+            slot_map,
+            job_done: vec![0; job_workers.len()],
+            job_workers,
+            exit_all: false,
+            logs: Vec::new(),
             slots: slot_workers.iter().map(|&n| Slot::new(n, keep_histograms)).collect(),
             spare: Vec::new(),
             global_index,
@@ -293,11 +307,7 @@ impl<'a, 'f> Collector<'a, 'f> {
     }
 
     fn slot_of(&self, job: usize) -> usize {
-        if self.group_reporting {
-            0
-        } else {
-            job
-        }
+        self.slot_map[job]
     }
 
     /// Collect until every worker is done. The workers are past their start barrier at
@@ -330,7 +340,7 @@ impl<'a, 'f> Collector<'a, 'f> {
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
-            if user_stop.load(Ordering::Relaxed) || self.gate.ended {
+            if user_stop.load(Ordering::Relaxed) || self.gate.ended || self.exit_all {
                 ctl.stop.store(true, Ordering::Relaxed);
             }
             ticker.tick(on_tick);
@@ -356,8 +366,15 @@ impl<'a, 'f> Collector<'a, 'f> {
     }
 
     /// One worker has ended: note its setup error or fault, keep its end report.
-    fn worker_done(&mut self, job: usize, worker: usize, end: WorkerEnd) {
+    fn worker_done(&mut self, job: usize, worker: usize, mut end: WorkerEnd) {
         self.done += 1;
+        self.job_done[job] += 1;
+        if self.job_done[job] >= self.job_workers[job] && self.jobs[job].spec.flow.exitall {
+            self.exit_all = true;
+        }
+        if !end.log.is_empty() {
+            self.add_log(job, end.job_worker, std::mem::take(&mut end.log));
+        }
         let name = &self.jobs[job].spec.name;
         if let Some(m) = &end.setup_error {
             if end.setup_error_usage {
@@ -377,6 +394,30 @@ impl<'a, 'f> Collector<'a, 'f> {
         s.done[worker] = true;
         s.ends.push(end);
         s.finalize(false, spare, &mut |iv| gate.pass(sl, iv));
+    }
+
+    /// Merge a worker's log windows into its fio thread's (psync: `qd` workers per thread).
+    fn add_log(&mut self, job: usize, job_worker: usize, samples: Vec<crate::io::worker::LogSample>) {
+        let spec = &self.jobs[job].spec;
+        let per_thread = (self.job_workers[job] / spec.threads.max(1) as usize).max(1);
+        let thread = job_worker / per_thread;
+        match self.logs.iter_mut().find(|l| l.job == job && l.thread == thread) {
+            None => self.logs.push(ThreadLog { job, thread, samples }),
+            Some(l) => {
+                for (i, s) in samples.into_iter().enumerate() {
+                    match l.samples.get_mut(i) {
+                        Some(acc) => {
+                            for d in 0..2 {
+                                acc.ops[d] += s.ops[d];
+                                acc.bytes[d] += s.bytes[d];
+                                acc.lat_ns[d] += s.lat_ns[d];
+                            }
+                        }
+                        None => l.samples.push(s),
+                    }
+                }
+            }
+        }
     }
 
     /// The first error of the run as the caller sees it: a usage error fails the group.

@@ -11,14 +11,14 @@ mod spawn;
 use crate::error::{EngineError, Result};
 use crate::io::backend::{NullFault, UringSetupError};
 use crate::io::offsets::IoLens;
-use crate::io::worker::{Interval, Live, Msg};
+use crate::io::worker::{Interval, Live, LogSample, Msg};
 use crate::target::{self, OpenTarget};
 use collect::{Collector, Inbox, WindowGate};
 use spawn::WorkerSetup;
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::{ErrorInfo, JobResult, LatHist};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
@@ -107,6 +107,37 @@ pub struct GroupOutcome {
     pub results: Vec<JobResult>,
     pub error: Option<ErrorInfo>,
     pub interrupted: bool,
+    /// The averaged log windows (fio `log_avg_msec`) of each job's fio threads.
+    pub logs: Vec<ThreadLog>,
+}
+
+/// One fio thread's log windows (a job's worker; with psync, the `qd` workers that stand for
+/// one fio thread, merged).
+#[derive(Debug, Clone, Default)]
+pub struct ThreadLog {
+    /// The job's index in the group.
+    pub job: usize,
+    /// The fio thread within the job (0..numjobs).
+    pub thread: usize,
+    pub samples: Vec<LogSample>,
+}
+
+/// The report slot of each job: its own, or with group reporting one per reporting group
+/// (fio `new_group`), numbered in order of appearance.
+pub fn report_slots(jobs: &[JobSpec], group_reporting: bool) -> Vec<usize> {
+    if !group_reporting {
+        return (0..jobs.len()).collect();
+    }
+    let mut seen: Vec<u32> = Vec::new();
+    jobs.iter()
+        .map(|j| match seen.iter().position(|&g| g == j.flow.report_group) {
+            Some(i) => i,
+            None => {
+                seen.push(j.flow.report_group);
+                seen.len() - 1
+            }
+        })
+        .collect()
 }
 
 /// Bytes the registered buffers of concurrently running jobs pin in memory.
@@ -246,17 +277,21 @@ pub fn run_group_windows(
     let user_stop = ctl.stop.clone();
     let ctl = &RunControl { stop: Arc::new(AtomicBool::new(user_stop.load(Ordering::Relaxed))), ..ctl.clone() };
     check_memlock(pinned_bytes(jobs.iter().map(|j| &j.spec)), ctl.register_buffers)?;
-    let layout = spawn::layout(jobs, group_reporting, ctl.pin_workers)?;
-    let global_index = layout.global_index(group_reporting);
+    let specs: Vec<JobSpec> = jobs.iter().map(|j| j.spec.clone()).collect();
+    let slots = report_slots(&specs, group_reporting);
+    let layout = spawn::layout(jobs, &slots, ctl.pin_workers)?;
+    let global_index = layout.global_index(&slots);
     let gate = WindowGate::new(on_window);
-    let mut c = Collector::new(jobs, group_reporting, &layout.slot_workers, global_index, gate, ctl.keep_histograms);
+    let mut c =
+        Collector::new(jobs, slots, &layout.slot_workers, global_index, gate, ctl.keep_histograms, layout.job_workers);
     let ru0 = results::rusage_self();
     let wall = run_workers(layout.setups, ctl, &user_stop, &mut c, on_tick)?;
     c.usage_error()?;
     let cpu = results::CpuTimes::since(ru0, wall);
-    let results = results::group_results(jobs, group_reporting, &mut c, &cpu);
+    let results = results::group_results(jobs, &mut c, &cpu);
     let interrupted = user_stop.load(Ordering::Relaxed) && c.error.is_none();
-    Ok(GroupOutcome { results, error: c.error, interrupted })
+    let logs = std::mem::take(&mut c.logs);
+    Ok(GroupOutcome { results, error: c.error, interrupted, logs })
 }
 
 /// Start one thread per worker, release them all at once and collect until every one is
@@ -275,6 +310,8 @@ fn run_workers(
     let lives: Vec<Arc<Live>> = (0..total).map(|_| Arc::new(Live::default())).collect();
     let (recycle, recycle_rx): (Vec<_>, Vec<_>) = (0..total).map(|_| mpsc::channel::<Box<Interval>>()).unzip();
     let ramp = collect::ramp(c.jobs);
+    let finished: Vec<AtomicUsize> = c.jobs.iter().map(|_| AtomicUsize::new(0)).collect();
+    let finished = &finished[..];
     std::thread::scope(|scope| {
         for (setup, (rrx, live)) in setups.into_iter().zip(recycle_rx.into_iter().zip(lives.iter().cloned())) {
             let tx = tx.clone();
@@ -283,7 +320,9 @@ fn run_workers(
             let ctl = ctl.clone();
             std::thread::Builder::new()
                 .name(format!("dm-worker-{}-{}", setup.plan.job, setup.plan.worker))
-                .spawn_scoped(scope, move || spawn::worker_thread(setup, &ctl, tx, rrx, live, barrier, start))
+                .spawn_scoped(scope, move || {
+                    spawn::worker_thread(setup, &ctl, tx, rrx, live, spawn::Meet { barrier, start, finished })
+                })
                 .map_err(|e| EngineError::io("cannot start a worker thread", e))?;
         }
         drop(tx);
@@ -410,6 +449,84 @@ mod tests {
         let merged = run_group(&jobs, true, &quiet(), &mut |_| {}).unwrap();
         assert_eq!(merged.results.len(), 1);
         assert_eq!(merged.results[0].read.as_ref().unwrap().ops, 768);
+    }
+
+    fn timed(name: &str, runtime_ms: u64, f: impl FnOnce(&mut JobSpec)) -> BoundJob {
+        let mut spec = JobSpec {
+            name: name.into(),
+            engine: EngineKind::Null,
+            qd: 1,
+            size: Some(1 << 20),
+            time_based: true,
+            runtime: Duration::from_millis(runtime_ms),
+            rate_iops: Some(1000),
+            ..JobSpec::default()
+        };
+        f(&mut spec);
+        bind(&spec, None).unwrap()
+    }
+
+    #[test]
+    fn startdelay_and_wait_for_start_jobs_late() {
+        let jobs = [
+            timed("a", 400, |_| {}),
+            timed("b", 300, |j| j.flow.start_delay_ms = 250),
+            timed("c", 200, |j| j.flow.wait_for = Some("a".into())),
+        ];
+        let t = Instant::now();
+        let out = run_group(&jobs, false, &quiet(), &mut |_| {}).unwrap();
+        let wall = t.elapsed();
+        let start: Vec<Option<f64>> = out.results.iter().map(|r| r.start_s).collect();
+        assert_eq!(start[0], None, "a starts with the group");
+        let b = start[1].unwrap();
+        assert!((0.25..0.30).contains(&b), "b starts 250 ms in: {b}");
+        let c = start[2].unwrap();
+        assert!((0.40..0.47).contains(&c), "c starts when a has finished: {c}");
+        assert!(wall >= Duration::from_millis(600), "c runs 200 ms after a's 400: {wall:?}");
+        // Each still runs its own runtime: 1000 IOPS for its window.
+        let ops: Vec<u64> = out.results.iter().map(|r| r.read.as_ref().unwrap().ops).collect();
+        for (o, want) in ops.iter().zip([400, 300, 200]) {
+            assert!(o.abs_diff(want) <= 15, "{ops:?}");
+        }
+    }
+
+    #[test]
+    fn exitall_stops_the_group_when_its_job_ends() {
+        let jobs = [timed("short", 200, |j| j.flow.exitall = true), timed("long", 5000, |_| {})];
+        let t = Instant::now();
+        let out = run_group(&jobs, false, &quiet(), &mut |_| {}).unwrap();
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(!out.interrupted && out.error.is_none());
+        let long = out.results[1].read.as_ref().unwrap().ops;
+        assert!((190..=260).contains(&long), "long ran about as long as short: {long}");
+    }
+
+    #[test]
+    fn new_group_splits_group_reporting() {
+        let mut jobs = vec![null_job("a", 1 << 20), null_job("b", 1 << 20), null_job("c", 2 << 20)];
+        jobs[2].spec.flow.report_group = 1;
+        assert_eq!(report_slots(&jobs.iter().map(|j| j.spec.clone()).collect::<Vec<_>>(), true), [0, 0, 1]);
+        let out = run_group(&jobs, true, &quiet(), &mut |_| {}).unwrap();
+        let ops: Vec<(String, u64)> =
+            out.results.iter().map(|r| (r.name.clone(), r.read.as_ref().unwrap().ops)).collect();
+        assert_eq!(ops, [("a".to_string(), 512), ("c".to_string(), 512)]);
+        assert_eq!(out.results[0].spec.threads, 2);
+    }
+
+    #[test]
+    fn log_windows_come_back_per_fio_thread() {
+        let jobs = [timed("l", 300, |j| {
+            j.threads = 2;
+            j.flow.logs =
+                Some(spec::FioLogs { bw: Some("x".into()), avg_ms: 100, per_job: true, ..Default::default() });
+        })];
+        let out = run_group(&jobs, false, &quiet(), &mut |_| {}).unwrap();
+        let mut threads: Vec<usize> = out.logs.iter().map(|l| l.thread).collect();
+        threads.sort();
+        assert_eq!(threads, [0, 1]);
+        for l in &out.logs {
+            assert_eq!(l.samples.iter().map(|s| s.end_ms).collect::<Vec<_>>(), [100, 200, 300]);
+        }
     }
 
     #[test]

@@ -49,19 +49,14 @@ impl CpuTimes {
 }
 
 /// One result per report slot, with the device's view attached.
-pub(super) fn group_results(
-    jobs: &[BoundJob],
-    group_reporting: bool,
-    c: &mut Collector,
-    cpu: &CpuTimes,
-) -> Vec<JobResult> {
+pub(super) fn group_results(jobs: &[BoundJob], c: &mut Collector, cpu: &CpuTimes) -> Vec<JobResult> {
     let slots = std::mem::take(&mut c.slots);
     let mut results = Vec::with_capacity(slots.len());
     for (si, mut s) in slots.into_iter().enumerate() {
         s.finalize(true, &mut c.spare, &mut |_| {});
         results.push(slot_result(
             jobs,
-            group_reporting,
+            &c.slot_map,
             si,
             s,
             cpu,
@@ -69,25 +64,27 @@ pub(super) fn group_results(
             (c.started_unix_ns, c.release_to_start),
         ));
     }
-    attach_device_views(&mut results, jobs, group_reporting, c.edges.start.as_ref(), c.edges.end.as_ref());
+    attach_device_views(&mut results, jobs, &c.slot_map, c.edges.start.as_ref(), c.edges.end.as_ref());
     results
 }
 
 /// The result of report slot `si` (a job, or the whole group with group reporting).
 fn slot_result(
     jobs: &[BoundJob],
-    group_reporting: bool,
+    slot_map: &[usize],
     si: usize,
     mut s: Slot,
     cpu: &CpuTimes,
     error: Option<&ErrorInfo>,
     (started_unix_ns, release_to_start): (u64, Duration),
 ) -> JobResult {
-    let first_job = if group_reporting { 0 } else { si };
+    let in_slot: Vec<usize> = (0..jobs.len()).filter(|&j| slot_map[j] == si).collect();
+    let first_job = in_slot.first().copied().unwrap_or(si);
+    let group_reporting = in_slot.len() > 1;
     let mut spec = jobs[first_job].spec.clone();
     spec.size = Some(jobs[first_job].region_len);
-    if group_reporting && jobs.len() > 1 {
-        spec.threads = jobs.iter().map(|j| j.spec.threads).sum();
+    if group_reporting {
+        spec.threads = in_slot.iter().map(|&j| jobs[j].spec.threads).sum();
     }
     let mut r = JobResult::new(spec);
     let measured_ns = s.ends.iter().map(|e| e.measured_ns).max().unwrap_or(0);
@@ -104,9 +101,14 @@ fn slot_result(
         r.write = Some(DirStats::new(s.total_write.count(), s.write_bytes, seconds, &s.total_write, qd(area_w)));
     }
     r.series = trim_series(std::mem::take(&mut s.series), seconds);
+    let t0 = s.ends.iter().filter(|e| e.setup_error.is_none()).map(|e| e.t0_ns).min();
+    let late = in_slot.iter().any(|&j| jobs[j].spec.flow.start_delay_ms > 0 || jobs[j].spec.flow.wait_for.is_some());
+    if late {
+        r.start_s = t0.map(|t| t as f64 / SEC as f64);
+    }
     if let Some(mut hists) = s.series_hists.take() {
         hists.truncate(r.series.len());
-        let ramp = jobs[first_job].spec.ramp;
+        let ramp = t0.map_or(jobs[first_job].spec.ramp, Duration::from_nanos);
         let start = started_unix_ns + ramp.as_nanos() as u64;
         for p in &mut r.series {
             p.unix_s = Some(start as f64 / 1e9 + p.t_s);
@@ -120,9 +122,12 @@ fn slot_result(
     }
     r.fsyncs = s.ends.iter().map(|e| e.fsyncs).sum();
     r.block_sizes = block_size_counts(&s.ends);
+    r.errors = s.ends.iter().map(|e| e.errors).sum();
+    r.first_error = s.ends.iter().find_map(|e| e.first_error.as_ref()).map(|f| fault_info(f, &r.name));
     r.cpu = cpu.usage(&s.ends);
     if let Some(e) = error {
-        if e.job.as_deref() == Some(&r.name) || group_reporting {
+        let in_this = e.job.as_deref().is_some_and(|n| in_slot.iter().any(|&j| jobs[j].spec.name == n));
+        if e.job.as_deref() == Some(&r.name) || (group_reporting && in_this) {
             r.error = Some(e.clone());
         }
     }
@@ -165,11 +170,12 @@ fn trim_series(mut series: Vec<SeriesPoint>, seconds: f64) -> Vec<SeriesPoint> {
 fn attach_device_views(
     results: &mut [JobResult],
     jobs: &[BoundJob],
-    group_reporting: bool,
+    slot_map: &[usize],
     edge0: Option<&Snapshot>,
     edge1: Option<&Snapshot>,
 ) {
-    let watch_of = |i: usize| jobs.get(if group_reporting { 0 } else { i }).and_then(|j| j.watch.as_ref());
+    let first_of = |si: usize| slot_map.iter().position(|&s| s == si).unwrap_or(si);
+    let watch_of = |i: usize| jobs.get(first_of(i)).and_then(|j| j.watch.as_ref());
     let mut ours: BTreeMap<&str, [u64; 4]> = BTreeMap::new();
     for (i, r) in results.iter().enumerate() {
         if let Some(devview::Watch::Device { name, .. }) = watch_of(i) {

@@ -8,14 +8,14 @@ use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
 use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
 use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
-use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerPlan};
+use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;
 use spec::{EngineKind, RwMode};
 use std::os::fd::RawFd;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub(super) struct WorkerSetup {
     /// CPU to pin this worker to (None = let the scheduler place it).
@@ -38,19 +38,32 @@ pub(super) struct WorkerSetup {
     seed: u64,
     /// The job's region (mem engine only).
     mem: Option<Arc<MemRegion>>,
+    /// Start this long after the group (fio `startdelay`).
+    delay: Duration,
+    /// Start once this job of the group (index, its worker count) has finished (fio `wait_for`).
+    wait_job: Option<(usize, usize)>,
 }
 
 /// The workers of a group and how many each report slot has.
 pub(super) struct Layout {
     pub(super) setups: Vec<WorkerSetup>,
     pub(super) slot_workers: Vec<usize>,
+    /// Workers of each job.
+    pub(super) job_workers: Vec<usize>,
 }
 
 impl Layout {
     /// (report slot, slot-local worker) of every worker, in start order.
-    pub(super) fn global_index(&self, group_reporting: bool) -> Vec<(usize, usize)> {
-        let slot_of = |j: usize| if group_reporting { 0 } else { j };
-        self.setups.iter().map(|s| (slot_of(s.plan.job), s.plan.worker)).collect()
+    pub(super) fn global_index(&self, slots: &[usize]) -> Vec<(usize, usize)> {
+        self.setups.iter().map(|s| (slots[s.plan.job], s.plan.worker)).collect()
+    }
+}
+
+/// Workers of a job: psync serves depth with threads, the other engines with one ring each.
+pub(super) fn workers_of(s: &spec::JobSpec) -> (usize, u32) {
+    match s.engine {
+        EngineKind::Psync => ((s.threads * s.qd) as usize, 1u32),
+        _ => (s.threads as usize, s.qd),
     }
 }
 
@@ -58,18 +71,34 @@ impl Layout {
 /// each), the other engines with one ring (or queue) per thread. Workers are pinned
 /// round-robin to the allowed CPUs when `pin`; mem-engine regions are allocated and
 /// touched here, before any worker starts.
-pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Result<Layout> {
-    let slot_of = |j: usize| if group_reporting { 0 } else { j };
-    let nslots = if group_reporting { 1.min(jobs.len()) } else { jobs.len() };
+pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<Layout> {
+    let slot_of = |j: usize| slots[j];
+    let nslots = slots.iter().max().map_or(0, |m| m + 1);
     let mut setups = Vec::new();
+    let mut job_workers = Vec::with_capacity(jobs.len());
     let cpus = if pin { super::allowed_cpus() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
     let regions = crate::io::mem::job_regions(jobs)?;
     for (ji, j) in jobs.iter().enumerate() {
         let s = &j.spec;
-        let (workers, depth) = match s.engine {
-            EngineKind::Psync => ((s.threads * s.qd) as usize, 1u32),
-            _ => (s.threads as usize, s.qd),
+        let (workers, depth) = workers_of(s);
+        job_workers.push(workers);
+        // fio's wait_for: a job earlier in this group (one of an earlier group has finished).
+        let wait_job = s.flow.wait_for.as_ref().and_then(|name| {
+            jobs[..ji].iter().position(|o| o.spec.name == *name).map(|k| (k, workers_of(&jobs[k].spec).0))
+        });
+        let log_avg_ns = s.flow.logs.as_ref().map_or(0, |l| l.avg_ms.saturating_mul(1_000_000));
+        let log_capacity = if log_avg_ns > 0 && !s.runtime.is_zero() {
+            ((s.runtime.as_nanos() as u64 / log_avg_ns) as usize + 1).min(1 << 20)
+        } else {
+            0
+        };
+        let flow = WorkerFlow {
+            poisson: s.flow.rate_process == spec::RateProcess::Poisson,
+            continue_on: s.flow.continue_on_error,
+            log_avg_ns,
+            log_capacity,
+            start_ns: 0,
         };
         // Not time-based: the job moves its region once (or `io_bytes`), `loops` times.
         let per_worker_limit = if s.time_based {
@@ -106,6 +135,7 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 split_buffers: is_mixed(s),
                 submit_batch: s.submit_batch.max(1),
                 verify: j.verify.clone(),
+                flow,
             };
             slot_workers[slot_of(ji)] += 1;
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
@@ -127,10 +157,12 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 job_worker: gen_worker,
                 seed: s.seed,
                 mem: regions[ji].clone(),
+                delay: Duration::from_millis(s.flow.start_delay_ms),
+                wait_job,
             });
         }
     }
-    Ok(Layout { setups, slot_workers })
+    Ok(Layout { setups, slot_workers, job_workers })
 }
 
 fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool) -> BackendConfig {
@@ -185,6 +217,11 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
 struct Start<'a> {
     job: usize,
     worker: usize,
+    job_worker: usize,
+    delay: Duration,
+    wait_job: Option<(usize, usize)>,
+    /// Workers of each job of the group that have finished.
+    finished: &'a [AtomicUsize],
     ctl: &'a RunControl,
     tx: &'a Sender<Msg>,
     barrier: &'a Barrier,
@@ -199,7 +236,26 @@ impl Start<'_> {
         self.barrier.wait();
         self.barrier.wait();
         let end = WorkerEnd { setup_error: Some(message), setup_error_usage: usage, ..Default::default() };
+        self.finished[self.job].fetch_add(1, Ordering::Release);
         let _ = self.tx.send(Msg::Done { job: self.job, worker: self.worker, end: Box::new(end) });
+    }
+
+    /// fio's startdelay and wait_for: wait until this worker may start (or the group stops);
+    /// returns how long after the group's start that is.
+    fn wait_to_start(&self, t_start: Instant) -> Duration {
+        const POLL: Duration = Duration::from_millis(5);
+        loop {
+            let now = t_start.elapsed();
+            if self.ctl.stop.load(Ordering::Relaxed) {
+                return now;
+            }
+            let waited_for = self.wait_job.is_none_or(|(k, n)| self.finished[k].load(Ordering::Acquire) >= n);
+            if waited_for && now >= self.delay {
+                return now;
+            }
+            let left = if waited_for { self.delay.saturating_sub(now) } else { POLL };
+            std::thread::sleep(left.min(POLL));
+        }
     }
 
     /// Run the worker loop on `backend` once everyone has started, then report how it ended.
@@ -216,10 +272,27 @@ impl Start<'_> {
         if let Some(t) = self.start.get() {
             plan.t_start = *t;
         }
-        let end = worker::run(&plan, &mut backend, pool, gen, ch);
+        if !self.delay.is_zero() || self.wait_job.is_some() {
+            // The job's own clock starts when it may: its ramp and measured window follow.
+            let started = self.wait_to_start(plan.t_start);
+            plan.ramp_ns = plan.ramp_ns.saturating_add(started.as_nanos() as u64);
+            plan.flow.start_ns = started.as_nanos() as u64;
+        }
+        let mut end = worker::run(&plan, &mut backend, pool, gen, ch);
+        end.job_worker = self.job_worker;
         drop(backend); // unregister buffers before the pool goes away
+        self.finished[self.job].fetch_add(1, Ordering::Release);
         let _ = self.tx.send(Msg::Done { job: self.job, worker: self.worker, end: Box::new(end) });
     }
+}
+
+/// What the workers of a group share: the start barrier, the start time, and how many workers
+/// of each job have finished.
+#[derive(Clone, Copy)]
+pub(super) struct Meet<'a> {
+    pub(super) barrier: &'a Barrier,
+    pub(super) start: &'a OnceLock<Instant>,
+    pub(super) finished: &'a [AtomicUsize],
 }
 
 /// The body of one worker thread.
@@ -229,13 +302,24 @@ pub(super) fn worker_thread(
     tx: Sender<Msg>,
     recycle: mpsc::Receiver<Box<Interval>>,
     live: Arc<Live>,
-    barrier: &Barrier,
-    start: &OnceLock<Instant>,
+    meet: Meet<'_>,
 ) {
+    let Meet { barrier, start, finished } = meet;
     if let Some(cpu) = setup.cpu {
         pin_current_thread(cpu);
     }
-    let s = Start { job: setup.plan.job, worker: setup.plan.worker, ctl, tx: &tx, barrier, start };
+    let s = Start {
+        job: setup.plan.job,
+        worker: setup.plan.worker,
+        job_worker: setup.job_worker,
+        delay: setup.delay,
+        wait_job: setup.wait_job,
+        finished,
+        ctl,
+        tx: &tx,
+        barrier,
+        start,
+    };
     let (mut pool, mut gen) = match prepare(&setup) {
         Ok(v) => v,
         Err((m, u)) => return s.fail(m, u),

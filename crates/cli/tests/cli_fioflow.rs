@@ -1,0 +1,292 @@
+//! fio's run-flow options in job files, on the null engine: when jobs start and stop
+//! (`startdelay`, `wait_for`, `new_group`, `exitall`, steady state), errors (`continue_on_error`),
+//! rates (`rate`, `rate_process`, `rate_iops_min`) and fio's log files. Each test measures the
+//! effect from the result document or the files written.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+
+const GLOBAL: &str = "[global]\nioengine=null\nsize=64m\ntime_based\n";
+
+fn write_job(dir: &Path, text: &str) {
+    std::fs::write(dir.join("jobs.fio"), format!("{GLOBAL}{text}")).expect("write the job file");
+}
+
+fn run_file(dir: &Path, text: &str) -> Value {
+    write_job(dir, text);
+    run_json(dm_in(dir).args(["run", "jobs.fio"]))
+}
+
+fn by_name<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    results(doc).iter().find(|r| r["name"] == name).unwrap_or_else(|| panic!("no result {name}: {doc}"))
+}
+
+fn read_ops(r: &Value) -> u64 {
+    u64_at(&r["read"], "ops")
+}
+
+#[test]
+fn new_group_starts_a_reporting_group_not_a_stonewall() {
+    let dir = tempdir();
+    let t = std::time::Instant::now();
+    let doc = run_file(dir.path(), "rate_iops=1000\nruntime=500ms\ngroup_reporting\n[a]\n[b]\n[c]\nnew_group\n[d]\n");
+    // One run group (all four run together, ~0.5 s), reported as two merged reporting groups.
+    assert!(t.elapsed() < std::time::Duration::from_millis(1500), "{:?}", t.elapsed());
+    assert_eq!(result_names(&doc), ["a", "c"]);
+    for n in ["a", "c"] {
+        let r = by_name(&doc, n);
+        assert_eq!(u64_at(&r["spec"], "threads"), 2);
+        assert!(read_ops(r).abs_diff(1000) <= 20, "two jobs × 500 I/Os: {}", read_ops(r));
+    }
+}
+
+#[test]
+fn startdelay_and_wait_for_start_jobs_late() {
+    let dir = tempdir();
+    let doc = run_file(
+        dir.path(),
+        "rate_iops=1000\n\
+         [a]\nruntime=800ms\n\
+         [b]\nruntime=400ms\nstartdelay=300ms\n\
+         [c]\nruntime=300ms\nwait_for=a\n",
+    );
+    assert_eq!(result_names(&doc), ["a", "b", "c"]);
+    let start = |n: &str| by_name(&doc, n)["start_s"].as_f64();
+    assert_eq!(start("a"), None, "[a] starts with the group");
+    let b = start("b").expect("b starts late");
+    assert!((0.30..0.40).contains(&b), "startdelay=300ms: {b}");
+    let c = start("c").expect("c starts late");
+    assert!((0.80..0.95).contains(&c), "wait_for=a: [c] starts when [a] (800 ms) has finished: {c}");
+    // Each job still runs its own runtime at 1000 IOPS once started.
+    for (n, ms) in [("a", 800), ("b", 400), ("c", 300)] {
+        let ops = read_ops(by_name(&doc, n));
+        assert!(ops.abs_diff(ms) <= 15, "[{n}] moved {ops} I/Os in {ms} ms at 1000 IOPS");
+    }
+}
+
+#[test]
+fn wait_for_names_an_earlier_job() {
+    let dir = tempdir();
+    write_job(dir.path(), "runtime=1s\n[a]\nwait_for=b\n[b]\n");
+    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
+    assert!(stderr_of(&o).contains("jobs.fio:7: wait_for=b: no job named b comes before [a]"), "{}", stderr_of(&o));
+}
+
+#[test]
+fn exitall_stops_the_group_when_one_job_ends() {
+    let dir = tempdir();
+    let t = std::time::Instant::now();
+    let doc = run_file(dir.path(), "rate_iops=1000\n[short]\nruntime=300ms\nexitall\n[long]\nruntime=20s\n");
+    assert!(t.elapsed() < std::time::Duration::from_secs(10), "{:?}", t.elapsed());
+    let long = read_ops(by_name(&doc, "long"));
+    assert!((280..=400).contains(&long), "[long] stopped with [short] after ~300 ms: {long} I/Os");
+    assert_eq!(doc["partial"], false, "an exitall stop is no interruption");
+}
+
+#[test]
+fn continue_on_error_counts_and_goes_on() {
+    let dir = tempdir();
+    write_job(dir.path(), "runtime=300ms\nrate_iops=1000\n[j]\ncontinue_on_error=io\n");
+    let o =
+        expect_code(dm_in(dir.path()).env("DISKMETER_NULL_FAULT", "eio@100").args(["run", "jobs.fio", "--json"]), 0);
+    let doc = json_of(&o);
+    let r = by_name(&doc, "j");
+    let (ok, errors) = (read_ops(r), u64_at(r, "errors"));
+    assert_eq!(ok, 100, "the first 100 I/Os succeed");
+    assert!((180..=210).contains(&errors), "every later I/O failed and was counted: {errors}");
+    assert_eq!(r["first_error"]["kind"], "eio");
+    assert!(r["error"].is_null() && doc["error"].is_null(), "{doc}");
+    // continue_on_error=write does not cover reads: the first read error stops the run (exit 1).
+    write_job(dir.path(), "runtime=300ms\nrate_iops=1000\n[j]\ncontinue_on_error=write\nexitall_on_error\n");
+    let o =
+        expect_code(dm_in(dir.path()).env("DISKMETER_NULL_FAULT", "eio@100").args(["run", "jobs.fio", "--json"]), 1);
+    assert_eq!(json_of(&o)["error"]["kind"], "eio");
+}
+
+/// Per-window I/O counts of a log file's direction-0 rows: (times, values).
+fn log_rows(path: &Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            l.split(',').map(|c| c.trim().parse::<u64>().unwrap_or_else(|_| panic!("{l:?} is not ints"))).collect()
+        })
+        .collect()
+}
+
+/// Mean and variance of the per-window counts (`iops` rows × window length). The variance is
+/// the robust one (1.4826 × the median absolute deviation, squared): a stall of the shared
+/// machine that moves a burst of I/Os into the next window does not count.
+fn window_counts(rows: &[Vec<u64>], window_ms: u64) -> (f64, f64) {
+    let xs: Vec<f64> = rows.iter().map(|r| (r[1] * window_ms) as f64 / 1000.0).collect();
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let med = median(&mut xs.clone());
+    let mad = median(&mut xs.iter().map(|x| (x - med).abs()).collect());
+    (mean, (1.4826 * mad).powi(2))
+}
+
+#[test]
+fn rate_and_poisson_hold_the_mean_with_exponential_gaps() {
+    let dir = tempdir();
+    // rate is bytes/s per direction: 8 MiB/s of 4k writes = 2048 IOPS.
+    let doc = run_file(
+        dir.path(),
+        "runtime=4s\nrw=write\nbs=4k\nrate=8m\nwrite_iops_log=x\nlog_avg_msec=100\n\
+         [linear]\n[poisson]\nrate_process=poisson\n",
+    );
+    for n in ["linear", "poisson"] {
+        let iops = f64_at(&by_name(&doc, n)["write"], "iops");
+        assert!((iops / 2048.0 - 1.0).abs() < 0.03, "[{n}] {iops} IOPS for 2048");
+    }
+    // Counts per 100 ms window: a Poisson process has variance = mean (dispersion ≈ 1, the gaps'
+    // coefficient of variation 1); evenly spaced I/Os have almost none (what a busy machine
+    // adds by reaping late moves a few I/Os between windows, for both).
+    let (m_lin, v_lin) = window_counts(&log_rows(&dir.path().join("x_iops.1.log"))[1..], 100);
+    let (m_poi, v_poi) = window_counts(&log_rows(&dir.path().join("x_iops.2.log"))[1..], 100);
+    assert!((m_lin / 204.8 - 1.0).abs() < 0.03 && (m_poi / 204.8 - 1.0).abs() < 0.05, "means {m_lin} {m_poi}");
+    let (d_lin, d_poi) = (v_lin / m_lin, v_poi / m_poi);
+    assert!((0.4..2.0).contains(&d_poi), "poisson dispersion {d_poi}");
+    assert!(d_lin < 0.2, "linear dispersion {d_lin}");
+}
+
+#[test]
+fn rate_iops_min_fails_a_job_below_its_floor() {
+    let dir = tempdir();
+    write_job(dir.path(), "runtime=2s\n[slow]\nrate_iops=200\nrate_iops_min=500\n");
+    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio", "--json"]), 1);
+    let doc = json_of(&o);
+    assert_eq!(doc["error"]["kind"], "rate-min", "{doc}");
+    assert!(warning_codes(&doc).contains(&"rate-min-not-met".to_string()));
+    assert_eq!(results(&doc)[0]["error"]["kind"], "rate-min");
+    // Above the floor: no error.
+    run_file(dir.path(), "runtime=2s\n[ok]\nrate_iops=1000\nrate_iops_min=500\nratecycle=1000\n");
+}
+
+#[test]
+fn fio_logs_have_fios_names_columns_and_steps() {
+    let dir = tempdir();
+    let d = dir.path();
+    let job = "runtime=1s\nrw=randrw\nbs=4k\nrate_iops=2000,1000\n\
+               write_bw_log=nm\nwrite_lat_log=nm\nwrite_iops_log=nm\nlog_avg_msec=100\n[j1]\nnumjobs=2\n[j2]\n";
+    let doc = run_file(d, job);
+    let mut want: Vec<String> = Vec::new();
+    for t in ["bw", "clat", "iops", "lat", "slat"] {
+        for n in 1..=3 {
+            want.push(format!("nm_{t}.{n}.log"));
+        }
+    }
+    want.push("jobs.fio".into());
+    want.sort();
+    assert_eq!(entries(d), want, "fio numbers the threads of the file from 1");
+    let files = by_name(&doc, "j1")["log_files"].as_array().expect("log_files").len();
+    assert_eq!(files, 10, "j1's two threads × five logs");
+
+    let bw = log_rows(&d.join("nm_bw.3.log"));
+    assert!(bw.iter().all(|r| r.len() == 5 && r[3] == 0 && r[4] == 0), "time, value, dir, bs 0, offset 0");
+    let reads: Vec<&Vec<u64>> = bw.iter().filter(|r| r[2] == 0).collect();
+    let times: Vec<u64> = reads.iter().map(|r| r[0]).collect();
+    assert_eq!(times, (1..=10).map(|i| i * 100).collect::<Vec<u64>>(), "a row per 100 ms window");
+    // The log's mean read bandwidth (KiB/s) is the result's (MB/s) within a few %.
+    let log_kib = reads.iter().map(|r| r[1] as f64).sum::<f64>() / reads.len() as f64;
+    let result_kib = f64_at(&by_name(&doc, "j2")["read"], "mb_s") * 1e6 / 1024.0;
+    assert!((log_kib / result_kib - 1.0).abs() < 0.03, "log {log_kib} KiB/s, result {result_kib}");
+    // Each direction at its own rate, as fio paces them: 2000 reads and 1000 writes a second.
+    let iops = log_rows(&d.join("nm_iops.3.log"));
+    let mean = |dir: u64| {
+        let v: Vec<f64> = iops.iter().filter(|r| r[2] == dir).map(|r| r[1] as f64).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    assert!((mean(0) / 2000.0 - 1.0).abs() < 0.05 && (mean(1) / 1000.0 - 1.0).abs() < 0.05);
+    let lat = log_rows(&d.join("nm_lat.1.log"));
+    assert!(!lat.is_empty() && lat.iter().all(|r| r[1] > 0), "mean latencies in ns");
+    assert_eq!(std::fs::read_to_string(d.join("nm_slat.1.log")).expect("slat"), "", "no submission latency");
+    assert!(warning_codes(&doc).contains(&"rate-sets-mix".to_string()), "{}", doc["warnings"]);
+
+    // fio itself, on the same job: the same files, the same columns.
+    let Some(fio) = find_tool("fio") else {
+        return skip_note("fio is not installed: the log format is not compared with fio's");
+    };
+    let fdir = tempdir();
+    std::fs::write(fdir.path().join("jobs.fio"), format!("{GLOBAL}{job}")).expect("job");
+    let o = std::process::Command::new(fio)
+        .current_dir(fdir.path())
+        .args(["jobs.fio", "--output=/dev/null"])
+        .output()
+        .expect("run fio");
+    assert!(o.status.success(), "fio: {}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(entries(fdir.path()), want, "fio writes the same files");
+    let theirs = log_rows(&fdir.path().join("nm_bw.3.log"));
+    assert!(theirs.iter().all(|r| r.len() == bw[0].len()), "same number of columns as fio");
+    let first = theirs.iter().find(|r| r[2] == 0).map_or(0, |r| r[0]);
+    assert!((100..200).contains(&first), "fio's first window ends after 100 ms too (fio stamps it late): {first}");
+}
+
+#[test]
+fn fio_logs_need_log_avg_msec() {
+    let dir = tempdir();
+    write_job(dir.path(), "runtime=1s\n[j]\nwrite_bw_log=x\n");
+    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
+    assert!(stderr_of(&o).contains("jobs.fio:7: fio logs need log_avg_msec=N"), "{}", stderr_of(&o));
+    assert_eq!(entries(dir.path()), ["jobs.fio"]);
+}
+
+#[test]
+fn steady_state_ends_a_steady_job_and_reports_one_that_is_not() {
+    let dir = tempdir();
+    let t = std::time::Instant::now();
+    let doc = run_file(dir.path(), "runtime=30s\nrate_iops=1000\n[steady]\nss=iops:5%\nss_dur=2s\nss_ramp=1s\n");
+    assert!(t.elapsed() < std::time::Duration::from_secs(15), "ended early: {:?}", t.elapsed());
+    let r = by_name(&doc, "steady");
+    let ss = &r["steadystate"];
+    assert_eq!((ss["attained"].as_bool(), ss["criterion"].as_str()), (Some(true), Some("iops:5%")));
+    assert_eq!(ss["attained_at_s"].as_f64(), Some(3.0), "ss_ramp 1 s + ss_dur 2 s");
+    let secs = u64_at(&r["read"], "ops") as f64 / 1000.0;
+    // The window of the last second is passed on once the worker has moved past it: the job
+    // ends within a second after fio's would.
+    assert!((2.9..4.3).contains(&secs), "the job ran 3 to 4 s, not 30: {secs}");
+    assert_eq!(doc["partial"], false);
+
+    // A limit of 0 % can never be met: the job runs its whole runtime and says so.
+    let doc = run_file(dir.path(), "runtime=2s\nrate_iops=1000\n[never]\nss=iops_slope:0%\nss_dur=1s\n");
+    let r = by_name(&doc, "never");
+    assert_eq!(r["steadystate"]["attained"], false);
+    assert!(r["steadystate"]["attained_at_s"].is_null());
+    assert!(read_ops(r).abs_diff(2000) <= 10, "ran the full 2 s: {}", read_ops(r));
+}
+
+#[test]
+fn offload_runs_inline_with_a_note() {
+    let dir = tempdir();
+    let doc = run_file(dir.path(), "runtime=200ms\n[j]\nio_submit_mode=offload\nthread\n");
+    assert!(warning_codes(&doc).contains(&"submit-inline".to_string()), "{}", doc["warnings"]);
+}
+
+#[test]
+fn latency_target_runs_as_the_sla_search() {
+    let dir = tempdir();
+    let doc =
+        run_file(dir.path(), "runtime=1s\n[j]\nrw=randread\niodepth=8\nlatency_target=1ms\nlatency_percentile=99\n");
+    assert_eq!(doc["command"], "sla", "the job ran as sla: {}", doc["warnings"]);
+    assert!(warning_codes(&doc).contains(&"latency-target-as-sla".to_string()), "{}", doc["warnings"]);
+    let sla = &doc["sla"];
+    assert_eq!(u64_at(sla, "latency_ns"), 1_000_000);
+    let best = &sla["best"];
+    assert!(best["feasible"].as_bool() == Some(true) && f64_at(best, "metric_ns") < 1e6, "{best}");
+    // fio searches the depth up to iodepth: no point beyond 8 in flight.
+    let qds: Vec<u64> = sla["points"].as_array().expect("points").iter().map(|p| u64_at(p, "qd")).collect();
+    assert!(!qds.is_empty() && qds.iter().all(|&q| q <= 8), "{qds:?}");
+    // Only on its own: with another job it is refused.
+    write_job(dir.path(), "runtime=1s\n[j]\nlatency_target=1ms\n[k]\n");
+    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
+    assert!(
+        stderr_of(&o).contains("latency_target in job [j] runs the job as diskmeter's sla search"),
+        "{}",
+        stderr_of(&o)
+    );
+}
