@@ -160,6 +160,7 @@ const SUPPORTED: &[&str] = &[
     "size",
     "offset",
     "runtime",
+    "timeout",
     "time_based",
     "ramp_time",
     "direct",
@@ -1006,7 +1007,7 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             }
             s.lines.insert(Field::Offset, line);
         }
-        "runtime" => {
+        "runtime" | "timeout" => {
             s.job.runtime = parse_duration(key, need(key, value, "30s")?, TimeUnit::Seconds).map_err(sv)?;
             s.lines.insert(Field::Runtime, line);
         }

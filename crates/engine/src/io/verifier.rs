@@ -446,3 +446,118 @@ fn unix_ns() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    const K: u64 = 4096;
+
+    fn job(chunks: u64) -> VerifyJob {
+        VerifyJob::new(0, "j", CheckKind::Crc32c, Vec::new(), K, 7, 11, 0, chunks * K)
+    }
+
+    #[test]
+    fn a_chunk_in_use_cannot_be_claimed_again() {
+        let v = job(8);
+        let mut buf = vec![0u8; 2 * K as usize];
+        assert!(v.begin_write(&mut buf, 0, 0));
+        assert!(!v.begin_write(&mut buf, K, 0), "chunk 1 is being written");
+        assert!(!v.begin_read(K, K), "nor read while it is written");
+        assert!(v.begin_read(2 * K, K), "chunk 2 is free");
+        assert!(!v.begin_write(&mut buf, 2 * K, 0), "chunk 2 is being read");
+        v.end_write(0, 2 * K, true);
+        assert_eq!(v.snapshot()[..3], [1, 1, 0], "generation 1 acknowledged, the read left out of the snapshot");
+        assert_eq!(v.chunks_written.load(Ordering::Relaxed), 2);
+        // Seven reads of one chunk at most.
+        for _ in 0..6 {
+            assert!(v.begin_read(2 * K, K));
+        }
+        assert!(!v.begin_read(2 * K, K));
+        // Misaligned or outside: never claimed for a write.
+        assert!(!v.begin_write(&mut buf[..K as usize], 100, 0));
+        assert!(!v.begin_write(&mut buf[..K as usize], 8 * K, 0));
+    }
+
+    #[test]
+    fn a_failed_write_leaves_its_chunks_uncertain_and_either_generation_passes() {
+        let v = job(2);
+        let mut first = vec![0u8; K as usize];
+        assert!(v.begin_write(&mut first, 0, 0));
+        v.end_write(0, K, true);
+        let mut second = vec![0u8; K as usize];
+        assert!(v.begin_write(&mut second, 0, 0));
+        v.end_write(0, K, false);
+        assert_eq!(v.snapshot()[0], 2 | WRITING);
+        // The device holds the first generation, or the second: both pass, nothing recorded.
+        assert!(v.check_one(&first, 0, FoundBy::After));
+        assert!(v.check_one(&second, 0, FoundBy::After));
+        assert!(!v.failed());
+    }
+
+    #[test]
+    fn reads_check_written_chunks_and_record_what_fails() {
+        let v = job(4);
+        let mut buf = vec![0u8; 2 * K as usize];
+        assert!(v.begin_write(&mut buf, K, 3));
+        v.end_write(K, 2 * K, true);
+        assert!(v.begin_read(K, 2 * K));
+        assert!(!v.end_read(&buf, K, true), "what was written reads back");
+        assert_eq!(v.checked_inline.load(Ordering::Relaxed), 2);
+        buf[K as usize + 500] ^= 0x10;
+        assert!(v.begin_read(K, 2 * K));
+        assert!(v.end_read(&buf, K, true), "a flipped bit in the second chunk");
+        let (list, total) = v.failures();
+        assert_eq!(total, 1);
+        assert_eq!((list[0].kind.as_str(), list[0].offset, list[0].found_by.as_str()), ("corrupt", 2 * K, "read"));
+        // Unwritten chunks are not checked by reads.
+        assert!(v.begin_read(3 * K, K));
+        assert!(!v.end_read(&vec![0u8; K as usize], 3 * K, true));
+    }
+
+    #[test]
+    fn the_read_back_reads_only_written_chunks_and_stops_when_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        let mut img = vec![0u8; 64 * K as usize];
+        let mut v = job(64);
+        v.fatal = true;
+        for c in [3u64, 4, 40] {
+            let at = (c * K) as usize;
+            assert!(v.begin_write(&mut img[at..at + K as usize], c * K, 0));
+            v.end_write(c * K, K, true);
+        }
+        std::fs::write(&path, &img).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let stop = AtomicBool::new(false);
+        let rb = v.read_back(f.as_raw_fd(), &stop);
+        assert!(rb.complete && rb.error.is_none());
+        assert_eq!((rb.checked, rb.bytes), (3, 3 * K));
+        // Zero chunk 4: the fatal read-back stops there.
+        img[(4 * K) as usize..(5 * K) as usize].fill(0);
+        std::fs::write(&path, &img).unwrap();
+        let rb = v.read_back(f.as_raw_fd(), &stop);
+        assert!(!rb.complete);
+        assert_eq!(rb.checked, 2);
+        assert_eq!(v.failures().0[0].kind, "zeroed");
+    }
+
+    #[test]
+    fn a_loaded_state_counts_newer_chunks_apart() {
+        let mut v = job(2);
+        let mut buf = vec![0u8; K as usize];
+        // Written twice; the state saved after the first write.
+        assert!(v.begin_write(&mut buf, 0, 0));
+        v.end_write(0, K, true);
+        let saved = v.snapshot();
+        assert!(v.begin_write(&mut buf, 0, 0));
+        v.end_write(0, K, true);
+        v.load_generations(&saved);
+        assert!(v.loaded);
+        assert!(v.check_one(&buf, 0, FoundBy::After), "generation 2 against a state of 1: newer");
+        assert_eq!(v.newer.load(Ordering::Relaxed), 1);
+        assert!(!v.failed());
+    }
+}
