@@ -122,3 +122,85 @@ pub(crate) fn csv(doc: &ResultDoc) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stats::HostInfo;
+
+    fn failure(kind: &str, offset: u64, expected: u32, found: Option<u32>, detail: &str) -> VerifyFailure {
+        VerifyFailure {
+            job: "w".into(),
+            offset,
+            len: 4096,
+            kind: kind.into(),
+            found_by: "after".into(),
+            expected_generation: expected,
+            found_generation: found,
+            found_offset: found.map(|_| offset),
+            detail: detail.into(),
+            first_difference: Some(24),
+            hexdump: vec![
+                format!(
+                    "exp {:010x}: 02 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  |................|",
+                    offset + 16
+                ),
+                format!(
+                    "got {:010x}: 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00  |................|",
+                    offset + 16
+                ),
+            ],
+        }
+    }
+
+    fn doc(failures: Vec<VerifyFailure>) -> ResultDoc {
+        let mut d = ResultDoc::new("run", "2026-11-24T12:00:00Z", HostInfo::default());
+        let mut v = VerifyResult {
+            kind: "crc32c".into(),
+            interval: 4096,
+            run_id: "00c0ffee00c0ffee".into(),
+            chunks_written: 51_200,
+            checked_inline: 12_004,
+            checked_after: 25_600,
+            after_seconds: 0.25,
+            after_mb_s: 419.4,
+            complete: true,
+            ..VerifyResult::default()
+        };
+        for f in failures {
+            v.add_failure(f);
+        }
+        v.sort();
+        d.verify = Some(v);
+        d
+    }
+
+    fn failed() -> ResultDoc {
+        doc(vec![
+            failure(
+                "torn",
+                65_536,
+                2,
+                Some(2),
+                "torn at 65536: sectors 0-3 generation 2, sectors 4-7 generation 1 (expected 2)",
+            ),
+            failure("stale", 4096, 2, Some(1), "stale at 4096: generation 1 found, 2 expected (a write was lost)"),
+        ])
+    }
+
+    #[test]
+    fn human_text_of_a_clean_and_a_failed_check() {
+        insta::assert_snapshot!(format!("{}---\n{}", human(&doc(Vec::new())), human(&failed())));
+    }
+
+    #[test]
+    fn markdown_and_csv_list_every_failure() {
+        insta::assert_snapshot!(format!("{}---\n{}", markdown(&failed()), csv(&failed())));
+    }
+
+    #[test]
+    fn no_section_no_text() {
+        let d = ResultDoc::new("run", "2026-11-24T12:00:00Z", HostInfo::default());
+        assert_eq!((human(&d), markdown(&d), csv(&d)), (String::new(), String::new(), String::new()));
+    }
+}
