@@ -228,6 +228,30 @@ fn fio_logs_have_fios_names_columns_and_steps() {
 }
 
 #[test]
+fn per_job_logs_0_gathers_the_threads_in_one_file_and_the_text_says_what_happened() {
+    let dir = tempdir();
+    write_job(
+        dir.path(),
+        "runtime=1s\nrate_iops=1000\nwrite_bw_log=b\nlog_avg_msec=250\nper_job_logs=0\ncontinue_on_error=all\n\
+         [a]\nnumjobs=2\n[late]\nstartdelay=200ms\n",
+    );
+    let o = expect_code(dm_in(dir.path()).env("DISKMETER_NULL_FAULT", "eio@500").args(["run", "jobs.fio"]), 0);
+    assert_eq!(entries(dir.path()), ["b_bw.log", "jobs.fio"]);
+    let rows = log_rows(&dir.path().join("b_bw.log"));
+    // Three fio threads, four 250 ms windows each (the late one's after its start), one file.
+    assert_eq!(rows.len(), 12, "{rows:?}");
+    // Each worker's I/Os fail from the 500th on (counted, not moved): 4000 KiB/s (1000 IOPS of
+    // 4 KiB) in the first two windows, nothing in the last.
+    let firsts: Vec<u64> = rows.iter().filter(|r| r[0] == 250).map(|r| r[1]).collect();
+    let lasts: Vec<u64> = rows.iter().filter(|r| r[0] == 1000).map(|r| r[1]).collect();
+    assert_eq!((firsts, lasts), (vec![4000; 3], vec![0; 3]), "{rows:?}");
+    let text = stdout_of(&o);
+    assert!(text.contains("started 0.2") && text.contains("after its group"), "{text}");
+    assert!(text.contains("fio logs: b_bw.log"), "{text}");
+    assert!(text.contains("I/O errors counted and gone on after (continue_on_error)"), "{text}");
+}
+
+#[test]
 fn fio_logs_need_log_avg_msec() {
     let dir = tempdir();
     write_job(dir.path(), "runtime=1s\n[j]\nwrite_bw_log=x\n");
