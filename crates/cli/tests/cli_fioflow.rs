@@ -252,6 +252,37 @@ fn per_job_logs_0_gathers_the_threads_in_one_file_and_the_text_says_what_happene
 }
 
 #[test]
+fn fio2gnuplot_reads_the_bw_log() {
+    let Some(tool) = find_tool("fio2gnuplot") else {
+        return skip_note("fio2gnuplot is not installed: the bw log is not parsed by it");
+    };
+    let dir = tempdir();
+    let doc = run_file(dir.path(), "runtime=2s\nrate_iops=1000\n[j]\nwrite_bw_log=nm\nlog_avg_msec=250\n");
+    let out = dir.path().join("plots");
+    let o = std::process::Command::new(tool)
+        .current_dir(dir.path())
+        .args(["-b", "-d"])
+        .arg(&out)
+        .output()
+        .expect("run fio2gnuplot");
+    let said = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert!(said.contains("nm_bw.1.log"), "fio2gnuplot found the per-job log: {said}");
+    // Its time column steps by 0.25 s, and its average is the result's bandwidth.
+    let temp = std::fs::read_to_string(out.join("gnuplot_temp_file.0")).expect("fio2gnuplot's data");
+    let times: Vec<f64> = temp
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().nth(1).and_then(|t| t.parse().ok()).expect("a time"))
+        .collect();
+    assert_eq!(times, (1..=8).map(|i| f64::from(i) * 0.25).collect::<Vec<f64>>());
+    let global = std::fs::read_to_string(out.join("result.global")).expect("fio2gnuplot's summary");
+    let avg: f64 =
+        global.lines().find_map(|l| l.strip_prefix("avg=")).and_then(|v| v.trim().parse().ok()).expect("avg=");
+    let result_kib = f64_at(&by_name(&doc, "j")["read"], "mb_s") * 1e6 / 1024.0;
+    assert!((avg / result_kib - 1.0).abs() < 0.03, "fio2gnuplot {avg} KiB/s, result {result_kib}");
+}
+
+#[test]
 fn fio_logs_need_log_avg_msec() {
     let dir = tempdir();
     write_job(dir.path(), "runtime=1s\n[j]\nwrite_bw_log=x\n");
