@@ -283,6 +283,20 @@ fn fio2gnuplot_reads_the_bw_log() {
 }
 
 #[test]
+fn a_foreign_file_in_a_logs_place_is_kept_without_force() {
+    let dir = tempdir();
+    std::fs::write(dir.path().join("nm_iops.1.log"), "1, 2, 0, 0, 0\n").expect("foreign file");
+    write_job(dir.path(), "runtime=200ms\n[j]\nwrite_iops_log=nm\nlog_avg_msec=100\n");
+    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
+    assert!(stderr_of(&o).contains("write_iops_log nm_iops.1.log already exists"), "{}", stderr_of(&o));
+    assert_eq!(std::fs::read_to_string(dir.path().join("nm_iops.1.log")).expect("kept"), "1, 2, 0, 0, 0\n");
+    // --force replaces it; a second run replaces diskmeter's own log without it.
+    expect_code(dm_in(dir.path()).args(["run", "jobs.fio", "--force"]), 0);
+    expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 0);
+    assert_eq!(log_rows(&dir.path().join("nm_iops.1.log")).len(), 2);
+}
+
+#[test]
 fn fio_logs_need_log_avg_msec() {
     let dir = tempdir();
     write_job(dir.path(), "runtime=1s\n[j]\nwrite_bw_log=x\n");
