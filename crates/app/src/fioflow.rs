@@ -301,9 +301,14 @@ impl LogFiles {
             let mut b = Vec::new();
             for j in &g.jobs {
                 b.push(next);
-                for (p, _, _) in names(j, next) {
+                for (p, _, kind) in names(j, next) {
                     if let std::collections::btree_map::Entry::Vacant(e) = outputs.entry(p) {
-                        let out = files::output::plan(e.key(), "write_*_log", force).map_err(Error::from)?;
+                        let option = match kind {
+                            LogKind::Bw => "write_bw_log",
+                            LogKind::Iops => "write_iops_log",
+                            LogKind::Lat | LogKind::Slat => "write_lat_log",
+                        };
+                        let out = files::output::plan(e.key(), option, force).map_err(Error::from)?;
                         e.insert(out);
                     }
                 }

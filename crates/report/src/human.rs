@@ -177,8 +177,35 @@ fn run_result(r: &JobResult, out: &mut String) {
         let _ = write!(extra, " · {} fsyncs", fmt::group(r.fsyncs));
     }
     line(out, extra);
+    flow_lines(r, out);
     if let Some(v) = &r.device_view {
         text(out, "  ", &v.line());
+    }
+}
+
+/// What fio's run-flow options did to a job: a late start, errors gone on after, the
+/// steady-state check, the log files.
+fn flow_lines(r: &JobResult, out: &mut String) {
+    if let Some(s) = r.start_s {
+        line(out, format!("  started {s:.2} s after its group"));
+    }
+    if r.errors > 0 {
+        let first = r.first_error.as_ref().map(|e| format!("; the first: {}", e.message)).unwrap_or_default();
+        text(
+            out,
+            "  ",
+            &format!("{} I/O errors counted and gone on after (continue_on_error){first}", fmt::group(r.errors)),
+        );
+    }
+    if let Some(ss) = &r.steadystate {
+        let what = match ss.attained_at_s {
+            Some(t) if ss.attained => format!("attained after {t:.0} s of the measured window"),
+            _ => "not attained".to_string(),
+        };
+        line(out, format!("  steady state {}: {what}", ss.criterion));
+    }
+    if !r.log_files.is_empty() {
+        text(out, "  ", &format!("fio logs: {}", r.log_files.join(", ")));
     }
 }
 

@@ -67,7 +67,8 @@ impl Slot {
         acc.write_bytes += iv.write_bytes;
     }
 
-    /// Finalise every interval that all live workers have moved past.
+    /// Finalise every interval that all live workers have sent (a worker sends each second once,
+    /// in order, when it is over: that second is then complete for it).
     pub(super) fn finalize(
         &mut self,
         force: bool,
@@ -77,7 +78,7 @@ impl Slot {
         let horizon =
             (0..self.workers).filter(|&w| !self.done[w]).map(|w| self.last_index[w]).min().unwrap_or(i64::MAX);
         while let Some(front) = self.pending.front() {
-            if !force && front.index >= horizon {
+            if !force && front.index > horizon {
                 break;
             }
             let Some(iv) = self.pending.pop_front() else { break };
@@ -466,28 +467,32 @@ mod tests {
     }
 
     #[test]
-    fn a_window_is_final_once_every_live_worker_has_moved_past_it() {
+    fn a_window_is_final_once_every_live_worker_has_sent_it() {
         let mut s = Slot::new(2, false);
         let mut spare = Vec::new();
         let mut seen = Vec::new();
-        // Both workers sent second 0, only worker 0 has gone on: second 0 is not final yet.
+        // Only worker 0 sent second 0 (and 1): second 0 is not final yet.
         send(&mut s, &mut spare, &mut seen, 0, interval(0, 3));
-        send(&mut s, &mut spare, &mut seen, 1, interval(0, 4));
         send(&mut s, &mut spare, &mut seen, 0, interval(1, 5));
         assert_eq!(seen, []);
-        // Worker 1 moves on too: second 0 is merged and passed on.
-        send(&mut s, &mut spare, &mut seen, 1, interval(1, 1));
+        // Worker 1 sends second 0 too: it is merged and passed on at once.
+        send(&mut s, &mut spare, &mut seen, 1, interval(0, 4));
         assert_eq!(seen, [(0, 7)]);
-        // A worker that ends holds nothing back; once both have, second 1 is final.
+        // Worker 1's second 1 completes that one.
+        send(&mut s, &mut spare, &mut seen, 1, interval(1, 1));
+        assert_eq!(seen, [(0, 7), (1, 6)]);
+        // A worker that ends holds nothing back.
+        send(&mut s, &mut spare, &mut seen, 0, interval(2, 2));
+        assert_eq!(seen, [(0, 7), (1, 6)]);
         s.done[1] = true;
         s.finalize(false, &mut spare, &mut |iv| seen.push((iv.index, iv.read.count())));
-        assert_eq!(seen, [(0, 7)]);
+        assert_eq!(seen, [(0, 7), (1, 6), (2, 2)]);
         s.done[0] = true;
         s.finalize(false, &mut spare, &mut |iv| seen.push((iv.index, iv.read.count())));
-        assert_eq!(seen, [(0, 7), (1, 6)]);
-        assert_eq!((s.total_read.count(), s.read_bytes, s.base), (13, 13 * 4096, 2));
-        assert_eq!(s.series.len(), 2);
-        assert_eq!(spare.len(), 2, "finished intervals are kept for reuse");
+        assert_eq!(seen, [(0, 7), (1, 6), (2, 2)]);
+        assert_eq!((s.total_read.count(), s.read_bytes, s.base), (15, 15 * 4096, 3));
+        assert_eq!(s.series.len(), 3);
+        assert!(!spare.is_empty(), "finished intervals are kept for reuse");
     }
 
     #[test]
