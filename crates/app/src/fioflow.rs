@@ -135,6 +135,15 @@ impl SteadyWatch {
                 let v = match s.spec.metric {
                     SsMetric::Iops | SsMetric::IopsSlope => (w.read.count() + w.write.count()) as f64,
                     SsMetric::Bw | SsMetric::BwSlope => (w.read_bytes + w.write_bytes) as f64,
+                    // fio's lat: the second's mean completion latency over both directions.
+                    SsMetric::Lat | SsMetric::LatSlope => {
+                        let n = (w.read.count() + w.write.count()) as f64;
+                        if n == 0.0 {
+                            0.0
+                        } else {
+                            (w.read.mean() * w.read.count() as f64 + w.write.mean() * w.write.count() as f64) / n
+                        }
+                    }
                 };
                 s.add(w.index, v);
             }

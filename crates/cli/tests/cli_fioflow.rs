@@ -358,3 +358,20 @@ fn latency_target_runs_as_the_sla_search() {
         stderr_of(&o)
     );
 }
+
+#[test]
+fn flow_keeps_jobs_in_the_ratio_of_their_weights() {
+    // fio's flow: jobs of one flow_id do I/O in the ratio of their flow weights; another
+    // flow_id is not held back by them.
+    let dir = tempdir();
+    let doc = run_file(
+        dir.path(),
+        "[global]\nioengine=null\nrw=randread\nbs=4k\nsize=64m\nruntime=0.5\ntime_based\nflow_sleep=100\n\
+         [one]\nflow=1\n[three]\nflow=3\n[free]\nflow_id=7\nflow=1\n",
+    );
+    let (one, three, free) =
+        (read_ops(by_name(&doc, "one")), read_ops(by_name(&doc, "three")), read_ops(by_name(&doc, "free")));
+    let ratio = three as f64 / one as f64;
+    assert!((ratio - 3.0).abs() < 0.15, "flow=3 against flow=1: {three} / {one} = {ratio:.3}");
+    assert!(free > three, "a job alone in its flow_id runs unregulated: {free} vs {three}");
+}

@@ -187,6 +187,7 @@ fn bench_worker(c: &mut Criterion) {
                     split_buffers: split,
                     submit_batch: 1,
                     verify: None,
+                    flow_share: None,
                     flow: Default::default(),
                 };
                 let mut gen = OffsetGen::with_lens(

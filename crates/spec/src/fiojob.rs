@@ -161,6 +161,9 @@ const SUPPORTED: &[&str] = &[
     "offset",
     "runtime",
     "timeout",
+    "flow",
+    "flow_id",
+    "flow_sleep",
     "time_based",
     "ramp_time",
     "direct",
@@ -830,11 +833,8 @@ fn parse_ss(key: &str, v: &str) -> Result<(SsMetric, f64, bool), String> {
         "iops_slope" => SsMetric::IopsSlope,
         "bw" => SsMetric::Bw,
         "bw_slope" => SsMetric::BwSlope,
-        "lat" | "lat_slope" => {
-            return Err(format!(
-                "{key}={v}: the latency criteria are not supported; use iops, iops_slope, bw or bw_slope"
-            ))
-        }
+        "lat" => SsMetric::Lat,
+        "lat_slope" => SsMetric::LatSlope,
         _ => return Err(bad()),
     };
     let lim = lim.trim();
@@ -1110,6 +1110,9 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             }
             s.lat_pct = Some(p);
         }
+        "flow" => s.job.flow.flow_weight = uint(key, need(key, value, "2")?, "2")?,
+        "flow_id" => s.job.flow.flow_id = uint(key, need(key, value, "1")?, "1")?,
+        "flow_sleep" => s.job.flow.flow_sleep_us = uint(key, need(key, value, "1000")?, "1000")?,
         "startdelay" => {
             let v = need(key, value, "5s")?;
             let one = |x: &str| -> Result<u64, String> {
@@ -1970,6 +1973,14 @@ mod tests {
         assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::Iops, 20.0, false));
         let ss = one("[s]\nss_dur=3\n").flow.steadystate.unwrap();
         assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::IopsSlope, 0.01, true));
+        // fio's latency criteria: each second's mean completion latency.
+        let ss = one("[s]\nss=lat:5%\nss_dur=3\n").flow.steadystate.unwrap();
+        assert_eq!((ss.metric, ss.pct, ss.metric.is_slope()), (SsMetric::Lat, true, false));
+        assert!(one("[s]\nss=lat_slope:0.1%\nss_dur=3\n").flow.steadystate.unwrap().metric.is_slope());
+
+        // fio's flow control.
+        let f = one("[f]\nflow=3\nflow_id=2\nflow_sleep=500\n").flow;
+        assert_eq!((f.flow_weight, f.flow_id, f.flow_sleep_us), (3, 2, 500));
     }
 
     #[test]
@@ -2032,7 +2043,6 @@ mod tests {
             ("[j]\nstartdelay=5-1\n", 2, "t.fio:2: invalid value for startdelay: \"5-1\" is a range from high to low"),
             ("[j]\nwrite_bw_log=x\nwrite_lat_log\n", 2, "t.fio:2: fio logs need log_avg_msec=N"),
             ("[j]\nss=iops:5%\n", 2, "t.fio:2: steadystate needs a window: add ss_dur=T"),
-            ("[j]\nss=lat:5%\n", 2, "t.fio:2: ss=lat:5%: the latency criteria are not supported"),
             ("[j]\nss=iops\nss_dur=10\n", 2, "t.fio:2: invalid value for ss: \"iops\""),
             ("[j]\nss_dur=1500ms\n", 2, "t.fio:2: invalid value for ss_dur: diskmeter takes one sample a second"),
             ("[j]\nlatency_run=1\n", 2, "t.fio:2: option latency_run is not supported: diskmeter finds the most IOPS under a latency bound with its own search; use latency_target"),

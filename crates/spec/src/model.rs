@@ -516,6 +516,10 @@ pub enum SsMetric {
     IopsSlope,
     Bw,
     BwSlope,
+    /// The mean completion latency of each second (fio `lat`: its maximum deviation).
+    Lat,
+    /// Its least-squares slope (fio `lat_slope`).
+    LatSlope,
 }
 
 impl SsMetric {
@@ -525,10 +529,12 @@ impl SsMetric {
             Self::IopsSlope => "iops_slope",
             Self::Bw => "bw",
             Self::BwSlope => "bw_slope",
+            Self::Lat => "lat",
+            Self::LatSlope => "lat_slope",
         }
     }
     pub fn is_slope(self) -> bool {
-        matches!(self, Self::IopsSlope | Self::BwSlope)
+        matches!(self, Self::IopsSlope | Self::BwSlope | Self::LatSlope)
     }
 }
 
@@ -596,6 +602,16 @@ pub struct JobFlow {
     /// jobs of each reporting group.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub report_group: u32,
+    /// fio `flow`: this job's weight in its flow group; the jobs of a group that share a
+    /// `flow_id` do I/O in the ratio of their weights (0 = not regulated).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flow_weight: u32,
+    /// fio `flow_id`: which flow group (0 = the global one).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub flow_id: u32,
+    /// fio `flow_sleep`: µs a job ahead of its share waits before it tries again.
+    #[serde(default, skip_serializing_if = "is_zero_ms")]
+    pub flow_sleep_us: u64,
 }
 
 impl JobFlow {

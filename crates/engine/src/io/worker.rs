@@ -108,6 +108,24 @@ pub struct LogSample {
     pub lat_ns: [u64; 2],
 }
 
+/// fio's flow control (`flow`, `flow_id`, `flow_sleep`): the I/Os of every worker in one
+/// flow group, and the sum of their weights.
+#[derive(Debug, Default)]
+pub struct FlowGroup {
+    pub ios: AtomicU64,
+    pub total_weight: f64,
+}
+
+/// A worker's place in a [`FlowGroup`].
+#[derive(Debug, Clone)]
+pub struct FlowShare {
+    pub group: Arc<FlowGroup>,
+    /// This worker's weight (its job's `flow` spread over the job's workers).
+    pub weight: f64,
+    /// How long to wait once ahead of its share (fio `flow_sleep`; at least 10 µs here).
+    pub sleep_ns: u64,
+}
+
 /// fio's run-flow switches of a worker (all off by default).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WorkerFlow {
@@ -147,6 +165,8 @@ pub struct WorkerPlan {
     pub submit_batch: u32,
     /// `--verify`: the job's chunk generations; writes are stamped, reads checked.
     pub verify: Option<Arc<VerifyJob>>,
+    /// fio `flow`: this worker's share of its flow group.
+    pub flow_share: Option<FlowShare>,
     pub flow: WorkerFlow,
 }
 
@@ -335,6 +355,8 @@ struct WorkerState<'a> {
     /// Poisson open loop: the next intended issue (ns) and the generator of the gaps.
     due_at: f64,
     gap_rng: u64,
+    /// I/Os this worker counted in its flow group (fio `flow`).
+    flow_ios: u64,
     /// The open log window and when it ends (`u64::MAX`: no logs).
     log_cur: LogSample,
     log_next: u64,
@@ -388,6 +410,7 @@ impl<'a> WorkerState<'a> {
             end: WorkerEnd { log: Vec::with_capacity(plan.flow.log_capacity), ..WorkerEnd::default() },
             due_at: plan.flow.start_ns as f64,
             gap_rng: write_tag ^ 0x706f_6973_736f_6e21,
+            flow_ios: 0,
             log_cur: LogSample::default(),
             log_next: if plan.flow.log_avg_ns > 0 { t0.saturating_add(plan.flow.log_avg_ns) } else { u64::MAX },
         }
@@ -500,7 +523,18 @@ impl<'a> WorkerState<'a> {
                 Due::Now(t) => t,
                 Due::Later(t) => return t,
             };
+            if let Some(f) = &self.plan.flow_share {
+                // fio's flow control: ahead of its share of the group's I/Os, the worker waits.
+                let all = f.group.ios.load(Ordering::Relaxed);
+                if all > 0 && self.flow_ios as f64 / all as f64 > f.weight / f.group.total_weight {
+                    return now + f.sleep_ns;
+                }
+            }
             let Some(slot) = self.free.pop() else { break };
+            if let Some(f) = &self.plan.flow_share {
+                f.group.ios.fetch_add(1, Ordering::Relaxed);
+                self.flow_ios += 1;
+            }
             self.due_i += 1;
             if let (true, Some(p)) = (self.plan.flow.poisson, self.period) {
                 self.due_at += self.poisson_gap(p);
@@ -936,6 +970,7 @@ mod tests {
             split_buffers: false,
             submit_batch: 1,
             verify: None,
+            flow_share: None,
             flow: WorkerFlow::default(),
         }
     }

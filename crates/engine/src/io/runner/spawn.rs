@@ -8,7 +8,7 @@ use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
 use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
 use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
-use crate::io::worker::{self, Channels, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
+use crate::io::worker::{self, Channels, FlowGroup, FlowShare, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;
 use spec::{EngineKind, RwMode};
 use std::os::fd::RawFd;
@@ -79,6 +79,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
     let cpus = if pin { super::allowed_cpus() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
     let regions = crate::io::mem::job_regions(jobs)?;
+    let flows = flow_groups(jobs);
     for (ji, j) in jobs.iter().enumerate() {
         let s = &j.spec;
         let (workers, depth) = workers_of(s);
@@ -135,6 +136,11 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                 split_buffers: is_mixed(s),
                 submit_batch: s.submit_batch.max(1),
                 verify: j.verify.clone(),
+                flow_share: flows.get(&s.flow.flow_id).filter(|_| s.flow.flow_weight > 0).map(|g| FlowShare {
+                    group: g.clone(),
+                    weight: f64::from(s.flow.flow_weight) * f64::from(s.threads) / workers as f64,
+                    sleep_ns: s.flow.flow_sleep_us.saturating_mul(1000).max(10_000),
+                }),
                 flow,
             };
             slot_workers[slot_of(ji)] += 1;
@@ -163,6 +169,17 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
         }
     }
     Ok(Layout { setups, slot_workers, job_workers })
+}
+
+/// fio's flow groups of a run group: one per `flow_id` among the jobs with a `flow` weight,
+/// weighing each job's weight once per fio thread (`numjobs`).
+fn flow_groups(jobs: &[BoundJob]) -> std::collections::HashMap<u32, Arc<FlowGroup>> {
+    let mut weights: std::collections::HashMap<u32, f64> = std::collections::HashMap::new();
+    for j in jobs.iter().filter(|j| j.spec.flow.flow_weight > 0) {
+        *weights.entry(j.spec.flow.flow_id).or_default() +=
+            f64::from(j.spec.flow.flow_weight) * f64::from(j.spec.threads);
+    }
+    weights.into_iter().map(|(id, w)| (id, Arc::new(FlowGroup { ios: Default::default(), total_weight: w }))).collect()
 }
 
 fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool) -> BackendConfig {
