@@ -274,3 +274,46 @@ fn random_offset_modifiers_follow_or_repeat_the_random_offset() {
     assert_eq!(seq0.len(), 32);
     assert!(seq0.windows(2).filter(|w| w[1] != w[0] + 1).count() <= 1, "one run, or two around the end: {seq0:?}");
 }
+
+#[test]
+fn normal_and_zoned_abs_distributions_place_the_writes() {
+    let dir = tempdir();
+    // normal:5 around the middle: 4 KiB writes into a 4 MiB file (1024 blocks) stay within
+    // about three deviations (15 %) of the center.
+    let blocks =
+        run_on_zero_file(dir.path(), "rw=randwrite\nrandom_distribution=normal:5\nsize=4m\nio_size=1m\n", 4 << 20);
+    let near = blocks.iter().filter(|&&b| (358..666).contains(&b)).count();
+    assert!(!blocks.is_empty() && near == blocks.len(), "{} of {} blocks near the middle", near, blocks.len());
+    assert!(blocks.iter().any(|&b| b < 460) && blocks.iter().any(|&b| b > 564), "spread around the center");
+    // zoned_abs: every write within the first 256 KiB (64 blocks) of the 1 MiB file.
+    let blocks = run_on_zero_file(
+        dir.path(),
+        "rw=randwrite\nrandom_distribution=zoned_abs:100/256k\nsize=1m\nio_size=512k\n",
+        1 << 20,
+    );
+    assert!(blocks.len() > 40 && blocks.iter().all(|&b| b < 64), "{blocks:?}");
+}
+
+#[test]
+fn randrepeat_repeats_the_offsets_and_randrepeat_0_does_not() {
+    let dir = tempdir();
+    let job = |repeat: u8| format!("rw=randwrite\nsize=4m\nio_size=128k\nrandrepeat={repeat}\n");
+    let a = run_on_zero_file(dir.path(), &job(1), 4 << 20);
+    let b = run_on_zero_file(dir.path(), &job(1), 4 << 20);
+    assert_eq!(a, b, "randrepeat=1: the same blocks each run");
+    let c = run_on_zero_file(dir.path(), &job(0), 4 << 20);
+    let d = run_on_zero_file(dir.path(), &job(0), 4 << 20);
+    assert!(c != d && c != a, "randrepeat=0: other blocks each run");
+}
+
+#[test]
+fn strided_zones_write_the_blocks_fio_writes() {
+    let dir = tempdir();
+    let zones = "zonemode=strided\nzonesize=16k\nzonerange=64k\nzoneskip=64k\n";
+    let blocks = run_on_zero_file(dir.path(), &format!("rw=write\nsize=1m\nio_size=128k\n{zones}"), 1 << 20);
+    let want: Vec<u64> = (0..8).flat_map(|z| (0..4).map(move |i| z * 32 + i)).collect();
+    assert_eq!(blocks, want, "4 blocks at the start of every 128 KiB");
+    if let Some(f) = fio_written_blocks(dir.path(), &format!("[w]\nbs=4k\nrw=write\nsize=1m\nio_size=128k\n{zones}")) {
+        assert_eq!(blocks, f, "the same blocks as fio");
+    }
+}

@@ -31,6 +31,7 @@ pub(super) struct WorkerSetup {
     region_len: u64,
     lens: IoLens,
     walk: Walk,
+    zones: Option<spec::StridedZones>,
     workers_in_job: usize,
     /// This worker's index within its job (0..workers_in_job).
     job_worker: usize,
@@ -110,6 +111,7 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 dist: s.dist.clone(),
                 region_len: j.region_len,
                 lens: j.lens.clone(),
+                zones: s.zones,
                 walk: Walk { modifier: s.rw_modifier, identical: s.rw_identical, pct_random: s.percentage_random },
                 workers_in_job: workers,
                 job_worker: w,
@@ -163,6 +165,12 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         worker_rng(setup.seed, job, worker),
     )
     .walk(setup.walk);
+    let gen = match setup.zones {
+        Some(z) => {
+            gen.strided(setup.rw, setup.mix, &setup.dist, worker, setup.workers_in_job, (z.size, z.range, z.skip))
+        }
+        None => gen,
+    };
     Ok((pool, gen))
 }
 
