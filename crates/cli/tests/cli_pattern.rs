@@ -317,3 +317,67 @@ fn strided_zones_write_the_blocks_fio_writes() {
         assert_eq!(blocks, f, "the same blocks as fio");
     }
 }
+
+#[test]
+fn fill_device_ends_successfully_when_the_target_is_full() {
+    let dir = tempdir();
+    // Null engine: every write after the 300th fails with ENOSPC.
+    std::fs::write(dir.path().join("jobs.fio"), "[fill]\nioengine=null\nrw=write\nsize=64m\nfill_device=1\n")
+        .expect("job");
+    let doc = run_json(dm_in(dir.path()).env("DISKMETER_NULL_FAULT", "enospc@300").args(["run", "jobs.fio"]));
+    let r = &results(&doc)[0];
+    assert!(doc.get("error").is_none_or(Value::is_null), "a full target ends a fill: {}", doc["error"]);
+    assert!(r.get("error").is_none_or(Value::is_null));
+    assert_eq!(u64_at(&r["write"], "ops"), 300);
+    // The same without fill_device is a fault (exit 1).
+    std::fs::write(dir.path().join("jobs.fio"), "[w]\nioengine=null\nrw=write\nsize=64m\n").expect("job");
+    expect_code(dm_in(dir.path()).env("DISKMETER_NULL_FAULT", "enospc@300").args(["run", "jobs.fio", "--json"]), 1);
+    // fill_fs needs sequential writes.
+    std::fs::write(dir.path().join("jobs.fio"), "[r]\nioengine=null\nrw=randwrite\nfill_fs=1\n").expect("job");
+    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
+    assert!(
+        stderr_of(&o).contains("jobs.fio:4: invalid value for fill_device in job [r]: fill_device fills"),
+        "{}",
+        stderr_of(&o)
+    );
+}
+
+#[test]
+fn fill_fs_writes_a_small_file_system_full_like_fio() {
+    if !is_root() {
+        skip_note("not root; the fill_fs test on a small tmpfs is skipped");
+        return;
+    }
+    let work = tempdir();
+    let mnt = work.path().join("mnt");
+    let Some(guard) = Tmpfs::mount(&mnt, "8m") else {
+        skip_note("cannot mount a tmpfs here; skipped");
+        return;
+    };
+    let job = format!(
+        "[fill]\nioengine=psync\ndirect=0\nfilename={}/f\nrw=write\nbs=64k\nsize=1m\nfill_fs=1\n",
+        mnt.display()
+    );
+    let doc = run_job(work.path(), &job, &[]);
+    let r = &results(&doc)[0];
+    assert!(doc.get("error").is_none_or(Value::is_null), "{}", doc["error"]);
+    let bytes = u64_at(&r["write"], "bytes");
+    assert!((7 << 20..=8 << 20).contains(&bytes), "wrote {bytes} bytes to an 8 MiB file system");
+    if let Some(fio) = find_tool("fio") {
+        let _ = std::fs::remove_file(mnt.join("f"));
+        let fjob =
+            format!("[fill]\nioengine=psync\ndirect=0\nfilename={}/g\nrw=write\nbs=64k\nfill_fs=1\n", mnt.display());
+        std::fs::write(work.path().join("fio.fio"), fjob).expect("job");
+        let o = std::process::Command::new(fio)
+            .current_dir(work.path())
+            .args(["--output-format=json", "fio.fio"])
+            .output()
+            .expect("fio");
+        let v: Value = serde_json::from_slice(&o.stdout).expect("fio JSON");
+        let fio_bytes = u64_at(&v["jobs"][0]["write"], "io_bytes");
+        assert!(bytes.abs_diff(fio_bytes) <= 1 << 20, "diskmeter {bytes} vs fio {fio_bytes} bytes");
+    } else {
+        eprintln!("note: fio is not installed; the comparison with fio is skipped");
+    }
+    drop(guard);
+}

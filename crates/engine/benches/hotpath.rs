@@ -186,6 +186,7 @@ fn bench_worker(c: &mut Criterion) {
                     byte_limit: Some(WORKER_OPS * 4096),
                     split_buffers: split,
                     submit_batch: 1,
+                    end_on_full: false,
                 };
                 let mut gen = OffsetGen::with_lens(
                     rw,

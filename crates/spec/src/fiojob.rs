@@ -142,6 +142,8 @@ const SUPPORTED: &[&str] = &[
     "bs_unaligned",
     "rw_sequencer",
     "percentage_random",
+    "fill_device",
+    "fill_fs",
     "zonemode",
     "zonesize",
     "zonerange",
@@ -211,7 +213,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         | "exitall_on_error"
         | "unlink"
         | "create_on_open"
-        | "fill_device"
         | "allow_mounted_write"
         | "unified_rw_reporting"
         | "buffer_pattern"
@@ -786,6 +787,10 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
                 }
             }
             s.lines.insert(Field::BlockAlign, line);
+        }
+        "fill_device" | "fill_fs" => {
+            s.job.fill = boolean(key, value)?;
+            s.lines.insert(Field::Fill, line);
         }
         "zonemode" => {
             s.zone.0 = Some(match need(key, value, "strided")? {

@@ -230,6 +230,10 @@ pub struct JobSpec {
     /// fio `zonemode=strided`: the I/O stays in a zone until `size` bytes are done there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<StridedZones>,
+    /// fio `fill_device`/`fill_fs`: write sequentially to the end of the device (or of the file
+    /// system under a file) and end, successfully, when a write finds it full (ENOSPC).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fill: bool,
 }
 
 /// fio's strided zones: the job's I/O goes to `[start, start + range)` of the region until it
@@ -397,6 +401,7 @@ impl Default for JobSpec {
             rw_identical: false,
             percentage_random: None,
             zones: None,
+            fill: false,
         }
     }
 }

@@ -41,6 +41,7 @@ pub(crate) enum Field {
     BlockAlign,
     RwModifier,
     Zones,
+    Fill,
 }
 
 /// How options are spelled in messages: as CLI flags or as fio job-file options.
@@ -66,6 +67,7 @@ impl Style {
             (Style::Cli, Field::BsSplit | Field::BsRange | Field::BlockAlign) => "--bs",
             (Style::Cli, Field::RwModifier) => "--rw",
             (Style::Cli, Field::Zones) => "--size",
+            (Style::Cli, Field::Fill) => "--rw",
             (Style::Fio, Field::Bs) => "bs",
             (Style::Fio, Field::Qd) => "iodepth",
             (Style::Fio, Field::Threads) => "numjobs",
@@ -81,6 +83,7 @@ impl Style {
             (Style::Fio, Field::BlockAlign) => "blockalign",
             (Style::Fio, Field::RwModifier) => "rw",
             (Style::Fio, Field::Zones) => "zonesize",
+            (Style::Fio, Field::Fill) => "fill_device",
         }
     }
     /// An example setting: `--bs 4k` or `bs=4k`.
@@ -209,6 +212,15 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
                  e.g. {}, or direct=0",
                 job.rw_modifier,
                 st.example(Field::RwModifier, "write:4k")
+            ),
+        );
+    }
+    if job.fill && job.rw != crate::model::RwMode::Write {
+        return fail(
+            Field::Fill,
+            format!(
+                "fill_device fills the target with sequential writes and needs rw=write, not rw={}; set rw=write",
+                job.rw.name()
             ),
         );
     }

@@ -95,6 +95,7 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 byte_limit: per_worker_limit,
                 split_buffers: is_mixed(s),
                 submit_batch: s.submit_batch.max(1),
+                end_on_full: s.fill,
             };
             slot_workers[slot_of(ji)] += 1;
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
