@@ -274,3 +274,110 @@ fn random_offset_modifiers_follow_or_repeat_the_random_offset() {
     assert_eq!(seq0.len(), 32);
     assert!(seq0.windows(2).filter(|w| w[1] != w[0] + 1).count() <= 1, "one run, or two around the end: {seq0:?}");
 }
+
+#[test]
+fn normal_and_zoned_abs_distributions_place_the_writes() {
+    let dir = tempdir();
+    // normal:5 around the middle: 4 KiB writes into a 4 MiB file (1024 blocks) stay within
+    // about three deviations (15 %) of the center.
+    let blocks =
+        run_on_zero_file(dir.path(), "rw=randwrite\nrandom_distribution=normal:5\nsize=4m\nio_size=1m\n", 4 << 20);
+    let near = blocks.iter().filter(|&&b| (358..666).contains(&b)).count();
+    assert!(!blocks.is_empty() && near == blocks.len(), "{} of {} blocks near the middle", near, blocks.len());
+    assert!(blocks.iter().any(|&b| b < 460) && blocks.iter().any(|&b| b > 564), "spread around the center");
+    // zoned_abs: every write within the first 256 KiB (64 blocks) of the 1 MiB file.
+    let blocks = run_on_zero_file(
+        dir.path(),
+        "rw=randwrite\nrandom_distribution=zoned_abs:100/256k\nsize=1m\nio_size=512k\n",
+        1 << 20,
+    );
+    assert!(blocks.len() > 40 && blocks.iter().all(|&b| b < 64), "{blocks:?}");
+}
+
+#[test]
+fn randrepeat_repeats_the_offsets_and_randrepeat_0_does_not() {
+    let dir = tempdir();
+    let job = |repeat: u8| format!("rw=randwrite\nsize=4m\nio_size=128k\nrandrepeat={repeat}\n");
+    let a = run_on_zero_file(dir.path(), &job(1), 4 << 20);
+    let b = run_on_zero_file(dir.path(), &job(1), 4 << 20);
+    assert_eq!(a, b, "randrepeat=1: the same blocks each run");
+    let c = run_on_zero_file(dir.path(), &job(0), 4 << 20);
+    let d = run_on_zero_file(dir.path(), &job(0), 4 << 20);
+    assert!(c != d && c != a, "randrepeat=0: other blocks each run");
+}
+
+#[test]
+fn strided_zones_write_the_blocks_fio_writes() {
+    let dir = tempdir();
+    let zones = "zonemode=strided\nzonesize=16k\nzonerange=64k\nzoneskip=64k\n";
+    let blocks = run_on_zero_file(dir.path(), &format!("rw=write\nsize=1m\nio_size=128k\n{zones}"), 1 << 20);
+    let want: Vec<u64> = (0..8).flat_map(|z| (0..4).map(move |i| z * 32 + i)).collect();
+    assert_eq!(blocks, want, "4 blocks at the start of every 128 KiB");
+    if let Some(f) = fio_written_blocks(dir.path(), &format!("[w]\nbs=4k\nrw=write\nsize=1m\nio_size=128k\n{zones}")) {
+        assert_eq!(blocks, f, "the same blocks as fio");
+    }
+}
+
+#[test]
+fn fill_device_ends_successfully_when_the_target_is_full() {
+    let dir = tempdir();
+    // Null engine: every write after the 300th fails with ENOSPC.
+    std::fs::write(dir.path().join("jobs.fio"), "[fill]\nioengine=null\nrw=write\nsize=64m\nfill_device=1\n")
+        .expect("job");
+    let doc = run_json(dm_in(dir.path()).env("DISKMETER_NULL_FAULT", "enospc@300").args(["run", "jobs.fio"]));
+    let r = &results(&doc)[0];
+    assert!(doc.get("error").is_none_or(Value::is_null), "a full target ends a fill: {}", doc["error"]);
+    assert!(r.get("error").is_none_or(Value::is_null));
+    assert_eq!(u64_at(&r["write"], "ops"), 300);
+    // The same without fill_device is a fault (exit 1).
+    std::fs::write(dir.path().join("jobs.fio"), "[w]\nioengine=null\nrw=write\nsize=64m\n").expect("job");
+    expect_code(dm_in(dir.path()).env("DISKMETER_NULL_FAULT", "enospc@300").args(["run", "jobs.fio", "--json"]), 1);
+    // fill_fs needs sequential writes.
+    std::fs::write(dir.path().join("jobs.fio"), "[r]\nioengine=null\nrw=randwrite\nfill_fs=1\n").expect("job");
+    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
+    assert!(
+        stderr_of(&o).contains("jobs.fio:4: invalid value for fill_device in job [r]: fill_device fills"),
+        "{}",
+        stderr_of(&o)
+    );
+}
+
+#[test]
+fn fill_fs_writes_a_small_file_system_full_like_fio() {
+    if !is_root() {
+        skip_note("not root; the fill_fs test on a small tmpfs is skipped");
+        return;
+    }
+    let work = tempdir();
+    let mnt = work.path().join("mnt");
+    let Some(guard) = Tmpfs::mount(&mnt, "8m") else {
+        skip_note("cannot mount a tmpfs here; skipped");
+        return;
+    };
+    let job = format!(
+        "[fill]\nioengine=psync\ndirect=0\nfilename={}/f\nrw=write\nbs=64k\nsize=1m\nfill_fs=1\n",
+        mnt.display()
+    );
+    let doc = run_job(work.path(), &job, &[]);
+    let r = &results(&doc)[0];
+    assert!(doc.get("error").is_none_or(Value::is_null), "{}", doc["error"]);
+    let bytes = u64_at(&r["write"], "bytes");
+    assert!((7 << 20..=8 << 20).contains(&bytes), "wrote {bytes} bytes to an 8 MiB file system");
+    if let Some(fio) = find_tool("fio") {
+        let _ = std::fs::remove_file(mnt.join("f"));
+        let fjob =
+            format!("[fill]\nioengine=psync\ndirect=0\nfilename={}/g\nrw=write\nbs=64k\nfill_fs=1\n", mnt.display());
+        std::fs::write(work.path().join("fio.fio"), fjob).expect("job");
+        let o = std::process::Command::new(fio)
+            .current_dir(work.path())
+            .args(["--output-format=json", "fio.fio"])
+            .output()
+            .expect("fio");
+        let v: Value = serde_json::from_slice(&o.stdout).expect("fio JSON");
+        let fio_bytes = u64_at(&v["jobs"][0]["write"], "io_bytes");
+        assert!(bytes.abs_diff(fio_bytes) <= 1 << 20, "diskmeter {bytes} vs fio {fio_bytes} bytes");
+    } else {
+        eprintln!("note: fio is not installed; the comparison with fio is skipped");
+    }
+    drop(guard);
+}

@@ -189,6 +189,7 @@ fn bench_worker(c: &mut Criterion) {
                     verify: None,
                     flow_share: None,
                     flow: Default::default(),
+                    end_on_full: false,
                 };
                 let mut gen = OffsetGen::with_lens(
                     rw,

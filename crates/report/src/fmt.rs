@@ -153,6 +153,12 @@ pub fn dist(d: &Distribution) -> String {
             let z: Vec<String> = zones.iter().map(|z| format!("{}/{}", z.ops_pct, z.area_pct)).collect();
             format!("zoned:{}", z.join(","))
         }
+        Distribution::Normal { dev_pct, center } => format!("normal:{dev_pct}:{center}"),
+        Distribution::ZonedAbs { zones } => {
+            let z: Vec<String> =
+                zones.iter().map(|z| format!("{}/{}", z.ops_pct, spec::units::format_bs_label(z.bytes))).collect();
+            format!("zoned_abs:{}", z.join(":"))
+        }
     }
 }
 

@@ -155,6 +155,12 @@ const SUPPORTED: &[&str] = &[
     "bs_unaligned",
     "rw_sequencer",
     "percentage_random",
+    "fill_device",
+    "fill_fs",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
     "iodepth",
     "numjobs",
     "size",
@@ -253,9 +259,7 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "diskmeter writes fio's bw, lat and iops logs only; remove the option"
         }
         "startdelay" => "use stonewall to run jobs one after another",
-        "offset_increment" | "zonemode" | "zonesize" | "zonerange" | "zoneskip" => {
-            "this access-pattern option is not supported; remove it"
-        }
+        "offset_increment" => "this access-pattern option is not supported; remove it",
         "verify_async"
         | "verify_async_cpus"
         | "verify_offset"
@@ -274,7 +278,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         }
         "unlink"
         | "create_on_open"
-        | "fill_device"
         | "allow_mounted_write"
         | "unified_rw_reporting"
         | "buffer_pattern"
@@ -342,6 +345,9 @@ struct Settings {
     /// Block sizes per direction (read, write), resolved with fio's precedence when the job
     /// is finished: `bssplit`, else `bsrange`, else `bs`.
     sizes: DirBs,
+    /// `zonemode` (`Some(true)`: strided, `Some(false)`: none), `zonesize`, `zonerange`,
+    /// `zoneskip`, and the line of the last of them.
+    zone: (Option<bool>, Option<u64>, Option<u64>, u64, usize),
 }
 
 /// What `bs`, `bsrange`, `bssplit`, `blockalign` and `bs_unaligned` said, per direction
@@ -430,6 +436,7 @@ impl Settings {
             verify_on: defaults.verify.as_ref().map(|_| true),
             verify_state: (false, false),
             sizes: DirBs { bs: [defaults.bs; 2], ..DirBs::default() },
+            zone: (None, None, None, 0, 0),
         }
     }
 }
@@ -957,6 +964,36 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             }
             s.lines.insert(Field::BlockAlign, line);
         }
+        "fill_device" | "fill_fs" => {
+            s.job.fill = boolean(key, value)?;
+            s.lines.insert(Field::Fill, line);
+        }
+        "zonemode" => {
+            s.zone.0 = Some(match need(key, value, "strided")? {
+                "strided" => true,
+                "none" => false,
+                "zbd" => {
+                    return Err("zonemode=zbd (zoned block devices) is not supported; use zonemode=strided with \
+                                zonesize, or remove it"
+                        .into())
+                }
+                v => return Err(format!("invalid value for zonemode: \"{v}\"; use none or strided")),
+            });
+            s.zone.4 = line;
+            s.lines.insert(Field::Zones, line);
+        }
+        "zonesize" | "zonerange" | "zoneskip" => {
+            let v = need(key, value, "64m")?;
+            no_percent(key, v)?;
+            let b = parse_size(key, v).map_err(sv)?;
+            match key {
+                "zonesize" => s.zone.1 = Some(b),
+                "zonerange" => s.zone.2 = Some(b),
+                _ => s.zone.3 = b,
+            }
+            s.zone.4 = line;
+            s.lines.insert(Field::Zones, line);
+        }
         "rw_sequencer" => match need(key, value, "sequential")? {
             "sequential" => s.job.rw_identical = false,
             "identical" => s.job.rw_identical = true,
@@ -1325,6 +1362,7 @@ fn finish_job(
     let mut job = s.job.clone();
     job.name = s.name.clone().unwrap_or(section_name);
     (job.bs, job.block_sizes) = s.sizes.resolve();
+    job.zones = strided_zones(s.zone)?;
     if let Some(seed) = s.randseed {
         job.seed = seed;
     } else if !s.randrepeat {
@@ -1538,6 +1576,33 @@ fn mix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
+}
+
+/// fio's strided zones from `zonemode`, `zonesize`, `zonerange` and `zoneskip`: a zonesize
+/// without zonemode means strided; zonerange defaults to zonesize.
+fn strided_zones(
+    (mode, size, range, skip, line): (Option<bool>, Option<u64>, Option<u64>, u64, usize),
+) -> Result<Option<crate::model::StridedZones>, (usize, String)> {
+    match (mode, size) {
+        (Some(false), Some(_)) => Err((
+            line,
+            "zonemode=none and zonesize do not go together (fio refuses them too); use zonemode=strided or \
+             remove zonesize"
+                .into(),
+        )),
+        (Some(true), None) => {
+            Err((line, "zonemode=strided needs zonesize, the bytes to move in a zone, e.g. zonesize=16m".into()))
+        }
+        (_, Some(0)) => Err((line, "invalid value for zonesize: 0; give the bytes per zone, e.g. zonesize=16m".into())),
+        (Some(true) | None, Some(size)) => {
+            let range = range.unwrap_or(size);
+            if range == 0 {
+                return Err((line, "invalid value for zonerange: 0; give the zone's size, e.g. zonerange=64m".into()));
+            }
+            Ok(Some(crate::model::StridedZones { size, range, skip }))
+        }
+        (_, None) => Ok(None),
+    }
 }
 
 /// A seed that differs from run to run (fio `randrepeat=0`): the current time in
@@ -2024,6 +2089,9 @@ mod tests {
             ("[j]\npercentage_random=101\n", 2, "t.fio:2: invalid value for percentage_random: 101 is above 100"),
             ("[j]\npercentage_random=10,20\n", 2, "t.fio:2: percentage_random=10,20: different read and write shares are not supported"),
             ("[j]\nrw=trim\n", 2, "t.fio:2: invalid value for rw: \"trim\" is not supported; use one of read, write"),
+            ("[j]\nzonemode=zbd\n", 2, "t.fio:2: zonemode=zbd (zoned block devices) is not supported"),
+            ("[j]\nzonemode=none\nzonesize=1m\n", 3, "t.fio:3: zonemode=none and zonesize do not go together"),
+            ("[j]\nzonemode=strided\n", 2, "t.fio:2: zonemode=strided needs zonesize"),
             ("[j]\nbs=4k,8k,16k\n", 2, "t.fio:2: bs=4k,8k,16k: a third (trim) part is not supported, diskmeter issues no trims; give READ,WRITE such as bs=4k,64k"),
             ("[j]\nbssplit=4k/50:8k/60\n", 2, "t.fio:2: invalid value for bssplit: the percentages of \"4k/50:8k/60\" add up to 110, above 100"),
             ("[j]\nbssplit=4k/50:8k/40\n", 2, "t.fio:2: invalid value for bssplit: the percentages of \"4k/50:8k/40\" add up to 90, not 100; write SIZE/PERCENT entries"),
@@ -2060,7 +2128,10 @@ mod tests {
             ("[j]\niodepth=99999999999\n", 2, "t.fio:2: invalid value for iodepth: \"99999999999\" is too large"),
             ("[j]\nrwmixread=101\n", 2, "t.fio:2: invalid value for rwmixread: \"101\" is above 100%"),
             ("[j]\nrwmixread=50.5\n", 2, "t.fio:2: invalid value for rwmixread: \"50.5\" must be a whole percentage"),
-            ("[j]\nrandom_distribution=normal:5\n", 2, "t.fio:2: invalid value for random_distribution: \"normal:5\": the normal (gauss) distribution is not supported"),
+            ("[j]\nrandom_distribution=normal:0\n", 2, "t.fio:2: invalid value for random_distribution: \"normal:0\" is not a normal distribution; write normal:DEV[:CENTER]"),
+            ("[j]\nrandom_distribution=gauss:5:2\n", 2, "t.fio:2: invalid value for random_distribution: \"gauss:5:2\" is not a normal distribution"),
+            ("[j]\nrandom_distribution=zoned_abs:60/20G:30/100G\n", 2, "t.fio:2: invalid value for random_distribution: \"zoned_abs:60/20G:30/100G\": the zones' shares of I/O add up to 90, not 100"),
+            ("[j]\nrandom_distribution=zoned_abs:60/20q:40/1G\n", 2, "t.fio:2: invalid value for random_distribution: \"20q\" is not a size"),
             ("[j]\nrandom_distribution=zoned:50/50:40/50\n", 2, "t.fio:2: invalid value for random_distribution: \"zoned:50/50:40/50\": the zone percentages must each add up to 100"),
             ("[j]\nbuffer_compress_percentage=101\n", 2, "t.fio:2: invalid value for buffer_compress_percentage: 101 is above 100"),
             ("[j]\nfilename=/a:/b\n", 2, "t.fio:2: filename=/a:/b: several files in one job are not supported"),
@@ -2097,6 +2168,8 @@ mod tests {
             ("[j]\nbsrange=1k-300M\n", 2, "t.fio:2: invalid value for bsrange in job [j]: the block size 300 MiB is out of range; use sizes from 1 byte to 256 MiB, e.g. bsrange=4k-64k"),
             ("[j]\nbs=4k,8k\nba=100\n", 3, "t.fio:3: invalid value for blockalign in job [j]: the alignment 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. blockalign=4k"),
             ("[j]\nrw=write:100\n", 2, "t.fio:2: invalid value for rw in job [j]: the offset modifier 100 is not a multiple of 512 bytes, which direct I/O requires; use e.g. rw=write:4k, or direct=0"),
+            ("[j]\nzonemode=strided\nzonesize=100\n", 3, "t.fio:3: invalid value for zonesize in job [j]: zonesize, zonerange and zoneskip must be multiples of 512 bytes"),
+            ("[j]\nzonesize=1m\nrw=randread:4\n", 2, "t.fio:2: invalid value for zonesize in job [j]: strided zones together with rw=MODE:N"),
             ("[j]\nbs=512M\n", 2, "t.fio:2: invalid value for bs in job [j]: the block size 512 MiB is larger than the 256 MiB maximum"),
             ("[j]\niodepth=65536\n", 2, "t.fio:2: invalid value for iodepth in job [j]: 65536 is above io_uring's limit of 32768 per worker; use numjobs to add workers"),
             ("[j]\nioengine=psync\nnumjobs=64\niodepth=128\n", 4, "t.fio:4: invalid value for iodepth in job [j]: psync runs one thread per I/O in flight, and 128 x 64 workers is 8192 threads"),
@@ -2210,6 +2283,38 @@ mod tests {
         assert_eq!(j.percentage_random, Some(40));
         assert_eq!(one("[j]\npercentage_random=100\n").percentage_random, None, "100 is fully random");
         assert_eq!(one("[j]\nrw=randread\n").rw_modifier, 0);
+    }
+
+    #[test]
+    fn normal_zoned_abs_and_random_distributions() {
+        use crate::model::{Distribution, ZoneAbs};
+        let d = |v: &str| one(&format!("[j]\nrw=randread\nrandom_distribution={v}\n")).dist;
+        assert_eq!(d("normal:10"), Distribution::Normal { dev_pct: 10.0, center: 0.5 });
+        assert_eq!(d("gauss:5:0.25"), Distribution::Normal { dev_pct: 5.0, center: 0.25 });
+        assert_eq!(d("random"), Distribution::Uniform);
+        assert_eq!(
+            d("zoned_abs:60/20G:30/100G:10/500g"),
+            Distribution::ZonedAbs {
+                zones: vec![
+                    ZoneAbs { ops_pct: 60.0, bytes: 20 << 30 },
+                    ZoneAbs { ops_pct: 30.0, bytes: 100 << 30 },
+                    ZoneAbs { ops_pct: 10.0, bytes: 500 << 30 },
+                ]
+            }
+        );
+    }
+
+    #[test]
+    fn strided_zones() {
+        use crate::model::StridedZones;
+        let z = |t: &str| one(t).zones;
+        assert_eq!(
+            z("[j]\nzonemode=strided\nzonesize=16k\nzonerange=64k\nzoneskip=64k\n"),
+            Some(StridedZones { size: 16 << 10, range: 64 << 10, skip: 64 << 10 })
+        );
+        // zonesize alone means strided, and the range defaults to it (fio's backward compatibility).
+        assert_eq!(z("[j]\nzonesize=1m\n"), Some(StridedZones { size: 1 << 20, range: 1 << 20, skip: 0 }));
+        assert_eq!(z("[j]\nzonemode=none\n"), None);
     }
 
     #[test]

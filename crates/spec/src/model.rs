@@ -73,6 +73,24 @@ pub enum Distribution {
     Zoned {
         zones: Vec<Zone>,
     },
+    /// A gaussian around `center` (0 to 1 across the region) whose standard deviation is
+    /// `dev_pct` % of the region, as fio's `normal:DEV[:CENTER]` (`gauss`) describes it.
+    Normal {
+        dev_pct: f64,
+        center: f64,
+    },
+    /// Zones in absolute sizes from the region's start (fio `zoned_abs`): each sends `ops_pct`
+    /// % of I/O into its next `bytes`; a region shorter than the zones cuts them.
+    #[serde(rename = "zoned_abs")]
+    ZonedAbs {
+        zones: Vec<ZoneAbs>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ZoneAbs {
+    pub ops_pct: f64,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -217,6 +235,23 @@ pub struct JobSpec {
     /// steady state and reporting groups (all off by default).
     #[serde(default, skip_serializing_if = "JobFlow::is_default")]
     pub flow: JobFlow,
+    /// fio `zonemode=strided`: the I/O stays in a zone until `size` bytes are done there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<StridedZones>,
+    /// fio `fill_device`/`fill_fs`: write sequentially to the end of the device (or of the file
+    /// system under a file) and end, successfully, when a write finds it full (ENOSPC).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fill: bool,
+}
+
+/// fio's strided zones: the job's I/O goes to `[start, start + range)` of the region until it
+/// has moved `size` bytes there; the next zone starts `range + skip` bytes further on, and
+/// after the region's end the first zone comes again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -678,6 +713,8 @@ impl Default for JobSpec {
             rw_identical: false,
             percentage_random: None,
             flow: JobFlow::default(),
+            zones: None,
+            fill: false,
         }
     }
 }

@@ -18,7 +18,7 @@
 //! integer, so `1.5k` is exactly 1536 bytes and `0.1s` exactly 100 ms.
 
 use crate::error::SpecError;
-use crate::model::{BsPart, DataPattern, Distribution, Zone};
+use crate::model::{BsPart, DataPattern, Distribution, Zone, ZoneAbs};
 use std::time::Duration;
 
 /// Unit of a bare number (one without a suffix) given to [`parse_duration`].
@@ -346,19 +346,67 @@ pub fn parse_distribution(option: &str, s: &str) -> Result<Distribution, SpecErr
             })
         }
         ("zoned", Some(a)) => parse_zones(option, t, a),
-        ("zoned_abs", _) => err(format!(
-            "\"{t}\": zoned_abs (zones in absolute sizes) is not supported; express the zones \
-             in percent with zoned:OPS/AREA:... such as zoned:60/10:40/90"
-        )),
-        ("normal" | "gauss", _) => err(format!(
-            "\"{t}\": the normal (gauss) distribution is not supported; for a hot region use \
-             hotset:OPS%/AREA% or zipf:THETA instead"
-        )),
-        ("zipf" | "pareto" | "hotset" | "zoned", None) => {
+        ("zoned_abs", Some(a)) => parse_zones_abs(option, t, a),
+        ("normal" | "gauss", Some(a)) => {
+            let (dev, center) = match a.split_once(':') {
+                Some((d, c)) => (d, Some(c)),
+                None => (a, None),
+            };
+            let bad = || {
+                SpecError::value(
+                    option,
+                    format!(
+                        "\"{t}\" is not a normal distribution; write normal:DEV[:CENTER] with DEV the \
+                         deviation in percent of the region (above 0 up to 100) and CENTER from 0 to 1, such as \
+                         normal:10 or normal:5:0.25"
+                    ),
+                )
+            };
+            let dev_pct =
+                parse_plain_f64(dev.trim_end_matches('%')).filter(|d| *d > 0.0 && *d <= 100.0).ok_or_else(bad)?;
+            let center = match center {
+                Some(c) => parse_plain_f64(c).filter(|c| (0.0..=1.0).contains(c)).ok_or_else(bad)?,
+                None => 0.5,
+            };
+            Ok(Distribution::Normal { dev_pct, center })
+        }
+        ("zipf" | "pareto" | "hotset" | "zoned" | "zoned_abs" | "normal" | "gauss", None) => {
             err(format!("\"{t}\": {name} needs a parameter; {DIST_HINT}"))
         }
         _ => err(format!("\"{t}\" is not a known distribution; {DIST_HINT}")),
     }
+}
+
+/// fio's `zoned_abs:OPS/SIZE:OPS/SIZE…` (`zoned_abs:60/20G:30/100G:10/500G`).
+fn parse_zones_abs(option: &str, t: &str, a: &str) -> Result<Distribution, SpecError> {
+    let err = |msg: String| Err(SpecError::value(option, msg));
+    if a.contains(',') {
+        return err(format!("\"{t}\": separate read and write zones are not supported; give one set of zones"));
+    }
+    let mut zones = Vec::new();
+    for part in a.split(':').map(str::trim) {
+        let Some((o, size)) = part.split_once('/') else {
+            return err(format!(
+                "\"{t}\": zone \"{part}\" is not OPS/SIZE; write zoned_abs:OPS/SIZE:… such as \
+                 zoned_abs:60/20G:30/100G:10/500G"
+            ));
+        };
+        let Some(o) = parse_plain_f64(o.trim().trim_end_matches('%')).filter(|o| *o <= 100.0) else {
+            return err(format!("\"{t}\": zone \"{part}\" needs a share of I/O from 0 to 100 before the '/'"));
+        };
+        let bytes = parse_size(option, size)?;
+        if bytes == 0 {
+            return err(format!("\"{t}\": zone \"{part}\" is empty; every zone needs a size above 0"));
+        }
+        zones.push(ZoneAbs { ops_pct: o, bytes });
+    }
+    let ops: f64 = zones.iter().map(|z| z.ops_pct).sum();
+    if (ops - 100.0).abs() > 1e-6 {
+        return err(format!(
+            "\"{t}\": the zones' shares of I/O add up to {ops}, not 100; use e.g. zoned_abs:60/20G:30/100G:10/500G"
+        ));
+    }
+    Ok(Distribution::ZonedAbs { zones })
 }
 
 fn parse_zones(option: &str, t: &str, a: &str) -> Result<Distribution, SpecError> {
@@ -795,9 +843,10 @@ mod tests {
         assert!(e("zoned:50").contains("is not OPS/AREA"));
         assert!(e("zoned:x/y").contains("two percentages"));
         assert!(e("zoned:200/50:-100/50").contains("above 100"));
-        assert!(e("normal:5").contains("not supported"));
-        assert!(e("gauss:5").contains("not supported"));
-        assert!(e("zoned_abs:50/1G:50/2G").contains("zoned_abs"));
+        assert!(e("normal:101").contains("is not a normal distribution"));
+        assert!(e("gauss").contains("needs a parameter"));
+        assert!(e("zoned_abs:50/1G:40/2G").contains("add up to 90, not 100"));
+        assert!(e("zoned_abs:50/1G,50/2G").contains("separate read and write zones"));
         assert!(e("bogus").starts_with("invalid value for --dist: \"bogus\" is not a known"));
         assert!(e("uniform:3").contains("takes no parameter"));
         assert!(e("").contains("empty"));

@@ -42,6 +42,8 @@ pub(crate) enum Field {
     BsRange,
     BlockAlign,
     RwModifier,
+    Zones,
+    Fill,
 }
 
 /// How options are spelled in messages: as CLI flags or as fio job-file options.
@@ -70,6 +72,8 @@ impl Style {
             (Style::Fio, Field::VerifyInterval) => "verify_interval",
             (Style::Cli, Field::BsSplit | Field::BsRange | Field::BlockAlign) => "--bs",
             (Style::Cli, Field::RwModifier) => "--rw",
+            (Style::Cli, Field::Zones) => "--size",
+            (Style::Cli, Field::Fill) => "--rw",
             (Style::Fio, Field::Bs) => "bs",
             (Style::Fio, Field::Qd) => "iodepth",
             (Style::Fio, Field::Threads) => "numjobs",
@@ -84,6 +88,8 @@ impl Style {
             (Style::Fio, Field::BsRange) => "bsrange",
             (Style::Fio, Field::BlockAlign) => "blockalign",
             (Style::Fio, Field::RwModifier) => "rw",
+            (Style::Fio, Field::Zones) => "zonesize",
+            (Style::Fio, Field::Fill) => "fill_device",
         }
     }
     /// An example setting: `--bs 4k` or `bs=4k`.
@@ -214,6 +220,42 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
                 st.example(Field::RwModifier, "write:4k")
             ),
         );
+    }
+    if job.fill && job.rw != crate::model::RwMode::Write {
+        return fail(
+            Field::Fill,
+            format!(
+                "fill_device fills the target with sequential writes and needs rw=write, not rw={}; set rw=write",
+                job.rw.name()
+            ),
+        );
+    }
+    if let Some(z) = &job.zones {
+        if job.rw_modifier != 0 || job.percentage_random.is_some() {
+            return fail(
+                Field::Zones,
+                "strided zones together with rw=MODE:N or percentage_random are not supported; drop one of them".into(),
+            );
+        }
+        if job.direct && [z.size, z.range, z.skip].iter().any(|v| v % DIRECT_ALIGN != 0) {
+            return fail(
+                Field::Zones,
+                format!(
+                    "zonesize, zonerange and zoneskip must be multiples of {DIRECT_ALIGN} bytes for direct I/O; \
+                     use e.g. {}, or direct=0",
+                    st.example(Field::Zones, "16m")
+                ),
+            );
+        }
+        if z.range < job.bs {
+            return fail(
+                Field::Zones,
+                format!(
+                    "the zone ({} bytes) is smaller than the block size {}; use a larger zonerange",
+                    z.range, job.bs
+                ),
+            );
+        }
     }
     check_dist(&job.dist, st)?;
     if let DataPattern::Compress { pct } = job.data {
@@ -359,6 +401,28 @@ fn check_dist(dist: &Distribution, st: Style) -> Result<(), Problem> {
     let fail = |message: String| Err(Problem { field: Field::Dist, message });
     match dist {
         Distribution::Uniform => Ok(()),
+        Distribution::Normal { dev_pct, center } => {
+            if *dev_pct > 0.0 && *dev_pct <= 100.0 && (0.0..=1.0).contains(center) {
+                Ok(())
+            } else {
+                fail(format!(
+                    "normal:{dev_pct}:{center} needs a deviation above 0 up to 100 % and a center from 0 to 1; use \
+                     e.g. {}",
+                    st.example(Field::Dist, "normal:10")
+                ))
+            }
+        }
+        Distribution::ZonedAbs { zones } => {
+            let ops: f64 = zones.iter().map(|z| z.ops_pct).sum();
+            if zones.is_empty() || zones.iter().any(|z| z.bytes == 0) || (ops - 100.0).abs() > 1e-6 {
+                fail(format!(
+                    "zoned_abs needs zones above 0 bytes whose shares add up to 100; use e.g. {}",
+                    st.example(Field::Dist, "zoned_abs:60/20G:40/100G")
+                ))
+            } else {
+                Ok(())
+            }
+        }
         Distribution::Zipf { theta } => {
             if theta.is_finite() && *theta > 0.0 {
                 Ok(())

@@ -53,6 +53,11 @@ enum Pattern {
     Zoned {
         zones: Vec<(u64, u64, u64)>,
     },
+    /// A gaussian over the blocks (fio `normal`); draws outside the region are drawn again.
+    Normal {
+        n: u64,
+        d: rand_distr::Normal<f64>,
+    },
     /// Sequential with fio's offset modifier: `add` bytes after each I/O (negative: backwards);
     /// `next` is the position of the next I/O in the stripe.
     SeqStep {
@@ -63,6 +68,18 @@ enum Pattern {
     },
     /// A random pattern with fio's `rw=MODE:N`, `rw_sequencer` and `percentage_random`.
     Modified(Box<Modified>),
+    /// fio's `zonemode=strided`: `inner` walks a zone of `range` bytes starting at `base`
+    /// until `size` bytes are done there, then the zone moves `step` bytes on.
+    Strided(Box<Strided>),
+}
+
+struct Strided {
+    inner: Pattern,
+    base: u64,
+    range: u64,
+    step: u64,
+    size: u64,
+    moved: u64,
 }
 
 /// How a random walk is changed by fio's `rw=MODE:N`, `rw_sequencer` and `percentage_random`.
@@ -91,6 +108,38 @@ pub struct Walk {
     pub pct_random: Option<u8>,
 }
 
+/// fio's `zoned_abs` over `n` blocks of `unit` bytes: zones from the region's start; zones the
+/// region cuts off lose their share to the ones that remain, in proportion.
+fn zoned_abs(zones: &[spec::ZoneAbs], unit: u64, n: u64) -> Pattern {
+    let mut kept = Vec::new();
+    let mut first = 0u64;
+    for z in zones {
+        if first >= n {
+            break;
+        }
+        let blocks = (z.bytes / unit).max(1).min(n - first);
+        kept.push((z.ops_pct, first, blocks));
+        first += blocks;
+    }
+    let total: f64 = kept.iter().map(|k| k.0).sum();
+    let mut acc = 0.0;
+    let mut out: Vec<(u64, u64, u64)> = kept
+        .iter()
+        .map(|&(ops, first, blocks)| {
+            acc += ops;
+            let thr = if total > 0.0 { (acc / total * (1u64 << 32) as f64) as u64 } else { 1 << 32 };
+            (thr, first, blocks)
+        })
+        .collect();
+    if let Some(last) = out.last_mut() {
+        last.0 = 1 << 32;
+    }
+    if out.is_empty() {
+        return Pattern::Uniform { n };
+    }
+    Pattern::Zoned { zones: out }
+}
+
 /// A block index drawn from a random pattern.
 fn draw(pattern: &mut Pattern, rng: &mut Xoshiro256PlusPlus) -> u64 {
     match pattern {
@@ -115,7 +164,17 @@ fn draw(pattern: &mut Pattern, rng: &mut Xoshiro256PlusPlus) -> u64 {
             }
             chosen.1 + below(rng, chosen.2)
         }
-        Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_) => 0,
+        Pattern::Normal { n, d } => {
+            let top = *n as f64;
+            for _ in 0..64 {
+                let x = d.sample(rng);
+                if x >= 0.0 && x < top {
+                    return x as u64;
+                }
+            }
+            (d.mean().clamp(0.0, top - 1.0)) as u64 // a deviation far wider than the region
+        }
+        Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_) | Pattern::Strided(_) => 0,
     }
 }
 
@@ -343,6 +402,14 @@ impl OffsetGen {
                     }
                     Pattern::Zoned { zones: out }
                 }
+                Distribution::Normal { dev_pct, center } => {
+                    let sd = (dev_pct / 100.0 * n as f64).max(f64::MIN_POSITIVE);
+                    match rand_distr::Normal::new(center * n as f64, sd) {
+                        Ok(d) => Pattern::Normal { n, d },
+                        Err(_) => Pattern::Uniform { n },
+                    }
+                }
+                Distribution::ZonedAbs { zones } => zoned_abs(zones, unit, n),
             }
         };
         let read_pct = rw.read_pct(mix) as u64;
@@ -374,25 +441,46 @@ impl OffsetGen {
     /// the skewed distributions, which cost tens of nanoseconds anyway, are a call.
     #[inline(always)]
     pub fn next_io(&mut self, read: bool) -> (u64, u32, u32) {
+        if let IoLens::One(len) = self.lens {
+            let l = u64::from(len);
+            match &mut self.pattern {
+                Pattern::Seq { start, len: stripe, next } => {
+                    let off = *start + *next;
+                    *next += l;
+                    if *next + l > *stripe {
+                        *next = 0;
+                    }
+                    return (off, len, 0);
+                }
+                Pattern::Uniform { n } => return (below(&mut self.rng, *n) * l, len, 0),
+                _ => {}
+            }
+        }
+        self.next_slow(read)
+    }
+
+    /// [`next_io`](Self::next_io) for variable lengths and the other patterns.
+    #[inline(never)]
+    fn next_slow(&mut self, read: bool) -> (u64, u32, u32) {
         let (len, idx) = match &self.lens {
             IoLens::One(l) => (*l, 0),
             IoLens::Var(_) => self.draw_len(read),
         };
-        let block = match &mut self.pattern {
+        let l = u64::from(len);
+        match &mut self.pattern {
             Pattern::Seq { start, len: stripe, next } => {
-                if *next + u64::from(len) > *stripe {
+                if *next + l > *stripe {
                     *next = 0;
                 }
                 let off = *start + *next;
-                *next += u64::from(len);
-                return (off, len, idx);
+                *next += l;
+                (off, len, idx)
             }
-            Pattern::Uniform { n } => below(&mut self.rng, *n),
-            _ => return self.next_other(read, len, idx),
-        };
-        match &self.lens {
-            IoLens::One(_) => (block * self.unit, len, idx),
-            IoLens::Var(_) => (self.place(read, block * self.unit, len), len, idx),
+            Pattern::Uniform { n } => {
+                let b = below(&mut self.rng, *n);
+                (self.place(read, b * self.unit, len), len, idx)
+            }
+            _ => self.next_other(read, len, idx),
         }
     }
 
@@ -428,7 +516,7 @@ impl OffsetGen {
             Pattern::Seq { start, len, .. } if w.modifier != 0 => {
                 Pattern::SeqStep { start, len, next: 0, add: w.modifier }
             }
-            p @ (Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_)) => p,
+            p @ (Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_) | Pattern::Strided(_)) => p,
             inner if w.modifier > 1 || w.pct_random.is_some() => {
                 let pct = u64::from(w.pct_random.unwrap_or(100).min(100));
                 Pattern::Modified(Box::new(Modified {
@@ -443,6 +531,33 @@ impl OffsetGen {
             }
             p => p,
         };
+        self
+    }
+
+    /// fio's `zonemode=strided` with `(zonesize, zonerange, zoneskip)`: the same walk (`rw`,
+    /// `dist`, this worker's stripe) inside a zone of zonerange bytes, moved on by zonerange
+    /// + zoneskip after zonesize bytes, and back to the region's start after its end.
+    #[allow(clippy::too_many_arguments)]
+    pub fn strided(
+        mut self,
+        rw: RwMode,
+        mix: u8,
+        dist: &Distribution,
+        worker: usize,
+        workers: usize,
+        (size, range, skip): (u64, u64, u64),
+    ) -> Self {
+        let range = range.min(self.region).max(u64::from(self.lens.max()));
+        let zone = OffsetGen::with_lens(rw, mix, dist, range, self.lens.clone(), worker, workers, worker_rng(0, 0, 0));
+        self.unit = zone.unit;
+        self.pattern = Pattern::Strided(Box::new(Strided {
+            inner: zone.pattern,
+            base: 0,
+            range,
+            step: range.saturating_add(skip).max(1),
+            size: size.max(1),
+            moved: 0,
+        }));
         self
     }
 
@@ -482,6 +597,34 @@ impl OffsetGen {
                 m.last_off = off;
                 m.last_end = off + l;
                 return (off, len, idx);
+            }
+            Pattern::Strided(z) => {
+                if z.moved >= z.size {
+                    z.moved = 0;
+                    z.base += z.step;
+                    if z.base + z.range > self.region {
+                        z.base = 0; // past the end: the first zone again, as fio does
+                    }
+                    if let Pattern::Seq { next, .. } = &mut z.inner {
+                        *next = 0;
+                    }
+                }
+                z.moved += l;
+                let off = match &mut z.inner {
+                    Pattern::Seq { start, len: stripe, next } => {
+                        if *next + l > *stripe {
+                            *next = 0;
+                        }
+                        let off = *start + *next;
+                        *next += l;
+                        off
+                    }
+                    p => {
+                        let b = draw(p, &mut self.rng);
+                        place(&self.lens, z.range, read, b * self.unit, len)
+                    }
+                };
+                return (z.base + off, len, idx);
             }
             p => draw(p, &mut self.rng) * self.unit,
         };
@@ -769,6 +912,96 @@ mod tests {
         }
         let share = follow as f64 / n as f64;
         assert!((share - 0.75).abs() < 0.02, "{share} of I/Os follow the previous one");
+    }
+
+    #[test]
+    fn normal_is_a_gaussian_around_its_center() {
+        let n = 100_000;
+        let mut g = gen(RwMode::RandRead, Distribution::Normal { dev_pct: 5.0, center: 0.25 }, n);
+        let draws: Vec<u64> = (0..50_000).map(|_| g.next_block()).collect();
+        assert!(draws.iter().all(|&b| b < n));
+        let within = |k: f64| {
+            let (lo, hi) = ((0.25 - k * 0.05) * n as f64, (0.25 + k * 0.05) * n as f64);
+            draws.iter().filter(|&&b| (b as f64) >= lo && (b as f64) < hi).count() as f64 / draws.len() as f64
+        };
+        assert!((within(1.0) - 0.683).abs() < 0.02, "one deviation: {}", within(1.0));
+        assert!((within(2.0) - 0.954).abs() < 0.01, "two deviations: {}", within(2.0));
+        // A deviation wider than the region still stays inside it.
+        let mut g = gen(RwMode::RandRead, Distribution::Normal { dev_pct: 100.0, center: 1.0 }, 1000);
+        assert!((0..10_000).all(|_| g.next_block() < 1000));
+    }
+
+    #[test]
+    fn zoned_abs_sends_each_share_to_its_bytes() {
+        // 4 KiB blocks over 1 MiB: 60 % to the first 64 KiB, 40 % to the next 192 KiB, none beyond.
+        let zones =
+            vec![spec::ZoneAbs { ops_pct: 60.0, bytes: 64 << 10 }, spec::ZoneAbs { ops_pct: 40.0, bytes: 192 << 10 }];
+        let mut g = OffsetGen::with_lens(
+            RwMode::RandRead,
+            0,
+            &Distribution::ZonedAbs { zones },
+            1 << 20,
+            IoLens::One(4096),
+            0,
+            1,
+            worker_rng(2, 0, 0),
+        );
+        let offs: Vec<u64> = (0..40_000).map(|_| g.next_io(true).0).collect();
+        let first = offs.iter().filter(|&&o| o < 64 << 10).count() as f64 / offs.len() as f64;
+        assert!((first - 0.6).abs() < 0.01, "{first}");
+        assert!(offs.iter().all(|&o| o < 256 << 10), "nothing past the zones");
+        // Zones longer than the region are cut, and the cut share goes to the rest.
+        let zones =
+            vec![spec::ZoneAbs { ops_pct: 50.0, bytes: 512 << 10 }, spec::ZoneAbs { ops_pct: 50.0, bytes: 1 << 30 }];
+        let mut g = OffsetGen::with_lens(
+            RwMode::RandRead,
+            0,
+            &Distribution::ZonedAbs { zones },
+            1 << 20,
+            IoLens::One(4096),
+            0,
+            1,
+            worker_rng(2, 0, 0),
+        );
+        let low = (0..40_000).filter(|_| g.next_io(true).0 < 512 << 10).count() as f64 / 40_000.0;
+        assert!((low - 0.5).abs() < 0.02, "{low}");
+    }
+
+    #[test]
+    fn strided_zones_walk_a_zone_then_skip_as_fio_does() {
+        // fio's iolog for rw=read, bs=4k, size=1m, zonesize=16k, zonerange=64k, zoneskip=64k:
+        // 0 4 8 12, 128 132 136 140, … 896 … 908, then 0 again.
+        let mut g = OffsetGen::with_lens(
+            RwMode::Read,
+            0,
+            &Distribution::Uniform,
+            1 << 20,
+            IoLens::One(4096),
+            0,
+            1,
+            worker_rng(1, 0, 0),
+        )
+        .strided(RwMode::Read, 0, &Distribution::Uniform, 0, 1, (16 << 10, 64 << 10, 64 << 10));
+        let v = kib(&mut g, 36);
+        let want: Vec<u64> = (0..9).flat_map(|z| (0..4).map(move |i| (z % 8) * 128 + i * 4)).collect();
+        assert_eq!(v, want);
+        // Random: each run of 4 I/Os inside its 64 KiB zone.
+        let mut g = OffsetGen::with_lens(
+            RwMode::RandRead,
+            0,
+            &Distribution::Uniform,
+            1 << 20,
+            IoLens::One(4096),
+            0,
+            1,
+            worker_rng(1, 0, 0),
+        )
+        .strided(RwMode::RandRead, 0, &Distribution::Uniform, 0, 1, (16 << 10, 64 << 10, 64 << 10));
+        let v = kib(&mut g, 64);
+        for (i, o) in v.iter().enumerate() {
+            let base = (i as u64 / 4 % 8) * 128;
+            assert!((base..base + 64).contains(o) && o % 4 == 0, "I/O {i} at {o} KiB: {v:?}");
+        }
     }
 
     proptest::proptest! {

@@ -168,6 +168,9 @@ pub struct WorkerPlan {
     /// fio `flow`: this worker's share of its flow group.
     pub flow_share: Option<FlowShare>,
     pub flow: WorkerFlow,
+    /// A write failing with ENOSPC or EDQUOT ends the worker as done, not as a fault (fio
+    /// `fill_device`/`fill_fs`).
+    pub end_on_full: bool,
 }
 
 struct Slot {
@@ -346,6 +349,8 @@ struct WorkerState<'a> {
     period: Option<f64>,
     due_i: u64,
     issued_bytes: u64,
+    /// A write found the target full (with `end_on_full`): issue nothing more.
+    full: bool,
     live: LiveCounts,
     /// Last moment (ns since `t0`) completions were counted.
     last_measured: u64,
@@ -401,6 +406,7 @@ impl<'a> WorkerState<'a> {
             period: plan.rate_iops.map(|r| (SEC as f64 / r).max(1.0)),
             due_i: 0,
             issued_bytes: 0,
+            full: false,
             live: LiveCounts::default(),
             last_measured: 0,
             backlog: plan.verify.as_ref().and_then(|v| v.backlog).map(|n| {
@@ -463,7 +469,7 @@ impl<'a> WorkerState<'a> {
 
     #[inline]
     fn limit_reached(&self) -> bool {
-        self.plan.byte_limit.is_some_and(|l| self.issued_bytes >= l)
+        self.full || self.plan.byte_limit.is_some_and(|l| self.issued_bytes >= l)
     }
 
     #[inline]
@@ -724,6 +730,10 @@ impl<'a> WorkerState<'a> {
         }
         self.free.push(slot);
         if res != len as i32 {
+            if self.plan.end_on_full && op == Op::Write && (res == -libc::ENOSPC || res == -libc::EDQUOT) {
+                self.full = true; // filled: the end of the job, as fio's fill_device
+                return;
+            }
             let f = IoFault { errno: if res < 0 { -res } else { 0 }, offset, op, transferred: res.max(0), len };
             if self.plan.flow.continue_on.covers(op == Op::Read) {
                 self.count_error(f);
@@ -843,7 +853,7 @@ impl<'a> WorkerState<'a> {
     /// measured completion).
     fn close_window(&mut self, stop_ns: u64) {
         self.account_depth(stop_ns.min(self.deadline));
-        self.end.measured_ns = if self.plan.byte_limit.is_some() && stop_ns < self.deadline {
+        self.end.measured_ns = if (self.plan.byte_limit.is_some() || self.full) && stop_ns < self.deadline {
             self.last_measured
         } else {
             stop_ns.min(self.deadline).saturating_sub(self.t0)
@@ -972,6 +982,7 @@ mod tests {
             verify: None,
             flow_share: None,
             flow: WorkerFlow::default(),
+            end_on_full: false,
         }
     }
 
@@ -1216,5 +1227,21 @@ mod tests {
         let share = c[1].2 as f64 / wops as f64;
         assert!((share - 0.5).abs() < 0.05, "4k share of writes {share}");
         assert!(rb + wb >= 64 << 20 && rb + wb < (64 << 20) + 8 * 65536, "the byte limit counts real lengths");
+    }
+
+    #[test]
+    fn a_full_target_ends_a_filling_worker_without_a_fault() {
+        let mut p = plan(4);
+        p.byte_limit = Some(1000 * 4096);
+        p.end_on_full = true;
+        let fault = NullFault { after_ops: 60, errno: libc::ENOSPC };
+        let (end, ivs, ch) = run_null(&p, RwMode::Write, Some(fault));
+        assert!(end.fault.is_none(), "ENOSPC is the end of a fill, not a fault");
+        assert_eq!(ivs.iter().map(|iv| iv.write.count()).sum::<u64>(), 60);
+        assert!(!ch.stop.load(Ordering::Relaxed));
+        // Without fill it is a fault.
+        p.end_on_full = false;
+        let (end, _, _) = run_null(&p, RwMode::Write, Some(fault));
+        assert_eq!(end.fault.map(|f| f.errno), Some(libc::ENOSPC));
     }
 }

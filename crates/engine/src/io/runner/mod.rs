@@ -361,6 +361,15 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         ),
         None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
     };
+    // fio's fill_fs on a file: the region runs on past the file's end by the file system's
+    // free space; writes extend the file until one finds the file system full.
+    let size = match t {
+        Some(t) if job.fill && t.probe.kind == crate::target::probe::TargetKind::File => {
+            let free = rustix::fs::fstatvfs(&t.file).map_or(0, |v| v.f_bavail.saturating_mul(v.f_frsize));
+            size.saturating_add(free)
+        }
+        _ => size,
+    };
     // fio's shares of the target: the offset rounded up to the smallest block size, the
     // length cut to what is left after it.
     let min_bs = job.io_sizes().into_iter().min().unwrap_or(job.bs).max(1);
@@ -389,7 +398,8 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
             job.offset
         )));
     }
-    let len = job.size.unwrap_or(size - job.offset).min(size - job.offset);
+    let wanted = if job.fill { None } else { job.size }; // a fill runs to the end
+    let len = wanted.unwrap_or(size - job.offset).min(size - job.offset);
     let len = len / job.bs * job.bs;
     if len == 0 {
         return Err(EngineError::Invalid(format!(

@@ -32,6 +32,7 @@ pub(super) struct WorkerSetup {
     region_len: u64,
     lens: IoLens,
     walk: Walk,
+    zones: Option<spec::StridedZones>,
     workers_in_job: usize,
     /// This worker's index within its job (0..workers_in_job).
     job_worker: usize,
@@ -142,6 +143,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                     sleep_ns: s.flow.flow_sleep_us.saturating_mul(1000).max(10_000),
                 }),
                 flow,
+                end_on_full: s.fill,
             };
             slot_workers[slot_of(ji)] += 1;
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
@@ -158,6 +160,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                 dist: s.dist.clone(),
                 region_len,
                 lens: j.lens.clone(),
+                zones: s.zones,
                 walk: Walk { modifier: s.rw_modifier, identical: s.rw_identical, pct_random: s.percentage_random },
                 workers_in_job: gen_workers,
                 job_worker: gen_worker,
@@ -226,6 +229,12 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         worker_rng(setup.seed, job, worker),
     )
     .walk(setup.walk);
+    let gen = match setup.zones {
+        Some(z) => {
+            gen.strided(setup.rw, setup.mix, &setup.dist, worker, setup.workers_in_job, (z.size, z.range, z.skip))
+        }
+        None => gen,
+    };
     Ok((pool, gen))
 }
 
