@@ -375,3 +375,25 @@ fn flow_keeps_jobs_in_the_ratio_of_their_weights() {
     assert!((ratio - 3.0).abs() < 0.15, "flow=3 against flow=1: {three} / {one} = {ratio:.3}");
     assert!(free > three, "a job alone in its flow_id runs unregulated: {free} vs {three}");
 }
+
+#[test]
+fn directory_and_filesize_place_and_size_the_jobs_file() {
+    // fio's directory: the job's file is DIR/JOB.0.0; filesize is the file, size the bytes moved.
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("mkdir");
+    std::fs::write(
+        dir.path().join("d.fio"),
+        format!(
+            "[global]\ndirectory={}\nfilesize=1m\nsize=4m\nbs=64k\n[w]\nrw=write\nioengine=psync\n",
+            data.display()
+        ),
+    )
+    .expect("job");
+    let doc = run_json(dm_in(dir.path()).env_remove("DISKMETER_FAULTS").args(["run", "d.fio"]));
+    assert_eq!(doc["target"]["path"], data.join("w.0.0").display().to_string(), "{}", doc["target"]);
+    assert_eq!(doc["target"]["size_bytes"], 1 << 20);
+    let w = &results(&doc)[0]["write"];
+    assert_eq!(u64_at(w, "bytes"), 4 << 20, "size=4m moved over the 1 MiB file");
+    assert!(!data.join("w.0.0").exists(), "diskmeter's own test file is removed afterwards");
+}

@@ -168,6 +168,10 @@ const SUPPORTED: &[&str] = &[
     "runtime",
     "timeout",
     "flow",
+    "directory",
+    "nrfiles",
+    "filesize",
+    "ratemin",
     "flow_id",
     "flow_sleep",
     "time_based",
@@ -235,8 +239,8 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "diskmeter does not switch I/O schedulers; set one before the run with \
              `echo NAME > /sys/block/DEV/queue/scheduler`"
         }
-        "directory" | "nrfiles" | "filesize" | "opendir" | "file_service_type" => {
-            "diskmeter runs each job on a single target; name it with filename=PATH"
+        "opendir" | "file_service_type" | "filename_format" => {
+            "diskmeter runs each job on a single file; name it with filename=PATH (and directory=DIR)"
         }
         "number_ios" => "use io_size=BYTES (a job without time_based stops once that many bytes are done)",
         "kb_base" | "unit_base" => "diskmeter always uses binary size units (1k = 1024 bytes)",
@@ -325,6 +329,10 @@ struct Settings {
     ss_line: usize,
     /// `io_submit_mode=offload` at this line.
     offload: Option<usize>,
+    /// fio `directory`: where the job's file is (its `filename`, or `JOB.0.0` as fio names it).
+    directory: Option<(PathBuf, usize)>,
+    /// fio `filesize`: the job's one file's size (its region); `size` is then the bytes moved.
+    filesize: Option<(u64, usize)>,
     /// `latency_target` (ns), `latency_percentile`, `latency_window` (ns).
     lat_target: Option<u64>,
     lat_pct: Option<f64>,
@@ -421,6 +429,8 @@ impl Settings {
             ss_ramp: Duration::ZERO,
             ss_line: 0,
             offload: None,
+            directory: None,
+            filesize: None,
             lat_target: None,
             lat_pct: None,
             lat_window: None,
@@ -1106,7 +1116,34 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             let v = need(key, value, "100")?;
             s.rate_iops_min = Some(pair(key, v, "100,50", &|k, x| parse_count(k, x).map_err(sv))?);
         }
-        "rate_min" => {
+        "directory" => {
+            let v = need(key, value, "/mnt/test")?;
+            if v.contains(':') {
+                return Err(format!(
+                    "directory={v}: several directories are not supported (one file per job); give one directory"
+                ));
+            }
+            s.directory = Some((PathBuf::from(v), line));
+        }
+        "nrfiles" => {
+            let n: u32 = uint(key, need(key, value, "1")?, "1")?;
+            if n != 1 {
+                return Err(format!(
+                    "nrfiles={n}: one job over several files is not supported; diskmeter runs each job on one file \
+                     (use one job section per file, or nrfiles=1)"
+                ));
+            }
+        }
+        "filesize" => {
+            let v = need(key, value, "1g")?;
+            if v.contains('-') || v.contains(':') {
+                return Err(format!(
+                    "filesize={v}: a range of file sizes is not supported; give one size such as filesize=1g"
+                ));
+            }
+            s.filesize = Some((parse_size(key, v).map_err(sv)?, line));
+        }
+        "rate_min" | "ratemin" => {
             let v = need(key, value, "10m")?;
             s.rate_bytes_min = Some(pair(key, v, "10m,5m", &|k, x| parse_size(k, x).map_err(sv))?);
         }
@@ -1363,6 +1400,20 @@ fn finish_job(
     job.name = s.name.clone().unwrap_or(section_name);
     (job.bs, job.block_sizes) = s.sizes.resolve();
     job.zones = strided_zones(s.zone)?;
+    if let Some((dir, _)) = &s.directory {
+        // fio's file in the directory: the job's filename, or fio's own name `JOB.0.0`.
+        let name = job.target.clone().unwrap_or_else(|| PathBuf::from(format!("{}.0.0", job.name)));
+        job.target = Some(if name.is_absolute() { name } else { dir.join(name) });
+    }
+    if let Some((fsize, _)) = s.filesize {
+        // The file is the region; a larger `size` is the bytes the job moves over it.
+        if let Some(size) = job.size.filter(|&sz| sz != fsize) {
+            if job.io_bytes.is_none() {
+                job.io_bytes = Some(size);
+            }
+        }
+        job.size = Some(fsize);
+    }
     if let Some(seed) = s.randseed {
         job.seed = seed;
     } else if !s.randrepeat {
@@ -2038,6 +2089,14 @@ mod tests {
         assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::Iops, 20.0, false));
         let ss = one("[s]\nss_dur=3\n").flow.steadystate.unwrap();
         assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::IopsSlope, 0.01, true));
+        // fio's directory: the job's file there, named as fio names it; filesize is the file.
+        assert_eq!(one("[w1]\ndirectory=/mnt/t\n").target.as_deref(), Some(Path::new("/mnt/t/w1.0.0")));
+        let j = one("[j]\nfilename=data\ndirectory=/mnt/t\nsize=64m\nfilesize=16m\nnrfiles=1\n");
+        assert_eq!(j.target.as_deref(), Some(Path::new("/mnt/t/data")));
+        assert_eq!((j.size, j.io_bytes), (Some(16 << 20), Some(64 << 20)), "size moves 64 MiB over the 16 MiB file");
+        assert_eq!(one("[j]\nfilename=/abs/f\ndirectory=/mnt/t\n").target.as_deref(), Some(Path::new("/abs/f")));
+        assert_eq!(one("[j]\nratemin=1m\nruntime=1\ntime_based\n").flow.rate_bytes_min, [Some(1 << 20), Some(1 << 20)]);
+
         // fio's latency criteria: each second's mean completion latency.
         let ss = one("[s]\nss=lat:5%\nss_dur=3\n").flow.steadystate.unwrap();
         assert_eq!((ss.metric, ss.pct, ss.metric.is_slope()), (SsMetric::Lat, true, false));
@@ -2115,7 +2174,9 @@ mod tests {
             ("[j]\nss_dur=1500ms\n", 2, "t.fio:2: invalid value for ss_dur: diskmeter takes one sample a second"),
             ("[j]\nlatency_run=1\n", 2, "t.fio:2: option latency_run is not supported: diskmeter finds the most IOPS under a latency bound with its own search; use latency_target"),
             ("[j]\nlatency_percentile=0\n", 2, "t.fio:2: invalid value for latency_percentile: 0"),
-            ("[j]\ndirectory=/mnt\n", 2, "t.fio:2: option directory is not supported"),
+            ("[j]\nnrfiles=4\n", 2, "t.fio:2: nrfiles=4: one job over several files is not supported"),
+            ("[j]\ndirectory=/a:/b\n", 2, "t.fio:2: directory=/a:/b: several directories are not supported"),
+            ("[j]\nfilesize=1m-2m\n", 2, "t.fio:2: filesize=1m-2m: a range of file sizes is not supported"),
             ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
             ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),
             ("[j]\nloops=0\n", 2, "t.fio:2: invalid value for loops: 0"),
