@@ -144,6 +144,7 @@ const SUPPORTED: &[&str] = &[
     "percentage_random",
     "fill_device",
     "fill_fs",
+    "offset_increment",
     "zonemode",
     "zonesize",
     "zonerange",
@@ -202,7 +203,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "diskmeter does not pin workers to CPUs; remove the option or use taskset"
         }
         "startdelay" => "use stonewall to run jobs one after another",
-        "offset_increment" => "this access-pattern option is not supported; remove it",
         "verify" | "do_verify" | "verify_pattern" | "verify_fatal" => {
             "data verification is not supported; use `diskmeter surface` to check a device"
         }
@@ -787,6 +787,12 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
                 }
             }
             s.lines.insert(Field::BlockAlign, line);
+        }
+        "offset_increment" => {
+            let v = need(key, value, "1g")?;
+            no_percent(key, v)?;
+            s.job.offset_increment = parse_size(key, v).map_err(sv)?;
+            s.lines.insert(Field::Offset, line);
         }
         "fill_device" | "fill_fs" => {
             s.job.fill = boolean(key, value)?;

@@ -189,7 +189,7 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
         };
         return fail(Field::Runtime, format!("a time-based run needs a runtime above 0; {how}"));
     }
-    if job.direct && job.offset & (DIRECT_ALIGN - 1) != 0 {
+    if job.direct && (job.offset | job.offset_increment) & (DIRECT_ALIGN - 1) != 0 {
         let buffered = match st {
             Style::Cli => "--buffered",
             Style::Fio => "direct=0",
@@ -199,7 +199,7 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
             format!(
                 "the offset {} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O \
                  requires; use e.g. {}, or {buffered} for buffered I/O",
-                job.offset,
+                if !job.offset.is_multiple_of(DIRECT_ALIGN) { job.offset } else { job.offset_increment },
                 st.example(Field::Offset, "1M")
             ),
         );

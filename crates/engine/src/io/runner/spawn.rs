@@ -71,12 +71,16 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
             EngineKind::Psync => ((s.threads * s.qd) as usize, 1u32),
             _ => (s.threads as usize, s.qd),
         };
+        // fio's offset_increment: each of the numjobs workers (with psync, each group of qd
+        // threads) has its own region, offset_increment further on than the one before.
+        let per = if s.offset_increment > 0 { (workers / s.threads.max(1) as usize).max(1) } else { workers };
+        let regions_of_job = (workers / per) as u64;
         // Not time-based: the job moves its region once (or `io_bytes`), `loops` times.
         let per_worker_limit = if s.time_based {
             None
         } else {
             let total = s.io_bytes.unwrap_or(j.region_len).saturating_mul(u64::from(s.loops.max(1)));
-            Some((total / workers as u64).max(s.bs))
+            Some((total.saturating_mul(regions_of_job) / workers as u64).max(s.bs))
         };
         let rate = s.rate_iops.map(|r| r as f64 / workers as f64);
         for w in 0..workers {
@@ -85,7 +89,7 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 worker: slot_workers[slot_of(ji)],
                 depth,
                 bs: s.bs as u32,
-                region_offset: j.region_offset,
+                region_offset: j.region_offset + s.offset_increment * (w / per) as u64,
                 data: s.data,
                 fsync_every: s.fsync,
                 rate_iops: rate,
@@ -114,8 +118,8 @@ pub(super) fn layout(jobs: &[BoundJob], group_reporting: bool, pin: bool) -> Res
                 lens: j.lens.clone(),
                 zones: s.zones,
                 walk: Walk { modifier: s.rw_modifier, identical: s.rw_identical, pct_random: s.percentage_random },
-                workers_in_job: workers,
-                job_worker: w,
+                workers_in_job: per,
+                job_worker: w % per,
                 seed: s.seed,
                 mem: regions[ji].clone(),
             });
@@ -161,14 +165,15 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         &setup.dist,
         setup.region_len,
         setup.lens.clone(),
-        worker,
+        setup.job_worker,
         setup.workers_in_job,
         worker_rng(setup.seed, job, worker),
     )
     .walk(setup.walk);
     let gen = match setup.zones {
         Some(z) => {
-            gen.strided(setup.rw, setup.mix, &setup.dist, worker, setup.workers_in_job, (z.size, z.range, z.skip))
+            let stripe = (setup.job_worker, setup.workers_in_job);
+            gen.strided(setup.rw, setup.mix, &setup.dist, stripe.0, stripe.1, (z.size, z.range, z.skip))
         }
         None => gen,
     };
