@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Which of fio's own example job files diskmeter runs, unmodified apart from `filename` and
-# `size` (pointed at a 64 MiB test file here, to fit a small machine).
+# Which of fio's own example job files diskmeter runs, unmodified apart from where the file is
+# and how big (`filename`, `directory` and `size`: a 64 MiB test file in a scratch directory, to
+# fit a small machine).
 #
 #   bench/fio_examples.sh DISKMETER_BINARY EXAMPLES_DIR [SECONDS]
 #
@@ -19,8 +20,9 @@ for f in "$examples"/*.fio; do
     name=$(basename "$f")
     dir="$work/${name%.fio}"
     mkdir -p "$dir"
-    # filename= and size= only: one test file, 64 MiB.
+    # filename=, directory= and size= only: one test file, 64 MiB, in the scratch directory.
     sed -E -e 's|^([[:space:]]*filename[[:space:]]*=).*|\1'"$dir"'/testfile|' \
+        -e 's|^([[:space:]]*directory[[:space:]]*=).*|\1'"$dir"'|' \
         -e 's|^([[:space:]]*size[[:space:]]*=).*|\164m|' "$f" > "$dir/$name"
     out=$(cd "$dir" && timeout -s INT "$secs" "$bin" run "$name" --json -o "$dir/result.json" 2>&1 >/dev/null)
     code=$?

@@ -381,3 +381,21 @@ fn fill_fs_writes_a_small_file_system_full_like_fio() {
     }
     drop(guard);
 }
+
+#[test]
+fn offset_increment_gives_each_worker_its_own_region() {
+    let dir = tempdir();
+    // 4 workers, 16 KiB each, 256 KiB apart: blocks 0-3, 64-67, 128-131, 192-195 of the file.
+    let blocks = run_on_zero_file(dir.path(), "rw=write\nnumjobs=4\nsize=16k\noffset_increment=256k\n", 1 << 20);
+    let want: Vec<u64> = (0..4).flat_map(|w| (0..4).map(move |i| w * 64 + i)).collect();
+    assert_eq!(blocks, want);
+    let dir2 = tempdir();
+    std::fs::write(dir2.path().join("data.bin"), vec![0u8; 1 << 20]).expect("data file");
+    std::fs::write(
+        dir2.path().join("jobs.fio"),
+        "[w]\nioengine=psync\ndirect=0\nfilename=data.bin\nrw=write\nnumjobs=4\noffset_increment=512k\n",
+    )
+    .expect("job");
+    let o = expect_code(dm_in(dir2.path()).args(["run", "jobs.fio", "--overwrite"]), 2);
+    assert!(stderr_of(&o).contains("offset_increment=524288 puts the last of 4 workers"), "{}", stderr_of(&o));
+}

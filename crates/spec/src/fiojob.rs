@@ -157,6 +157,7 @@ const SUPPORTED: &[&str] = &[
     "percentage_random",
     "fill_device",
     "fill_fs",
+    "offset_increment",
     "zonemode",
     "zonesize",
     "zonerange",
@@ -263,7 +264,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "diskmeter writes fio's bw, lat and iops logs only; remove the option"
         }
         "startdelay" => "use stonewall to run jobs one after another",
-        "offset_increment" => "this access-pattern option is not supported; remove it",
         "verify_async"
         | "verify_async_cpus"
         | "verify_offset"
@@ -973,6 +973,12 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
                 }
             }
             s.lines.insert(Field::BlockAlign, line);
+        }
+        "offset_increment" => {
+            let v = need(key, value, "1g")?;
+            no_percent(key, v)?;
+            s.job.offset_increment = parse_size(key, v).map_err(sv)?;
+            s.lines.insert(Field::Offset, line);
         }
         "fill_device" | "fill_fs" => {
             s.job.fill = boolean(key, value)?;

@@ -242,6 +242,14 @@ pub struct JobSpec {
     /// system under a file) and end, successfully, when a write finds it full (ENOSPC).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fill: bool,
+    /// fio `offset_increment`: worker i (of `threads`) starts its own region of `size` bytes at
+    /// `offset + i × offset_increment`; 0 = the workers share one region.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub offset_increment: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 /// fio's strided zones: the job's I/O goes to `[start, start + range)` of the region until it
@@ -715,6 +723,7 @@ impl Default for JobSpec {
             flow: JobFlow::default(),
             zones: None,
             fill: false,
+            offset_increment: 0,
         }
     }
 }

@@ -195,7 +195,7 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
         };
         return fail(Field::Runtime, format!("a time-based run needs a runtime above 0; {how}"));
     }
-    if job.direct && job.offset & (DIRECT_ALIGN - 1) != 0 {
+    if job.direct && (job.offset | job.offset_increment) & (DIRECT_ALIGN - 1) != 0 {
         let buffered = match st {
             Style::Cli => "--buffered",
             Style::Fio => "direct=0",
@@ -205,7 +205,7 @@ pub(crate) fn check_job(job: &JobSpec, st: Style) -> Result<(), Problem> {
             format!(
                 "the offset {} is not a multiple of {DIRECT_ALIGN} bytes, which direct I/O \
                  requires; use e.g. {}, or {buffered} for buffered I/O",
-                job.offset,
+                if !job.offset.is_multiple_of(DIRECT_ALIGN) { job.offset } else { job.offset_increment },
                 st.example(Field::Offset, "1M")
             ),
         );
@@ -291,6 +291,14 @@ fn check_verify(job: &JobSpec, v: &crate::model::VerifySpec, st: Style) -> Resul
             Style::Fio => "verify_pattern=0xdeadbeef",
         };
         return fail(Field::Verify, format!("pattern verification needs the pattern; add {p}"));
+    }
+    if job.offset_increment > 0 {
+        return fail(
+            Field::Verify,
+            "verification tracks one region per job, and offset_increment gives each worker its own; drop one of \
+             them"
+                .to_string(),
+        );
     }
     if job.block_sizes.as_ref().is_some_and(|b| b.unaligned) {
         return fail(

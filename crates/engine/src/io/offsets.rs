@@ -373,7 +373,7 @@ impl OffsetGen {
             // Stripes in whole largest I/Os, so each holds at least one of any length.
             let blocks = region / max;
             let w = workers.max(1) as u64;
-            let i = worker as u64;
+            let i = worker as u64 % w;
             let start = blocks * i / w;
             let end = (blocks * (i + 1) / w).max(start + 1).min(blocks);
             let len = end.saturating_sub(start).max(1);

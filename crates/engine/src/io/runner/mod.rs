@@ -399,7 +399,16 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         )));
     }
     let wanted = if job.fill { None } else { job.size }; // a fill runs to the end
-    let len = wanted.unwrap_or(size - job.offset).min(size - job.offset);
+                                                         // offset_increment: the last worker's region starts this much further on.
+    let spread = job.offset_increment.saturating_mul(u64::from(job.threads.max(1) - 1));
+    if spread > 0 && job.offset + spread >= size {
+        return Err(EngineError::Invalid(format!(
+            "offset_increment={} puts the last of {} workers at or past the end of the target ({size} bytes); lower it",
+            job.offset_increment, job.threads
+        )));
+    }
+    let room = size - job.offset - spread;
+    let len = wanted.unwrap_or(room).min(room);
     let len = len / job.bs * job.bs;
     if len == 0 {
         return Err(EngineError::Invalid(format!(

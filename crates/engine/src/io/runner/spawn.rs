@@ -102,24 +102,30 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
             log_capacity,
             start_ns: 0,
         };
+        // fio's offset_increment: each of the numjobs workers (with psync, each group of qd
+        // threads) has its own region, offset_increment further on than the one before.
+        let per = if s.offset_increment > 0 { (workers / s.threads.max(1) as usize).max(1) } else { workers };
+        let regions_of_job = (workers / per) as u64;
         // Not time-based: the job moves its region once (or `io_bytes`), `loops` times.
         let per_worker_limit = if s.time_based {
             None
         } else {
             let total = s.io_bytes.unwrap_or(j.region_len).saturating_mul(u64::from(s.loops.max(1)));
-            Some((total / workers as u64).max(s.bs))
+            Some((total.saturating_mul(regions_of_job) / workers as u64).max(s.bs))
         };
         let rate = s.rate_iops.map(|r| r as f64 / workers as f64);
         for w in 0..workers {
             // A verified job's workers each own a stripe of the region, so that every chunk
             // has one writer and its generation one meaning.
-            // (Stripes are whole largest blocks, so no I/O crosses into a neighbour's.)
+            // (Stripes are whole largest blocks, so no I/O crosses into a neighbour's; a verified
+            // job has no offset_increment, refused by its validation.)
             let (region_offset, region_len, gen_worker, gen_workers) = if j.verify.is_some() && workers > 1 {
                 let n = j.region_len / s.bs;
                 let (a, b) = (n * w as u64 / workers as u64, n * (w as u64 + 1) / workers as u64);
                 (j.region_offset + a * s.bs, (b - a).max(1) * s.bs, 0, 1)
             } else {
-                (j.region_offset, j.region_len, w, workers)
+                // fio's offset_increment: the worker's group of `per` has its own region.
+                (j.region_offset + s.offset_increment * (w / per) as u64, j.region_len, w % per, per)
             };
             let plan = WorkerPlan {
                 job: ji,
@@ -231,7 +237,8 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
     .walk(setup.walk);
     let gen = match setup.zones {
         Some(z) => {
-            gen.strided(setup.rw, setup.mix, &setup.dist, worker, setup.workers_in_job, (z.size, z.range, z.skip))
+            let stripe = (setup.job_worker, setup.workers_in_job);
+            gen.strided(setup.rw, setup.mix, &setup.dist, stripe.0, stripe.1, (z.size, z.range, z.skip))
         }
         None => gen,
     };
