@@ -779,12 +779,6 @@ fn boolean(key: &str, value: Option<&str>) -> Result<bool, String> {
     }
 }
 
-fn flag(key: &str, value: Option<&str>) -> Result<(), String> {
-    match value {
-        None => Ok(()),
-        Some(_) => Err(format!("{key} takes no value; write just {key} on its own line")),
-    }
-}
 
 fn uint<T: TryFrom<u64>>(key: &str, v: &str, example: &str) -> Result<T, String> {
     let bad = || format!("invalid value for {key}: \"{v}\" is not a whole number; write e.g. {key}={example}");
@@ -1293,18 +1287,10 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         "verify_state_load" => s.verify_state.1 = boolean(key, value)?,
         "randseed" => s.randseed = Some(uint(key, need(key, value, "42")?, "42")?),
         "randrepeat" => s.randrepeat = boolean(key, value)?,
-        "stonewall" | "wait_for_previous" => {
-            flag(key, value)?;
-            s.stonewall = true;
-        }
-        "new_group" => {
-            flag(key, value)?;
-            s.new_group = true;
-        }
-        "group_reporting" => {
-            flag(key, value)?;
-            s.group_reporting = true;
-        }
+        // fio's switches: on alone or with 1, off with 0.
+        "stonewall" | "wait_for_previous" => s.stonewall = boolean(key, value)?,
+        "new_group" => s.new_group = boolean(key, value)?,
+        "group_reporting" => s.group_reporting = boolean(key, value)?,
         "name" => s.name = Some(need(key, value, "randread-4k")?.to_string()),
         "loops" => {
             let n: u32 = uint(key, need(key, value, "1")?, "1")?;
@@ -1993,6 +1979,14 @@ mod tests {
     }
 
     #[test]
+    fn switches_take_fios_0_and_1() {
+        let p = parse("[a]\ngroup_reporting=1\n[b]\nstonewall=1\n[c]\nstonewall=0\n");
+        assert_eq!(p.groups.len(), 2, "b starts a group, c does not");
+        assert!(p.groups[0].group_reporting);
+        assert_eq!(p.groups[1].jobs.len(), 2);
+    }
+
+    #[test]
     fn verify_options_map_to_the_job() {
         let j = one("[j]\nverify=md5\nverify_interval=512\ndo_verify=0\nverify_fatal=1\nverify_backlog=64\n\
              verify_state_save=1\n");
@@ -2140,8 +2134,8 @@ mod tests {
             ("[j]\n\nbogus=1\n", 3, "t.fio:3: unknown option bogus; supported options are filename, rw,"),
             ("[j]\nBS=4k\n", 2, "t.fio:2: unknown option BS; options are case-sensitive, write bs"),
             ("[j]\nbs 4k\n", 2, "t.fio:2: unknown option \"bs 4k\"; did you mean bs=4k?"),
-            ("[j]\nstonewall=1\n", 2, "t.fio:2: stonewall takes no value; write just stonewall on its own line"),
-            ("[j]\ngroup_reporting=1\n", 2, "t.fio:2: group_reporting takes no value"),
+            ("[j]\nstonewall=2\n", 2, "t.fio:2: invalid value for stonewall: \"2\" is not 0 or 1"),
+            ("[j]\ngroup_reporting=yes\n", 2, "t.fio:2: invalid value for group_reporting: \"yes\" is not 0 or 1"),
             ("[j]\n[k]\n[j]\n", 3, "t.fio:3: section [j] is defined twice; give each job section a unique name"),
             ("[j\n", 1, "t.fio:1: section header \"[j\" has no closing ']'"),
             ("[]\n", 1, "t.fio:1: \"[]\" is not a valid section header"),
