@@ -102,6 +102,8 @@ pub(crate) struct SteadyWatch {
 struct SlotWatch {
     spec: SteadySpec,
     samples: VecDeque<f64>,
+    /// One-second values of the sample being gathered (fio `ss_interval` > 1).
+    pending: Vec<f64>,
     attained_at: Option<f64>,
     /// The criterion and the mean over the last full window.
     last: Option<(f64, f64)>,
@@ -114,7 +116,13 @@ impl SteadyWatch {
         let mut out: Vec<Option<SlotWatch>> = (0..n).map(|_| None).collect();
         for (j, &s) in jobs.iter().zip(&slots) {
             if let (Some(spec), None) = (j.flow.steadystate, &out[s]) {
-                out[s] = Some(SlotWatch { spec, samples: VecDeque::new(), attained_at: None, last: None });
+                out[s] = Some(SlotWatch {
+                    spec,
+                    samples: VecDeque::new(),
+                    pending: Vec::new(),
+                    attained_at: None,
+                    last: None,
+                });
             }
         }
         Self { slots: out }
@@ -173,7 +181,15 @@ impl SlotWatch {
         if (index as f64) < self.spec.ramp.as_secs_f64() - 1e-9 {
             return;
         }
-        let n = self.spec.dur.as_secs().max(1) as usize;
+        // fio's ss_interval: a sample is the mean of that many seconds.
+        let every = self.spec.interval_s.max(1) as usize;
+        self.pending.push(v);
+        if self.pending.len() < every {
+            return;
+        }
+        let v = self.pending.iter().sum::<f64>() / every as f64;
+        self.pending.clear();
+        let n = (self.spec.dur.as_secs() as usize / every).max(1);
         self.samples.push_back(v);
         while self.samples.len() > n {
             self.samples.pop_front();
@@ -400,11 +416,11 @@ mod tests {
     use std::time::Duration;
 
     fn spec(metric: SsMetric, limit: f64, pct: bool, dur: u64, ramp: u64) -> SteadySpec {
-        SteadySpec { metric, limit, pct, dur: Duration::from_secs(dur), ramp: Duration::from_secs(ramp) }
+        SteadySpec { metric, limit, pct, dur: Duration::from_secs(dur), ramp: Duration::from_secs(ramp), interval_s: 1 }
     }
 
     fn feed(s: SteadySpec, xs: &[f64]) -> Option<f64> {
-        let mut w = SlotWatch { spec: s, samples: VecDeque::new(), attained_at: None, last: None };
+        let mut w = SlotWatch { spec: s, samples: VecDeque::new(), pending: Vec::new(), attained_at: None, last: None };
         for (i, &x) in xs.iter().enumerate() {
             if w.attained_at.is_none() {
                 w.add(i as i64, x);
@@ -451,6 +467,11 @@ mod tests {
         assert!((c - 10.0).abs() < 1e-9 && (m - 100.0).abs() < 1e-9, "{c} {m}");
         // Nothing moved: never steady.
         assert_eq!(feed(spec(SsMetric::Bw, 50.0, true, 2, 0), &[0.0, 0.0, 0.0]), None);
+        // ss_interval=2: samples are two-second means; a 4 s window holds two of them.
+        let two = SteadySpec { interval_s: 2, ..spec(SsMetric::Iops, 1.0, true, 4, 0) };
+        assert_eq!(feed(two, &[90.0, 110.0, 120.0, 80.0]), Some(4.0), "means 100 and 100");
+        let xs = [90.0, 110.0, 130.0, 80.0, 100.0, 100.0, 100.0, 100.0];
+        assert_eq!(feed(two, &xs), Some(8.0), "samples 100, 105, 100, 100: the window of the last two");
         assert_eq!(criterion_name(&spec(SsMetric::BwSlope, 0.1, true, 1, 0)), "bw_slope:0.1%");
     }
 }

@@ -228,6 +228,8 @@ const SUPPORTED: &[&str] = &[
     "ss_dur",
     "steadystate_ramp_time",
     "ss_ramp",
+    "steadystate_check_interval",
+    "ss_interval",
     "latency_target",
     "latency_percentile",
     "latency_window",
@@ -256,9 +258,6 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
         "latency_run" => {
             "diskmeter finds the most IOPS under a latency bound with its own search; use latency_target, \
              which runs as `diskmeter sla`"
-        }
-        "steadystate_check_interval" | "ss_interval" => {
-            "diskmeter checks steady state once a second (fio's default ss_interval=1s); remove the option"
         }
         "write_hist_log" | "log_hist_msec" | "log_max_value" | "log_compression" | "log_store_compressed" => {
             "diskmeter writes fio's bw, lat and iops logs only; remove the option"
@@ -326,6 +325,8 @@ struct Settings {
     ss: Option<(SsMetric, f64, bool)>,
     ss_dur: Duration,
     ss_ramp: Duration,
+    /// fio `ss_interval`, whole seconds.
+    ss_interval: u64,
     ss_line: usize,
     /// `io_submit_mode=offload` at this line.
     offload: Option<usize>,
@@ -427,6 +428,7 @@ impl Settings {
             ss: None,
             ss_dur: Duration::ZERO,
             ss_ramp: Duration::ZERO,
+            ss_interval: 1,
             ss_line: 0,
             offload: None,
             directory: None,
@@ -778,7 +780,6 @@ fn boolean(key: &str, value: Option<&str>) -> Result<bool, String> {
         }
     }
 }
-
 
 fn uint<T: TryFrom<u64>>(key: &str, v: &str, example: &str) -> Result<T, String> {
     let bad = || format!("invalid value for {key}: \"{v}\" is not a whole number; write e.g. {key}={example}");
@@ -1243,6 +1244,16 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             }
             s.ss_line = s.ss_line.max(line);
         }
+        "steadystate_check_interval" | "ss_interval" => {
+            let d = parse_duration(key, need(key, value, "10s")?, TimeUnit::Seconds).map_err(sv)?;
+            if d.is_zero() || !d.as_millis().is_multiple_of(1000) {
+                return Err(format!(
+                    "invalid value for {key}: diskmeter samples whole seconds; give 1s or more in whole seconds, \
+                     e.g. {key}=10s"
+                ));
+            }
+            s.ss_interval = d.as_secs();
+        }
         "steadystate_ramp_time" | "ss_ramp" => {
             s.ss_ramp = parse_duration(key, need(key, value, "10s")?, TimeUnit::Seconds).map_err(sv)?;
         }
@@ -1586,7 +1597,18 @@ fn finish_flow(
     }
     if !s.ss_dur.is_zero() {
         let (metric, limit, pct) = s.ss.unwrap_or((SsMetric::IopsSlope, 0.01, true));
-        job.flow.steadystate = Some(SteadySpec { metric, limit, pct, dur: s.ss_dur, ramp: s.ss_ramp });
+        if !s.ss_dur.as_secs().is_multiple_of(s.ss_interval) {
+            return Err((
+                s.ss_line,
+                format!(
+                    "ss_dur={}s is not a whole number of ss_interval={}s samples; make it a multiple",
+                    s.ss_dur.as_secs(),
+                    s.ss_interval
+                ),
+            ));
+        }
+        job.flow.steadystate =
+            Some(SteadySpec { metric, limit, pct, dur: s.ss_dur, ramp: s.ss_ramp, interval_s: s.ss_interval });
     } else if s.ss.is_some() {
         return Err((
             s.ss_line,
@@ -2089,6 +2111,9 @@ mod tests {
         assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::Iops, 20.0, false));
         let ss = one("[s]\nss_dur=3\n").flow.steadystate.unwrap();
         assert_eq!((ss.metric, ss.limit, ss.pct), (SsMetric::IopsSlope, 0.01, true));
+        assert_eq!(ss.interval_s, 1);
+        assert_eq!(one("[s]\nss_dur=30\nss_interval=10\n").flow.steadystate.unwrap().interval_s, 10);
+        assert!(fail("[s]\nss_dur=25\nss_interval=10\n").1.contains("multiple"));
         // fio's directory: the job's file there, named as fio names it; filesize is the file.
         assert_eq!(one("[w1]\ndirectory=/mnt/t\n").target.as_deref(), Some(Path::new("/mnt/t/w1.0.0")));
         let j = one("[j]\nfilename=data\ndirectory=/mnt/t\nsize=64m\nfilesize=16m\nnrfiles=1\n");

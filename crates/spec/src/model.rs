@@ -593,6 +593,18 @@ pub struct SteadySpec {
     pub dur: Duration,
     #[serde(with = "secs", rename = "ramp_s")]
     pub ramp: Duration,
+    /// Seconds per sample (fio `ss_interval`, default 1): each sample is the mean of that many
+    /// one-second values, and the window holds `dur / interval` samples.
+    #[serde(default = "one_sec", skip_serializing_if = "is_one_sec")]
+    pub interval_s: u64,
+}
+
+fn one_sec() -> u64 {
+    1
+}
+
+fn is_one_sec(n: &u64) -> bool {
+    *n == 1
 }
 
 /// fio's `latency_target`: the bound, the percentile of I/Os that must meet it (fio's default
