@@ -636,8 +636,14 @@ pub fn parse_verify_pattern(key: &str, s: &str) -> Result<Vec<u8>, SpecError> {
     if out.is_empty() {
         return Err(bad("is empty"));
     }
+    if out.len() > MAX_VERIFY_PATTERN {
+        return Err(bad("is longer than 512 bytes (fio's limit)"));
+    }
     Ok(out)
 }
+
+/// Longest `verify_pattern`, in bytes (fio's limit).
+pub const MAX_VERIFY_PATTERN: usize = 512;
 
 #[cfg(test)]
 mod tests {
@@ -895,7 +901,8 @@ mod tests {
         assert_eq!(parse_verify_pattern("p", "0xabc").unwrap(), vec![0x0a, 0xbc]);
         assert_eq!(parse_verify_pattern("p", "\"ab\"0xff 7").unwrap(), vec![b'a', b'b', 0xff, 7]);
         assert_eq!(parse_verify_pattern("p", "'x'").unwrap(), vec![b'x']);
-        for bad in ["", "0x", "0xzz", "\"open", "256", "%o", "word"] {
+        let long = format!("0x{}", "ab".repeat(513));
+        for bad in ["", "0x", "0xzz", "\"open", "256", "%o", "word", long.as_str()] {
             let e = parse_verify_pattern("verify_pattern", bad).unwrap_err().to_string();
             assert!(e.contains("verify_pattern") && e.contains("0xdeadbeef"), "{bad}: {e}");
         }

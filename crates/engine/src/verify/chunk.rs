@@ -32,19 +32,6 @@ pub fn valid_chunk_len(len: usize) -> bool {
     len >= SECTOR && len.is_multiple_of(SECTOR) && u32::try_from(len).is_ok()
 }
 
-/// Resolves fio's `verify_interval` for a block size: `None` means the block size; the
-/// result must be a valid chunk length that divides the block size. One-line error.
-pub fn resolve_interval(interval: Option<u64>, block_size: u64) -> Result<usize, String> {
-    let i = interval.unwrap_or(block_size);
-    let ok = usize::try_from(i).ok().filter(|&i| valid_chunk_len(i) && block_size.is_multiple_of(i as u64));
-    ok.ok_or_else(|| {
-        format!(
-            "--verify-interval {i}: must be a multiple of 512 bytes (at least 512) that divides the block size \
-             {block_size} (e.g. 4096)"
-        )
-    })
-}
-
 /// What the run knows about every chunk it verifies: passed to stamp, check and diagnose.
 #[derive(Clone, Copy, Debug)]
 pub struct Context<'a> {

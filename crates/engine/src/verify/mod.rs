@@ -21,8 +21,8 @@
 //! kind, interval, target identity and every chunk's generation.
 //!
 //! The API in one place:
-//! * options: [`CheckKind::parse`] / [`CheckKind::name`] (fio's `verify=`),
-//!   [`parse_pattern`] (`verify_pattern`), [`resolve_interval`] (`verify_interval`);
+//! * options: [`CheckKind::parse`] / [`CheckKind::name`] (fio's `verify=`; `verify_pattern` and
+//!   `verify_interval` are read and checked by the `spec` crate, with the job);
 //! * payloads: [`payload_seed`]`(run_seed, offset, generation)`, [`fill_payload`]`(seed, buf)`,
 //!   [`fill_pattern`]`(pattern, buf)`;
 //! * write: [`stamp_chunk`]`(chunk, &HeaderFields, kind, pattern)`,
@@ -54,10 +54,10 @@ mod tests;
 
 pub use checksum::{CheckKind, DIGEST_LEN};
 pub use chunk::{
-    check_block, check_chunk, resolve_interval, stamp_block, stamp_chunk, valid_chunk_len, BlockStamp, Context, Expect,
-    StampError, SECTOR,
+    check_block, check_chunk, stamp_block, stamp_chunk, valid_chunk_len, BlockStamp, Context, Expect, StampError,
+    SECTOR,
 };
 pub use diagnose::{diagnose, expected_bytes, Finding, FindingKind, SectorRun, GENERATION_WINDOW};
 pub use header::{decode_header, Header, HeaderError, HeaderFields, HEADER_LEN};
-pub use payload::{fill_pattern, fill_payload, parse_pattern, payload_seed};
+pub use payload::{fill_pattern, fill_payload, payload_seed};
 pub use state::{load_state, save_state, Region, TargetId, VerifyState};

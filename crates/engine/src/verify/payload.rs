@@ -72,96 +72,10 @@ pub fn is_pattern(pattern: &[u8], buf: &[u8]) -> bool {
     buf[..p] == *pattern && buf[p..] == buf[..buf.len() - p]
 }
 
-/// Longest accepted pattern (fio's limit is 512 bytes).
-pub const MAX_PATTERN: usize = 512;
-
-/// Parses fio's `verify_pattern`: a sequence of `0x`-prefixed hex of any length (bytes in
-/// the order written; an odd digit count gets a leading 0), decimal numbers (written as the
-/// fewest big-endian bytes, as if given in hex) and quoted strings (`"abc"` or `'abc'`),
-/// optionally separated by spaces or commas.
-pub fn parse_pattern(s: &str) -> Result<Vec<u8>, String> {
-    let err = |why: &str| {
-        format!(
-            "--verify-pattern: bad value '{s}' ({why}): give hex (0xdeadbeef), a decimal number (255) or a quoted \
-             string (\"abc\")"
-        )
-    };
-    let mut out = Vec::new();
-    let mut rest = s.trim();
-    while !rest.is_empty() {
-        if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
-            let body = &rest[1..];
-            let end = body.find(q).ok_or_else(|| err("unterminated string"))?;
-            if end == 0 {
-                return Err(err("empty string"));
-            }
-            out.extend_from_slice(&body.as_bytes()[..end]);
-            rest = &body[end + 1..];
-        } else if rest.starts_with("0x") || rest.starts_with("0X") {
-            let digits: &str = &rest[2..rest[2..].find(|c: char| !c.is_ascii_hexdigit()).map_or(rest.len(), |i| i + 2)];
-            if digits.is_empty() {
-                return Err(err("no hex digits after 0x"));
-            }
-            out.extend(hex_bytes(digits));
-            rest = &rest[2 + digits.len()..];
-        } else if rest.starts_with(|c: char| c.is_ascii_digit()) {
-            let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-            let n: u64 = rest[..end].parse().map_err(|_| err("number too large"))?;
-            let bytes = n.to_be_bytes();
-            let skip = (n.leading_zeros() / 8).min(7) as usize;
-            out.extend_from_slice(&bytes[skip..]);
-            rest = &rest[end..];
-        } else {
-            return Err(err("unexpected text"));
-        }
-        rest = rest.trim_start_matches([' ', ',', '\t']);
-        if out.len() > MAX_PATTERN {
-            return Err(err("longer than 512 bytes"));
-        }
-    }
-    if out.is_empty() {
-        return Err(err("empty"));
-    }
-    Ok(out)
-}
-
-/// Hex digits (already checked) to bytes, in order; an odd count gets a leading zero.
-fn hex_bytes(digits: &str) -> Vec<u8> {
-    let nib = |c: u8| char::from(c).to_digit(16).unwrap_or(0) as u8;
-    let d = digits.as_bytes();
-    let mut out = Vec::with_capacity(d.len().div_ceil(2));
-    let mut i = 0;
-    if d.len() % 2 == 1 {
-        out.push(nib(d[0]));
-        i = 1;
-    }
-    while i + 1 < d.len() {
-        out.push(nib(d[i]) << 4 | nib(d[i + 1]));
-        i += 2;
-    }
-    out
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn patterns_parse() {
-        assert_eq!(parse_pattern("0xdeadbeef"), Ok(vec![0xde, 0xad, 0xbe, 0xef]));
-        assert_eq!(parse_pattern("0xABC"), Ok(vec![0x0a, 0xbc]));
-        assert_eq!(parse_pattern("255"), Ok(vec![0xff]));
-        assert_eq!(parse_pattern("256"), Ok(vec![0x01, 0x00]));
-        assert_eq!(parse_pattern("0"), Ok(vec![0]));
-        assert_eq!(parse_pattern("\"abc\""), Ok(b"abc".to_vec()));
-        assert_eq!(parse_pattern("'x y' 0x01, 2"), Ok(vec![b'x', b' ', b'y', 1, 2]));
-        for bad in ["", "0x", "\"abc", "\"\"", "zz", "99999999999999999999999", "0x12 junk"] {
-            let e = parse_pattern(bad).unwrap_err();
-            assert!(e.starts_with("--verify-pattern") && e.contains("0xdeadbeef") && !e.contains('\n'), "{e}");
-        }
-        assert!(parse_pattern(&format!("0x{}", "ab".repeat(600))).is_err());
-    }
 
     #[test]
     fn payload_is_deterministic_and_seed_dependent() {
