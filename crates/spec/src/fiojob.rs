@@ -2034,6 +2034,12 @@ mod tests {
         assert!(line == 3 && m.contains("nothing to verify"), "{m}");
         let (line, m) = fail("[j]\nverify=pattern\n");
         assert!(line == 2 && m.contains("verify_pattern"), "{m}");
+        let (_, m) = fail("[j]\nrw=write:1k\nbs=4k\nverify=crc32c\n");
+        assert!(m.contains("chunk boundaries"), "{m}");
+        one("[j]\nrw=write:8k\nbs=4k\nverify=crc32c\n");
+        let (_, m) =
+            fail("[j]\nrw=read\nzonemode=strided\nzonesize=64k\nzonerange=64k\nzoneskip=1k\nverify=md5\nbs=4k\n");
+        assert!(m.contains("chunk boundaries"), "{m}");
         let (line, m) = fail("[j]\nverify_async=4\n");
         assert!(line == 2 && m.contains("verify option is not supported"), "{m}");
     }

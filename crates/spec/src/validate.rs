@@ -321,6 +321,21 @@ fn check_verify(job: &JobSpec, v: &crate::model::VerifySpec, st: Style) -> Resul
             ),
         );
     }
+    // Every I/O must start on a chunk boundary: sequential holes (`rw=write:N`) and strided
+    // zones move offsets by their own amounts.
+    let skip = if job.rw.is_random() { 0 } else { job.rw_modifier.unsigned_abs() };
+    let zones_off = job.zones.is_some_and(|z| !z.range.is_multiple_of(interval) || !z.skip.is_multiple_of(interval));
+    if !skip.is_multiple_of(interval) || zones_off {
+        return fail(
+            Field::VerifyInterval,
+            format!(
+                "verified I/O must start on {} chunk boundaries, and the rw=MODE:N hole or the zonerange/zoneskip \
+                 does not; make them multiples of {}",
+                format_size(interval),
+                format_size(interval)
+            ),
+        );
+    }
     Ok(())
 }
 

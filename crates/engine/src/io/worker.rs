@@ -605,9 +605,15 @@ impl<'a> WorkerState<'a> {
             Some(v) => match self.verified_draw(v, pool, gen, slot) {
                 Some(d) => d,
                 None => {
-                    // Every draw hit a chunk in use: wait for completions, then draw again.
+                    // Every draw hit a chunk in use: wait for completions, then draw again. With
+                    // nothing in flight no chunk is in use, so no draw can ever be claimed (an
+                    // offset off the chunk grid, which validation refuses): fail, never spin.
                     self.free.push(slot);
                     self.due_i -= 1;
+                    if self.inflight() == 0 && self.backlog.as_ref().is_none_or(|b| !b.draining) {
+                        self.end.fault =
+                            Some(IoFault { errno: libc::EINVAL, offset: 0, op: Op::Write, transferred: 0, len: 0 });
+                    }
                     return false;
                 }
             },
