@@ -242,9 +242,13 @@ fn per_job_logs_0_gathers_the_threads_in_one_file_and_the_text_says_what_happene
     assert_eq!(rows.len(), 12, "{rows:?}");
     // Each worker's I/Os fail from the 500th on (counted, not moved): 4000 KiB/s (1000 IOPS of
     // 4 KiB) in the first two windows, nothing in the last.
-    let firsts: Vec<u64> = rows.iter().filter(|r| r[0] == 250).map(|r| r[1]).collect();
-    let lasts: Vec<u64> = rows.iter().filter(|r| r[0] == 1000).map(|r| r[1]).collect();
-    assert_eq!((firsts, lasts), (vec![4000; 3], vec![0; 3]), "{rows:?}");
+    // (An I/O may complete just across a window's edge on a busy machine: each window within
+    // 2 %, and each thread's first two windows hold exactly its 500 I/Os.)
+    for t in rows.chunks(4) {
+        let w: Vec<u64> = t.iter().map(|r| r[1]).collect();
+        assert!(w[..2].iter().all(|&v| v.abs_diff(4000) <= 80), "{rows:?}");
+        assert_eq!((w[0] + w[1], w[3]), (8000, 0), "{rows:?}");
+    }
     let text = stdout_of(&o);
     assert!(text.contains("started 0.2") && text.contains("after its group"), "{text}");
     assert!(text.contains("fio logs: b_bw.log"), "{text}");
