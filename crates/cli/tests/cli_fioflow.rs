@@ -333,10 +333,33 @@ fn steady_state_ends_a_steady_job_and_reports_one_that_is_not() {
 }
 
 #[test]
-fn offload_runs_inline_with_a_note() {
+fn offload_submits_through_the_sq_polling_thread() {
+    // fio's io_submit_mode=offload: a thread other than the worker submits. Here it is io_uring's
+    // SQ polling kernel thread, which shows in the process's tasks as iou-sqp-PID while it runs.
     let dir = tempdir();
-    let doc = run_file(dir.path(), "runtime=200ms\n[j]\nio_submit_mode=offload\nthread\n");
-    assert!(warning_codes(&doc).contains(&"submit-inline".to_string()), "{}", doc["warnings"]);
+    std::fs::write(
+        dir.path().join("o.fio"),
+        "[o]\nioengine=io_uring\nrw=randread\nbs=4k\nsize=8m\niodepth=8\nruntime=2\ntime_based\nio_submit_mode=offload\n",
+    )
+    .expect("job");
+    let s = spawn(dir.path(), &["run", "o.fio", "--json"]);
+    let pid = s.child.id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut seen = false;
+    while !seen && std::time::Instant::now() < deadline {
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            seen = tasks
+                .flatten()
+                .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.starts_with("iou-sqp")));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (code, out, err) = wait_exit(s, std::time::Duration::from_secs(30));
+    assert_eq!(code, Some(0), "{err}");
+    let doc: Value = serde_json::from_slice(&out).expect("json");
+    assert!(read_ops(&results(&doc)[0]) > 1000, "{doc}");
+    assert!(seen, "no iou-sqp thread in the process while the job ran");
+    assert!(!warning_codes(&doc).contains(&"submit-inline".to_string()));
 }
 
 #[test]

@@ -1098,7 +1098,10 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "io_submit_mode" => match need(key, value, "inline")? {
             "inline" => {}
-            "offload" => s.offload = Some(line),
+            "offload" => {
+                s.offload = Some(line);
+                s.job.offload = true;
+            }
             v => return Err(format!("invalid value for io_submit_mode: \"{v}\"; use inline or offload")),
         },
         "random_distribution" => {
@@ -1432,7 +1435,7 @@ fn finish_job(
         v
     });
     finish_rates(&mut job, &s, notes)?;
-    finish_flow(&mut job, &s, plan, notes)?;
+    finish_flow(&mut job, &s, plan)?;
     if let Err(p) = check_job(&job, Style::Fio) {
         let line = match p.field {
             Field::Runtime => s.lines.get(&Field::Runtime).copied().or(s.time_based_line),
@@ -1546,12 +1549,7 @@ fn finish_rates(
 }
 
 /// The other run-flow options: wait_for, startdelay, logs, steady state, offload.
-fn finish_flow(
-    job: &mut JobSpec,
-    s: &Settings,
-    plan: &RunPlan,
-    notes: &mut Vec<(usize, &'static str, String)>,
-) -> Result<(), (usize, String)> {
+fn finish_flow(job: &mut JobSpec, s: &Settings, plan: &RunPlan) -> Result<(), (usize, String)> {
     if s.rate_per_worker.is_none() && s.rate_bytes.is_none() {
         if let Some(m) = s.rate_iops_min {
             job.flow.rate_iops_min = per_job(m, job.threads, "rate_iops_min", 0)?;
@@ -1622,13 +1620,12 @@ fn finish_flow(
             window_ns: s.lat_window.unwrap_or(0),
         });
     }
-    if let Some(line) = s.offload {
-        notes.push((
+    if let (Some(line), false) = (s.offload, job.engine == EngineKind::IoUring) {
+        return Err((
             line,
-            PlanNote::SUBMIT_INLINE,
             format!(
-                "io_submit_mode=offload is accepted for job [{}], but diskmeter submits from each worker thread \
-                 itself (inline): a separate submit thread would add a hand-off to every I/O",
+                "io_submit_mode=offload in job [{}] submits through io_uring's SQ polling thread; use \
+                 ioengine=io_uring (or libaio), or io_submit_mode=inline",
                 job.name
             ),
         ));
@@ -1981,10 +1978,10 @@ mod tests {
         assert!(plan.notes[0].message.starts_with("t.fio:2: random_generator=lfsr"), "{}", plan.notes[0].message);
         let (line, m) = fail("[j]\nrandom_generator=mt19937\n");
         assert!(line == 2 && m.contains("tausworthe, lfsr"), "{m}");
-        let plan = parse("[j]\nio_submit_mode=offload\n");
-        assert_eq!(plan.notes.len(), 1);
-        assert_eq!(plan.notes[0].code, PlanNote::SUBMIT_INLINE);
-        assert!(plan.notes[0].message.starts_with("t.fio:2: io_submit_mode=offload"), "{}", plan.notes[0].message);
+        assert!(one("[j]\nio_submit_mode=offload\n").offload);
+        assert!(!one("[j]\nio_submit_mode=inline\n").offload);
+        let (line, m) = fail("[j]\nioengine=psync\nio_submit_mode=offload\n");
+        assert!(line == 3 && m.contains("SQ polling"), "{m}");
     }
 
     #[test]

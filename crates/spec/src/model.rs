@@ -199,6 +199,10 @@ pub struct JobSpec {
     /// `None` = the region once. May exceed the region: offsets wrap around.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_bytes: Option<u64>,
+    /// Submission by io_uring's SQ polling kernel thread instead of the worker (fio
+    /// `io_submit_mode=offload`): the worker only fills the ring.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub offload: bool,
     /// Times the job repeats its bytes when not time-based (fio `loops`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub loops: u32,
@@ -724,6 +728,7 @@ impl Default for JobSpec {
             engine: EngineKind::IoUring,
             submit_batch: 1,
             io_bytes: None,
+            offload: false,
             loops: 1,
             verify: None,
             block_sizes: None,
@@ -766,7 +771,7 @@ impl PlanNote {
     /// A job file named fio's `random_generator`: diskmeter's own generator draws the offsets.
     pub const GENERATOR_SUBSTITUTED: &'static str = "generator-substituted";
     /// `io_submit_mode=offload`: diskmeter submits from the worker thread itself.
-    pub const SUBMIT_INLINE: &'static str = "submit-inline";
+
     /// Separate read and write rates on a mixed job: the job runs at their sum with the read
     /// share set to the read rate's part of it (so each direction gets its rate).
     pub const RATE_SETS_MIX: &'static str = "rate-sets-mix";

@@ -79,6 +79,9 @@ pub struct BackendConfig {
     /// Register buffers (io_uring fixed buffers); the pool's iovecs.
     pub buffers: Option<Vec<libc::iovec>>,
     pub register_file: bool,
+    /// Submission by the kernel's SQ polling thread (IORING_SETUP_SQPOLL; fio
+    /// `io_submit_mode=offload`).
+    pub sqpoll: bool,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -119,6 +122,16 @@ impl Uring {
         let (entries, cq) = uring_entries(cfg.depth);
         // Single issuer + deferred task running cut kernel overhead per completion (6.1+);
         // fall back to a plain ring on older kernels.
+        if cfg.sqpoll {
+            // A kernel thread takes the I/Os off the ring; it sleeps after a second without any.
+            // (Deferred task running does not go with SQ polling.)
+            let ring = IoUring::builder()
+                .setup_sqpoll(1000)
+                .setup_cqsize(cq)
+                .build(entries)
+                .map_err(|error| UringSetupError::Ring { entries, error })?;
+            return Self::registered(ring, cfg);
+        }
         let ring = IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
@@ -127,6 +140,11 @@ impl Uring {
             .or_else(|_| IoUring::builder().setup_cqsize(cq).build(entries))
             .or_else(|_| IoUring::new(entries))
             .map_err(|error| UringSetupError::Ring { entries, error })?;
+        Self::registered(ring, cfg)
+    }
+
+    /// The ring with the target's file and the worker's buffers registered.
+    fn registered(ring: IoUring, cfg: &BackendConfig) -> Result<Self, UringSetupError> {
         let mut fixed_file = false;
         if cfg.register_file {
             fixed_file = ring.submitter().register_files(&[cfg.fd]).is_ok();
@@ -386,7 +404,8 @@ mod tests {
 
     #[test]
     fn deepest_ring_sets_up_where_io_uring_works() {
-        let cfg = BackendConfig { fd: -1, depth: spec::validate::MAX_QD, buffers: None, register_file: false };
+        let cfg =
+            BackendConfig { fd: -1, depth: spec::validate::MAX_QD, buffers: None, register_file: false, sqpoll: false };
         match Uring::new(&cfg) {
             Ok(_) => {}
             // Sandboxes without io_uring: only the availability errors are acceptable.

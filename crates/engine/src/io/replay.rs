@@ -198,8 +198,13 @@ pub fn replay(
         .map(|i| libc::iovec { iov_base: pool.slot_ptr(i).cast(), iov_len: pool.slot_len() })
         .collect();
     let register = ctl.register_buffers && pool.slots() <= 16_384;
-    let config =
-        |fd: RawFd| BackendConfig { fd, depth: qd, buffers: register.then(|| iovecs.clone()), register_file: true };
+    let config = |fd: RawFd| BackendConfig {
+        fd,
+        depth: qd,
+        buffers: register.then(|| iovecs.clone()),
+        register_file: true,
+        sqpoll: false,
+    };
     std::thread::scope(|scope| {
         let (full_tx, full_rx) = sync_channel::<Chunk>(CHUNKS);
         let (empty_tx, empty_rx) = sync_channel::<Vec<ReplayItem>>(CHUNKS + 2);

@@ -1001,7 +1001,7 @@ mod tests {
     /// Run `plan` on the null engine over a 1 MiB region with `rw`.
     fn run_null(plan: &WorkerPlan, rw: RwMode, fault: Option<NullFault>) -> (WorkerEnd, Vec<Interval>, Channels) {
         let (ch, rx) = channels();
-        let cfg = BackendConfig { fd: -1, depth: plan.depth, buffers: None, register_file: false };
+        let cfg = BackendConfig { fd: -1, depth: plan.depth, buffers: None, register_file: false, sqpoll: false };
         let mut backend = Null::new(&cfg, fault);
         let slots = plan.depth as usize * if plan.split_buffers { 2 } else { 1 };
         let mut pool = BufferPool::new(slots.max(1), plan.bs as usize, 4096).unwrap();
@@ -1206,7 +1206,7 @@ mod tests {
         let b = spec::BlockSizes { read: spec::DirSizes::fixed(8192), write: d, unaligned: false };
         let lens = IoLens::for_job(65536, Some(&b), 512).unwrap();
         let (ch, rx) = channels();
-        let cfg = BackendConfig { fd: -1, depth: p.depth, buffers: None, register_file: false };
+        let cfg = BackendConfig { fd: -1, depth: p.depth, buffers: None, register_file: false, sqpoll: false };
         let mut backend = Null::new(&cfg, None);
         let mut pool = BufferPool::new(16, 65536, 4096).unwrap();
         let mut gen =

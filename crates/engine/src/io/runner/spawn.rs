@@ -22,6 +22,8 @@ pub(super) struct WorkerSetup {
     cpu: Option<usize>,
     pub(super) plan: WorkerPlan,
     engine: EngineKind,
+    /// io_uring's SQ polling thread submits (fio `io_submit_mode=offload`).
+    offload: bool,
     fd: RawFd,
     pool_slots: usize,
     mem_align: usize,
@@ -158,6 +160,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                 pool_slots: depth as usize * if is_mixed(s) { 2 } else { 1 },
                 plan,
                 engine: s.engine,
+                offload: s.offload,
                 fd: j.fd,
                 mem_align: j.mem_align,
                 spec_data: s.data,
@@ -191,7 +194,7 @@ fn flow_groups(jobs: &[BoundJob]) -> std::collections::HashMap<u32, Arc<FlowGrou
     weights.into_iter().map(|(id, w)| (id, Arc::new(FlowGroup { ios: Default::default(), total_weight: w }))).collect()
 }
 
-fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool) -> BackendConfig {
+fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool, sqpoll: bool) -> BackendConfig {
     let buffers = if register && pool.slots() <= 16_384 {
         Some(
             (0..pool.slots())
@@ -201,7 +204,7 @@ fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool) -
     } else {
         None
     };
-    BackendConfig { fd, depth, buffers, register_file: true }
+    BackendConfig { fd, depth, buffers, register_file: true, sqpoll }
 }
 
 fn pin_current_thread(cpu: usize) {
@@ -357,7 +360,7 @@ pub(super) fn worker_thread(
         Ok(v) => v,
         Err((m, u)) => return s.fail(m, u),
     };
-    let cfg = build_backend_cfg(setup.fd, setup.plan.depth, &pool, ctl.register_buffers);
+    let cfg = build_backend_cfg(setup.fd, setup.plan.depth, &pool, ctl.register_buffers, setup.offload);
     let ch = Channels { tx: tx.clone(), recycle, live, stop: ctl.stop.clone() };
     let (plan, pool, gen) = (setup.plan, &mut pool, &mut gen);
     let faults = ctl.write_faults.clone().filter(|_| crate::target::fault::ENABLED);
