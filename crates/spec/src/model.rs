@@ -770,8 +770,6 @@ impl PlanNote {
     pub const ENGINE_SUBSTITUTED: &'static str = "engine-substituted";
     /// A job file named fio's `random_generator`: diskmeter's own generator draws the offsets.
     pub const GENERATOR_SUBSTITUTED: &'static str = "generator-substituted";
-    /// `io_submit_mode=offload`: diskmeter submits from the worker thread itself.
-
     /// Separate read and write rates on a mixed job: the job runs at their sum with the read
     /// share set to the read rate's part of it (so each direction gets its rate).
     pub const RATE_SETS_MIX: &'static str = "rate-sets-mix";
