@@ -426,10 +426,17 @@ fn run_plan(
     let mut paths: BTreeMap<PathBuf, Vec<&JobSpec>> = BTreeMap::new();
     for j in &jobs {
         if j.engine.uses_target() {
-            let p = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
-            paths.entry(p).or_default().push(j);
+            match &j.files {
+                // A job over several files: each file is a target with the job's region.
+                Some(f) => f.paths.iter().for_each(|p| paths.entry(p.clone()).or_default().push(j)),
+                None => {
+                    let p = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
+                    paths.entry(p).or_default().push(j);
+                }
+            }
         }
     }
+    engine::target::open::raise_open_files_limit(paths.len());
     let mut targets: BTreeMap<PathBuf, OpenTarget> = BTreeMap::new();
     for (p, js) in &paths {
         let existing = probe::probe(p).ok().filter(|pr| pr.exists).map(|pr| pr.size_bytes);
@@ -467,7 +474,10 @@ fn run_plan(
             let path = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
             let t = if !j.engine.uses_target() { None } else { targets.get(&path) };
             let mut b = bind(j, t)?;
-            region = region.max(b.region_len);
+            if let (Some(f), true) = (&j.files, j.engine.uses_target()) {
+                b.files = job_files(f, &targets, b.region_offset + b.region_len)?;
+            }
+            region = region.max(b.region_len.saturating_mul(b.files.len().max(1) as u64));
             let size = t.map_or(0, |t| t.probe.size_bytes);
             if let Some(v) = crate::verify::prepare(&mut b, job_index, verified_jobs, &path, size)? {
                 verified.push(v);
@@ -569,6 +579,32 @@ fn run_plan(
     let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
     crate::steady::device_state_checks(&mut doc, first, writes, region);
     Ok(doc)
+}
+
+/// The descriptors of a job's files, each checked to hold the job's region (`end` bytes).
+fn job_files(
+    f: &spec::FileSet,
+    targets: &BTreeMap<PathBuf, OpenTarget>,
+    end: u64,
+) -> engine::error::Result<Vec<std::os::fd::RawFd>> {
+    use std::os::fd::AsRawFd;
+    f.paths
+        .iter()
+        .map(|p| {
+            let t = targets
+                .get(p)
+                .ok_or_else(|| engine::error::EngineError::Invalid(format!("{} is not open", p.display())))?;
+            if t.probe.size_bytes < end {
+                return Err(engine::error::EngineError::Invalid(format!(
+                    "{} holds {} bytes, fewer than the job's region ({end} bytes) that each of its files must hold; \
+                     lower size or filesize",
+                    p.display(),
+                    t.probe.size_bytes
+                )));
+            }
+            Ok(t.file.as_raw_fd())
+        })
+        .collect()
 }
 
 /// The result target's name when no job uses a device: `mem` when the mem engine ran, else

@@ -212,8 +212,10 @@ pub fn job_parts(spec: &JobSpec) -> Vec<String> {
         time.push_str(&format!(" (+{} ramp)", secs(spec.ramp.as_secs_f64())));
     }
     parts.push(time);
-    if let Some(size) = spec.size {
-        parts.push(format!("area {}", bytes(size)));
+    match (spec.size, &spec.files) {
+        (Some(size), Some(f)) => parts.push(format!("area {} × {}", bytes(size), files(f, spec.threads))),
+        (Some(size), None) => parts.push(format!("area {}", bytes(size))),
+        _ => {}
     }
     if spec.rw.is_random() {
         parts.push(dist(&spec.dist));
@@ -228,6 +230,28 @@ pub fn job_parts(spec: &JobSpec) -> Vec<String> {
         parts.push(format!("fsync every {}", spec.fsync));
     }
     parts
+}
+
+/// A job's files: `4 files, roundrobin`, `2 files per thread, random:8`.
+fn files(f: &spec::FileSet, threads: u32) -> String {
+    use spec::FileServiceKind as K;
+    let n = f.files_per_clone();
+    let each = if f.per_clone > 0 && threads > 1 { " per thread" } else { "" };
+    let s = if n == 1 { "" } else { "s" };
+    let every = |name: &str| {
+        if f.service.switch_every > 1 {
+            format!("{name}:{}", f.service.switch_every)
+        } else {
+            name.to_string()
+        }
+    };
+    let service = match &f.service.kind {
+        K::RoundRobin => every("roundrobin"),
+        K::Random => every("random"),
+        K::Sequential => "sequential".to_string(),
+        K::Skewed { dist: d } => format!("files {}", dist(d)),
+    };
+    format!("{n} file{s}{each}, {service}")
 }
 
 /// Variable block sizes in fio's notation: `bs 4K,64K`, `bssplit 4K/10:64K/90`,

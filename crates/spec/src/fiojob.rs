@@ -171,6 +171,8 @@ const SUPPORTED: &[&str] = &[
     "flow",
     "directory",
     "nrfiles",
+    "nr_files",
+    "file_service_type",
     "filesize",
     "ratemin",
     "flow_id",
@@ -242,8 +244,9 @@ fn unsupported_hint(key: &str) -> Option<&'static str> {
             "diskmeter does not switch I/O schedulers; set one before the run with \
              `echo NAME > /sys/block/DEV/queue/scheduler`"
         }
-        "opendir" | "file_service_type" | "filename_format" => {
-            "diskmeter runs each job on a single file; name it with filename=PATH (and directory=DIR)"
+        "opendir" | "filename_format" => {
+            "diskmeter names a job's files as fio does by default (JOB.CLONE.FILE in directory=DIR); name them \
+             yourself with filename=FILE1:FILE2"
         }
         "number_ios" => "use io_size=BYTES (a job without time_based stops once that many bytes are done)",
         "kb_base" | "unit_base" => "diskmeter always uses binary size units (1k = 1024 bytes)",
@@ -330,8 +333,15 @@ struct Settings {
     ss_line: usize,
     /// `io_submit_mode=offload` at this line.
     offload: Option<usize>,
-    /// fio `directory`: where the job's file is (its `filename`, or `JOB.0.0` as fio names it).
-    directory: Option<(PathBuf, usize)>,
+    /// fio `directory`: where the job's files are (its `filename`s, or `JOB.CLONE.FILE` as fio
+    /// names them); several are given out to the clones in turn.
+    directory: Option<(Vec<PathBuf>, usize)>,
+    /// fio `filename=a:b:c`: every name (the first is also `job.target`).
+    filenames: Vec<PathBuf>,
+    /// fio `nrfiles` and its line.
+    nrfiles: Option<(usize, usize)>,
+    /// fio `file_service_type`.
+    file_service: crate::model::FileService,
     /// fio `filesize`: the job's one file's size (its region); `size` is then the bytes moved.
     filesize: Option<(u64, usize)>,
     /// `latency_target` (ns), `latency_percentile`, `latency_window` (ns).
@@ -432,6 +442,9 @@ impl Settings {
             ss_line: 0,
             offload: None,
             directory: None,
+            filenames: Vec::new(),
+            nrfiles: None,
+            file_service: crate::model::FileService::default(),
             filesize: None,
             lat_target: None,
             lat_pct: None,
@@ -866,24 +879,18 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
     match key {
         "filename" => {
             let v = need(key, value, "/dev/nvme0n1")?;
-            let mut path = String::new();
-            let mut chars = v.chars().peekable();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' if chars.peek() == Some(&':') => {
-                        path.push(':');
-                        chars.next();
-                    }
-                    ':' => {
-                        return Err(format!(
-                            "filename={v}: several files in one job are not supported; use one job \
-                             section per file (write a ':' inside a path as '\\:')"
-                        ))
-                    }
-                    c => path.push(c),
-                }
+            let names = split_filenames(v);
+            if names.iter().any(|n| n.as_os_str().is_empty()) {
+                return Err(format!(
+                    "filename={v}: an empty name between ':' separators; give FILE or FILE1:FILE2 (write a ':' \
+                     inside a path as '\\:')"
+                ));
             }
-            s.job.target = Some(PathBuf::from(path));
+            if names.len() > MAX_FILES {
+                return Err(format!("filename={v}: {} files; at most {MAX_FILES} per job", names.len()));
+            }
+            s.job.target = names.first().cloned();
+            s.filenames = names;
         }
         "rw" | "readwrite" => {
             let v = need(key, value, "randread")?;
@@ -1122,21 +1129,22 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "directory" => {
             let v = need(key, value, "/mnt/test")?;
-            if v.contains(':') {
-                return Err(format!(
-                    "directory={v}: several directories are not supported (one file per job); give one directory"
-                ));
+            // fio: several directories, ':'-separated, are given out to the job's clones in turn.
+            let dirs = split_filenames(v);
+            if dirs.iter().any(|d| d.as_os_str().is_empty()) {
+                return Err(format!("directory={v}: an empty name between ':' separators; give DIR or DIR1:DIR2"));
             }
-            s.directory = Some((PathBuf::from(v), line));
+            s.directory = Some((dirs, line));
         }
-        "nrfiles" => {
-            let n: u32 = uint(key, need(key, value, "1")?, "1")?;
-            if n != 1 {
-                return Err(format!(
-                    "nrfiles={n}: one job over several files is not supported; diskmeter runs each job on one file \
-                     (use one job section per file, or nrfiles=1)"
-                ));
+        "nrfiles" | "nr_files" => {
+            let n: usize = uint(key, need(key, value, "1")?, "4")?;
+            if n == 0 || n > MAX_FILES {
+                return Err(format!("invalid value for nrfiles: {n}; give 1 to {MAX_FILES} files"));
             }
+            s.nrfiles = Some((n, line));
+        }
+        "file_service_type" => {
+            s.file_service = parse_file_service(need(key, value, "roundrobin")?)?;
         }
         "filesize" => {
             let v = need(key, value, "1g")?;
@@ -1406,20 +1414,7 @@ fn finish_job(
     job.name = s.name.clone().unwrap_or(section_name);
     (job.bs, job.block_sizes) = s.sizes.resolve();
     job.zones = strided_zones(s.zone)?;
-    if let Some((dir, _)) = &s.directory {
-        // fio's file in the directory: the job's filename, or fio's own name `JOB.0.0`.
-        let name = job.target.clone().unwrap_or_else(|| PathBuf::from(format!("{}.0.0", job.name)));
-        job.target = Some(if name.is_absolute() { name } else { dir.join(name) });
-    }
-    if let Some((fsize, _)) = s.filesize {
-        // The file is the region; a larger `size` is the bytes the job moves over it.
-        if let Some(size) = job.size.filter(|&sz| sz != fsize) {
-            if job.io_bytes.is_none() {
-                job.io_bytes = Some(size);
-            }
-        }
-        job.size = Some(fsize);
-    }
+    finish_files(&mut job, &s)?;
     if let Some(seed) = s.randseed {
         job.seed = seed;
     } else if !s.randrepeat {
@@ -1435,6 +1430,19 @@ fn finish_job(
         v
     });
     finish_rates(&mut job, &s, notes)?;
+    if job.files.is_some() {
+        let line = s.nrfiles.map(|n| n.1).or(s.directory.as_ref().map(|d| d.1)).unwrap_or(header);
+        let why = if job.verify.is_some() {
+            Some("verify checks one file per job")
+        } else if job.fill {
+            Some("fill_device/fill_fs fill one file")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err((line, format!("one job over several files cannot run here: {why}; give the job one file")));
+        }
+    }
     finish_flow(&mut job, &s, plan)?;
     if let Err(p) = check_job(&job, Style::Fio) {
         let line = match p.field {
@@ -1665,6 +1673,146 @@ fn strided_zones(
         }
         (_, None) => Ok(None),
     }
+}
+
+/// The most files one job may run over (each is an open file descriptor).
+pub const MAX_FILES: usize = 4096;
+
+/// fio's `:`-separated list of names, with `\:` for a ':' inside a name.
+fn split_filenames(v: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                cur.push(':');
+                chars.next();
+            }
+            ':' => out.push(PathBuf::from(std::mem::take(&mut cur))),
+            c => cur.push(c),
+        }
+    }
+    out.push(PathBuf::from(cur));
+    out
+}
+
+/// fio's `file_service_type`: `random`, `roundrobin` or `sequential` with an optional `:N` (I/Os
+/// before the next file), or `zipf`, `pareto`, `normal`/`gauss` with an optional parameter.
+fn parse_file_service(v: &str) -> Result<crate::model::FileService, String> {
+    use crate::model::{Distribution, FileService, FileServiceKind};
+    let (name, arg) = match v.split_once(':') {
+        Some((n, a)) => (n.trim().to_ascii_lowercase(), Some(a.trim())),
+        None => (v.trim().to_ascii_lowercase(), None),
+    };
+    let hint = "use random, roundrobin or sequential (each with an optional :N, the I/Os before the next \
+                file), or zipf:THETA, pareto:H, normal:DEV";
+    let kind = match name.as_str() {
+        "random" => FileServiceKind::Random,
+        "roundrobin" => FileServiceKind::RoundRobin,
+        "sequential" => FileServiceKind::Sequential,
+        "zipf" | "pareto" | "normal" | "gauss" => {
+            // fio's defaults without a parameter: zipf 1.1, pareto 0.2, normal always the middle file.
+            let dist = match (name.as_str(), arg) {
+                ("zipf", None) => Distribution::Zipf { theta: 1.1 },
+                ("pareto", None) => Distribution::Pareto { h: 0.2 },
+                (_, None) => Distribution::Normal { dev_pct: 0.0, center: 0.5 },
+                (_, Some(a)) => crate::units::parse_distribution("file_service_type", &format!("{name}:{a}"))
+                    .map_err(|e| e.to_string())?,
+            };
+            if matches!(dist, Distribution::Zipf { theta } if theta == 1.0) {
+                return Err("invalid value for file_service_type: zipf:1; the zipf exponent must differ from 1 \
+                            (fio's rule), e.g. zipf:1.1"
+                    .into());
+            }
+            return Ok(FileService { kind: FileServiceKind::Skewed { dist }, switch_every: 1 });
+        }
+        _ => return Err(format!("invalid value for file_service_type: \"{v}\"; {hint}")),
+    };
+    let switch_every = match arg {
+        None => 1,
+        Some(a) => match a.parse::<u32>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(format!(
+                    "invalid value for file_service_type: \"{v}\"; the number after ':' is the I/Os to a file \
+                     before the next, 1 or more (e.g. {name}:8)"
+                ))
+            }
+        },
+    };
+    Ok(FileService { kind, switch_every })
+}
+
+/// The job's files (fio `filename=a:b`, `directory`, `nrfiles`, `filesize`, `file_service_type`):
+/// one file stays `job.target`; several become `job.files`. `size` is the job's bytes over all of
+/// its files (each file's region is `filesize`, else an equal share of `size`), as in fio.
+fn finish_files(job: &mut JobSpec, s: &Settings) -> Result<(), (usize, String)> {
+    let dirs = s.directory.as_ref().map(|(d, _)| d.clone()).unwrap_or_default();
+    let dir_line = s.directory.as_ref().map_or(0, |d| d.1);
+    let in_dir = |dir: Option<&PathBuf>, name: PathBuf| match dir {
+        Some(d) if !name.is_absolute() => d.join(name),
+        _ => name,
+    };
+    let clones = job.threads.max(1) as usize;
+    let name = job.name.as_str();
+    let (paths, per_clone) = if !s.filenames.is_empty() {
+        // Named files: every clone shares them (fio), in the first directory.
+        if let Some((n, line)) = s.nrfiles.filter(|(n, _)| *n != 1 && *n != s.filenames.len()) {
+            return Err((
+                line,
+                format!(
+                    "nrfiles={n} but filename names {} file(s); name each file (filename=a:b:c) or drop filename \
+                     for fio's generated names",
+                    s.filenames.len()
+                ),
+            ));
+        }
+        (s.filenames.iter().map(|n| in_dir(dirs.first(), n.clone())).collect::<Vec<_>>(), 0)
+    } else if !dirs.is_empty() || s.nrfiles.is_some_and(|(n, _)| n > 1) {
+        // fio's generated names, `JOB.CLONE.FILE`; each clone its own files, the directories given
+        // out to the clones in turn.
+        let n = s.nrfiles.map_or(1, |(n, _)| n);
+        if n * clones > MAX_FILES {
+            let line = s.nrfiles.map_or(dir_line, |(_, l)| l);
+            return Err((line, format!("{n} files for each of {clones} clones; at most {MAX_FILES} files per job")));
+        }
+        let paths = (0..clones)
+            .flat_map(|c| {
+                let dir = (!dirs.is_empty()).then(|| &dirs[c % dirs.len()]);
+                (0..n).map(move |f| in_dir(dir, PathBuf::from(format!("{name}.{c}.{f}"))))
+            })
+            .collect::<Vec<_>>();
+        (paths, if clones > 1 { n } else { 0 })
+    } else {
+        (Vec::new(), 0)
+    };
+    let nfiles = if per_clone > 0 { per_clone } else { paths.len().max(1) };
+    job.target = paths.first().cloned().or(job.target.take());
+    // Sizes: the region of each file, and the bytes the job moves over all of them.
+    match (s.filesize, job.size) {
+        (Some((fsize, _)), size) => {
+            let total = size.unwrap_or(fsize.saturating_mul(nfiles as u64));
+            if total != fsize && job.io_bytes.is_none() {
+                job.io_bytes = Some(total);
+            }
+            job.size = Some(fsize);
+        }
+        (None, Some(size)) if nfiles > 1 => {
+            if job.io_bytes.is_none() {
+                job.io_bytes = Some(size);
+            }
+            job.size = Some(size / nfiles as u64);
+        }
+        _ => {}
+    }
+    if paths.len() > 1 {
+        if job.size_pct.is_some() {
+            return Err((dir_line, "size=N% over several files is not supported; give size in bytes".into()));
+        }
+        job.files = Some(crate::model::FileSet { paths, per_clone, service: s.file_service.clone() });
+    }
+    Ok(())
 }
 
 /// A seed that differs from run to run (fio `randrepeat=0`): the current time in
@@ -2123,6 +2271,38 @@ mod tests {
         assert_eq!(j.target.as_deref(), Some(Path::new("/mnt/t/data")));
         assert_eq!((j.size, j.io_bytes), (Some(16 << 20), Some(64 << 20)), "size moves 64 MiB over the 16 MiB file");
         assert_eq!(one("[j]\nfilename=/abs/f\ndirectory=/mnt/t\n").target.as_deref(), Some(Path::new("/abs/f")));
+        // One job over several files: named ones are shared by the clones; fio's generated names are
+        // each clone's own, the directories given out in turn; size is the job's bytes over them all.
+        use crate::model::{FileService, FileServiceKind};
+        let j = one("[j]\nfilename=/d/a:/d/b\\:c:/e/f\nsize=12m\nnumjobs=2\n");
+        let f = j.files.clone().unwrap();
+        assert_eq!(f.paths, [PathBuf::from("/d/a"), PathBuf::from("/d/b:c"), PathBuf::from("/e/f")]);
+        assert_eq!((f.per_clone, f.service.clone()), (0, FileService::default()));
+        assert_eq!((j.target.as_deref(), j.size, j.io_bytes), (Some(Path::new("/d/a")), Some(4 << 20), Some(12 << 20)));
+        let j = one("[j]\ndirectory=/x:/y\nnrfiles=2\nfilesize=1m\nnumjobs=3\nfile_service_type=random:8\n");
+        let f = j.files.clone().unwrap();
+        let names: Vec<_> = f.paths.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(names, ["/x/j.0.0", "/x/j.0.1", "/y/j.1.0", "/y/j.1.1", "/x/j.2.0", "/x/j.2.1"]);
+        assert_eq!((f.per_clone, f.files_per_clone()), (2, 2));
+        assert_eq!(f.service, FileService { kind: FileServiceKind::Random, switch_every: 8 });
+        assert_eq!((j.size, j.io_bytes), (Some(1 << 20), Some(2 << 20)), "each clone moves both its files once");
+        // One clone's files are shared by nobody but are still the job's list.
+        let f = one("[j]\nnrfiles=3\nsize=3m\n").files.unwrap();
+        assert_eq!((f.paths.len(), f.per_clone), (3, 0));
+        assert_eq!(f.paths[2], PathBuf::from("j.0.2"), "no directory: fio's names in the current one");
+        for (v, kind) in [
+            ("sequential", FileServiceKind::Sequential),
+            ("zipf", FileServiceKind::Skewed { dist: Distribution::Zipf { theta: 1.1 } }),
+            ("pareto:0.5", FileServiceKind::Skewed { dist: Distribution::Pareto { h: 0.5 } }),
+            ("gauss", FileServiceKind::Skewed { dist: Distribution::Normal { dev_pct: 0.0, center: 0.5 } }),
+            ("normal:20", FileServiceKind::Skewed { dist: Distribution::Normal { dev_pct: 20.0, center: 0.5 } }),
+        ] {
+            let j = one(&format!("[j]\nnrfiles=2\nfile_service_type={v}\n"));
+            assert_eq!(j.files.unwrap().service.kind, kind, "{v}");
+        }
+        // numjobs with one generated file each: every clone its own (fio), none for a single clone.
+        assert_eq!(one("[j]\ndirectory=/m\nnumjobs=2\n").files.unwrap().per_clone, 1);
+        assert!(one("[j]\ndirectory=/m\n").files.is_none());
         assert_eq!(one("[j]\nratemin=1m\nruntime=1\ntime_based\n").flow.rate_bytes_min, [Some(1 << 20), Some(1 << 20)]);
 
         // fio's latency criteria: each second's mean completion latency.
@@ -2202,8 +2382,15 @@ mod tests {
             ("[j]\nss_dur=1500ms\n", 2, "t.fio:2: invalid value for ss_dur: diskmeter takes one sample a second"),
             ("[j]\nlatency_run=1\n", 2, "t.fio:2: option latency_run is not supported: diskmeter finds the most IOPS under a latency bound with its own search; use latency_target"),
             ("[j]\nlatency_percentile=0\n", 2, "t.fio:2: invalid value for latency_percentile: 0"),
-            ("[j]\nnrfiles=4\n", 2, "t.fio:2: nrfiles=4: one job over several files is not supported"),
-            ("[j]\ndirectory=/a:/b\n", 2, "t.fio:2: directory=/a:/b: several directories are not supported"),
+            ("[j]\nnrfiles=0\n", 2, "t.fio:2: invalid value for nrfiles: 0; give 1 to 4096 files"),
+            ("[j]\nfilename=a:b\nnrfiles=3\n", 3, "t.fio:3: nrfiles=3 but filename names 2 file(s)"),
+            ("[j]\nfilename=a::b\n", 2, "t.fio:2: filename=a::b: an empty name between ':' separators"),
+            ("[j]\nfile_service_type=next\n", 2, "t.fio:2: invalid value for file_service_type: \"next\"; use random"),
+            ("[j]\nfile_service_type=random:0\n", 2, "t.fio:2: invalid value for file_service_type: \"random:0\""),
+            ("[j]\nfile_service_type=zipf:1\n", 2, "t.fio:2: invalid value for file_service_type: zipf:1"),
+            ("[j]\nnrfiles=2\nverify=crc32c\n", 2, "t.fio:2: one job over several files cannot run here: verify checks one file"),
+            ("[j]\nnrfiles=2\nfill_device=1\n", 2, "t.fio:2: one job over several files cannot run here: fill_device"),
+            ("[j]\nnrfiles=3000\nnumjobs=2\n", 2, "t.fio:2: 3000 files for each of 2 clones; at most 4096"),
             ("[j]\nfilesize=1m-2m\n", 2, "t.fio:2: filesize=1m-2m: a range of file sizes is not supported"),
             ("[j]\nioengine=posixaio\n", 2, "t.fio:2: invalid value for ioengine: \"posixaio\" is not supported; use io_uring"),
             ("[j]\nioscheduler=none\n", 2, "t.fio:2: option ioscheduler is not supported: diskmeter does not switch I/O schedulers"),
@@ -2223,7 +2410,6 @@ mod tests {
             ("[j]\nrandom_distribution=zoned_abs:60/20q:40/1G\n", 2, "t.fio:2: invalid value for random_distribution: \"20q\" is not a size"),
             ("[j]\nrandom_distribution=zoned:50/50:40/50\n", 2, "t.fio:2: invalid value for random_distribution: \"zoned:50/50:40/50\": the zone percentages must each add up to 100"),
             ("[j]\nbuffer_compress_percentage=101\n", 2, "t.fio:2: invalid value for buffer_compress_percentage: 101 is above 100"),
-            ("[j]\nfilename=/a:/b\n", 2, "t.fio:2: filename=/a:/b: several files in one job are not supported"),
             // An unset variable expands to nothing, as in fio; the empty value is then refused.
             ("[j]\nfilename=${DISKMETER_TEST_UNSET_VARIABLE}\n", 2, "t.fio:2: filename needs a value"),
             ("[j]\nfilename=${DEV\n", 2, "t.fio:2: ${DEV: ${ without a closing }"),

@@ -250,6 +250,71 @@ pub struct JobSpec {
     /// `offset + i × offset_increment`; 0 = the workers share one region.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub offset_increment: u64,
+    /// One job over several files (fio `nrfiles`, `filename=a:b`): every file holds its own
+    /// copy of the region; `target` is the first file. `None` = the job's one target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<FileSet>,
+}
+
+/// The files of a job that runs over several (fio `nrfiles`, `filename=a:b:c`, `directory`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileSet {
+    /// Every file of the job. Shared by all its workers; with `per_clone`, worker clone `c`
+    /// (of `threads`) has its own `per_clone` files, `paths[c × per_clone ..]` (fio's
+    /// generated names `JOB.CLONE.FILE` in `directory`).
+    #[serde(serialize_with = "lossy_paths")]
+    pub paths: Vec<PathBuf>,
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub per_clone: usize,
+    /// Which file each I/O goes to (fio `file_service_type`).
+    pub service: FileService,
+}
+
+impl FileSet {
+    /// Files each worker clone uses.
+    pub fn files_per_clone(&self) -> usize {
+        if self.per_clone > 0 {
+            self.per_clone
+        } else {
+            self.paths.len()
+        }
+    }
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
+}
+
+fn lossy_paths<S: serde::Serializer>(p: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(p.iter().map(|p| p.to_string_lossy()))
+}
+
+/// fio's `file_service_type`: how a job over several files picks the file of each I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileService {
+    pub kind: FileServiceKind,
+    /// I/Os to a file before the next is picked (fio's `:N` suffix; 1 by default).
+    pub switch_every: u32,
+}
+
+impl Default for FileService {
+    fn default() -> Self {
+        Self { kind: FileServiceKind::RoundRobin, switch_every: 1 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum FileServiceKind {
+    /// Each file in turn (fio's default).
+    RoundRobin,
+    /// One file until its region is done, then the next.
+    Sequential,
+    /// A file chosen uniformly at random.
+    Random,
+    /// Files chosen by a skewed distribution over the list (fio `zipf`, `pareto`,
+    /// `normal`/`gauss`): file k stands where block k would in `random_distribution`.
+    Skewed { dist: Distribution },
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -739,6 +804,7 @@ impl Default for JobSpec {
             percentage_random: None,
             flow: JobFlow::default(),
             zones: None,
+            files: None,
             fill: false,
             offset_increment: 0,
         }

@@ -75,6 +75,9 @@ pub trait Backend {
 /// Configuration shared by the backends.
 pub struct BackendConfig {
     pub fd: RawFd,
+    /// A job over several files: every file's descriptor (`fd` is the first); an I/O's offset
+    /// then carries its file's index ([`crate::io::files`]). Empty: `fd` alone.
+    pub files: Vec<RawFd>,
     pub depth: u32,
     /// Register buffers (io_uring fixed buffers); the pool's iovecs.
     pub buffers: Option<Vec<libc::iovec>>,
@@ -114,7 +117,10 @@ pub struct Uring {
     ring: IoUring,
     fixed_file: bool,
     fixed_bufs: bool,
-    fd: RawFd,
+    /// The files' descriptors (one for a single-file job).
+    fds: Vec<RawFd>,
+    /// Offsets carry a file index (several files).
+    multi: bool,
 }
 
 impl Uring {
@@ -145,9 +151,10 @@ impl Uring {
 
     /// The ring with the target's file and the worker's buffers registered.
     fn registered(ring: IoUring, cfg: &BackendConfig) -> Result<Self, UringSetupError> {
+        let fds = cfg.fds();
         let mut fixed_file = false;
         if cfg.register_file {
-            fixed_file = ring.submitter().register_files(&[cfg.fd]).is_ok();
+            fixed_file = ring.submitter().register_files(&fds).is_ok();
         }
         let mut fixed_bufs = false;
         if let Some(iovecs) = &cfg.buffers {
@@ -158,7 +165,7 @@ impl Uring {
                 Err(e) => return Err(UringSetupError::Buffers(e)),
             }
         }
-        Ok(Self { ring, fixed_file, fixed_bufs, fd: cfg.fd })
+        Ok(Self { ring, fixed_file, fixed_bufs, multi: fds.len() > 1, fds })
     }
 
     pub fn uses_fixed_buffers(&self) -> bool {
@@ -181,36 +188,50 @@ impl Drop for Uring {
 }
 
 macro_rules! with_fd {
-    ($self:ident, $build:expr) => {
+    ($self:ident, $file:ident, $build:expr) => {
         if $self.fixed_file {
-            $build(types::Fixed(0)).build().flags(io_uring::squeue::Flags::FIXED_FILE)
+            $build(types::Fixed($file as u32)).build().flags(io_uring::squeue::Flags::FIXED_FILE)
         } else {
-            $build(types::Fd($self.fd)).build()
+            $build(types::Fd($self.fds[$file])).build()
         }
     };
+}
+
+impl BackendConfig {
+    /// The descriptors of the files, `fd` alone for a single-file job.
+    pub fn fds(&self) -> Vec<RawFd> {
+        if self.files.len() > 1 {
+            self.files.clone()
+        } else {
+            vec![self.fd]
+        }
+    }
 }
 
 impl Backend for Uring {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, buf_index: u16) -> io::Result<()> {
         let fixed_bufs = self.fixed_bufs;
+        let (file, offset) = if self.multi { crate::io::files::split(offset) } else { (0, offset) };
         let sqe = match op {
             Op::Read if fixed_bufs => {
-                with_fd!(self, |fd| opcode::ReadFixed::new(fd, buf, len, buf_index).offset(offset))
+                with_fd!(self, file, |fd| opcode::ReadFixed::new(fd, buf, len, buf_index).offset(offset))
             }
             Op::Write if fixed_bufs => {
-                with_fd!(self, |fd| opcode::WriteFixed::new(fd, buf, len, buf_index).offset(offset))
+                with_fd!(self, file, |fd| opcode::WriteFixed::new(fd, buf, len, buf_index).offset(offset))
             }
-            Op::Read => with_fd!(self, |fd| opcode::Read::new(fd, buf, len).offset(offset)),
-            Op::Write => with_fd!(self, |fd| opcode::Write::new(fd, buf, len).offset(offset)),
-            Op::Fsync => with_fd!(self, opcode::Fsync::new),
-            Op::PunchHole => with_fd!(self, |fd| opcode::Fallocate::new(fd, u64::from(len))
+            Op::Read => with_fd!(self, file, |fd| opcode::Read::new(fd, buf, len).offset(offset)),
+            Op::Write => with_fd!(self, file, |fd| opcode::Write::new(fd, buf, len).offset(offset)),
+            Op::Fsync => with_fd!(self, file, opcode::Fsync::new),
+            Op::PunchHole => with_fd!(self, file, |fd| opcode::Fallocate::new(fd, u64::from(len))
                 .offset(offset)
                 .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)),
             Op::Discard => {
                 let mut cmd = [0u8; 16];
                 cmd[..8].copy_from_slice(&u64::from(len).to_le_bytes());
-                with_fd!(self, |fd| opcode::UringCmd16::new(fd, BLOCK_URING_CMD_DISCARD).cmd(cmd).addr(Some(offset)))
+                with_fd!(self, file, |fd| opcode::UringCmd16::new(fd, BLOCK_URING_CMD_DISCARD)
+                    .cmd(cmd)
+                    .addr(Some(offset)))
             }
         }
         .user_data(slot as u64);
@@ -300,13 +321,15 @@ impl Completed {
 }
 
 pub struct Psync {
-    fd: RawFd,
+    fds: Vec<RawFd>,
+    multi: bool,
     done: Completed,
 }
 
 impl Psync {
     pub fn new(cfg: &BackendConfig) -> Self {
-        Self { fd: cfg.fd, done: Completed::new(cfg.depth) }
+        let fds = cfg.fds();
+        Self { multi: fds.len() > 1, fds, done: Completed::new(cfg.depth) }
     }
 }
 
@@ -335,7 +358,8 @@ fn sync_io(fd: RawFd, op: Op, offset: u64, buf: *mut u8, len: u32) -> i32 {
 impl Backend for Psync {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, _: u16) -> io::Result<()> {
-        self.done.0.push((slot, sync_io(self.fd, op, offset, buf, len)));
+        let (file, offset) = if self.multi { crate::io::files::split(offset) } else { (0, offset) };
+        self.done.0.push((slot, sync_io(self.fds[file], op, offset, buf, len)));
         Ok(())
     }
 
@@ -404,8 +428,14 @@ mod tests {
 
     #[test]
     fn deepest_ring_sets_up_where_io_uring_works() {
-        let cfg =
-            BackendConfig { fd: -1, depth: spec::validate::MAX_QD, buffers: None, register_file: false, sqpoll: false };
+        let cfg = BackendConfig {
+            fd: -1,
+            files: Vec::new(),
+            depth: spec::validate::MAX_QD,
+            buffers: None,
+            register_file: false,
+            sqpoll: false,
+        };
         match Uring::new(&cfg) {
             Ok(_) => {}
             // Sandboxes without io_uring: only the availability errors are acceptable.

@@ -6,10 +6,11 @@
 //! [`buffers`] and [`offsets`] are what the worker touches per I/O; [`memory`] is what a
 //! plan of workers will allocate, checked before any of them starts. [`replay`] is the
 //! other issuing loop: a block trace's requests at their own times, one ring per target.
-//! [`verifier`] is `--verify`'s table of chunk generations, touched per I/O by the workers of
+//! [`files`] picks the file of each I/O of a job over several files. [`verifier`] is `--verify`'s table of chunk generations, touched per I/O by the workers of
 //! a verified job.
 pub mod backend;
 pub mod buffers;
+pub mod files;
 pub mod mem;
 pub mod memory;
 pub mod offsets;

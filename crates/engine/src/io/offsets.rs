@@ -325,6 +325,9 @@ pub struct OffsetGen {
     unit: u64,
     /// The region's length in bytes.
     region: u64,
+    /// A job over several files: their generators and the pick of each I/O's file (the offset
+    /// then carries the file's index, see [`crate::io::files`]).
+    files: Option<Box<crate::io::files::FileWalk>>,
 }
 
 impl OffsetGen {
@@ -418,7 +421,7 @@ impl OffsetGen {
             0 => Some(false),
             _ => None,
         };
-        Self { rng, pattern, read_threshold: (read_pct << 32) / 100, always, lens, unit, region }
+        Self { rng, pattern, read_threshold: (read_pct << 32) / 100, always, lens, unit, region, files: None }
     }
 
     /// The lengths this generator draws.
@@ -441,6 +444,9 @@ impl OffsetGen {
     /// the skewed distributions, which cost tens of nanoseconds anyway, are a call.
     #[inline(always)]
     pub fn next_io(&mut self, read: bool) -> (u64, u32, u32) {
+        if let Some(f) = self.files.as_deref_mut() {
+            return f.next_io(read);
+        }
         if let IoLens::One(len) = self.lens {
             let l = u64::from(len);
             match &mut self.pattern {
@@ -504,6 +510,15 @@ impl OffsetGen {
     #[inline(never)]
     fn place(&self, read: bool, off: u64, len: u32) -> u64 {
         place(&self.lens, self.region, read, off, len)
+    }
+
+    /// Draw each I/O from one of several files' generators (this generator still decides the
+    /// direction): offsets then carry the file's index in their top bits.
+    pub fn over_files(mut self, walk: crate::io::files::FileWalk) -> Self {
+        if walk.len() > 1 {
+            self.files = Some(Box::new(walk));
+        }
+        self
     }
 
     /// Apply fio's offset modifiers: `rw=MODE:N` (holes or a backwards walk for sequential

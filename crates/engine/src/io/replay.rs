@@ -200,6 +200,7 @@ pub fn replay(
     let register = ctl.register_buffers && pool.slots() <= 16_384;
     let config = |fd: RawFd| BackendConfig {
         fd,
+        files: Vec::new(),
         depth: qd,
         buffers: register.then(|| iovecs.clone()),
         register_file: true,

@@ -330,6 +330,8 @@ struct WorkerState<'a> {
     fsync_slot: u32,
     fsync_busy: bool,
     fsync_pending: bool,
+    /// The file of the write that made the fsync due (its index bits; 0 for one file).
+    fsync_file: u64,
     writes_since_fsync: u32,
     /// Buffer index of slot 0's writes (`depth` when reads and writes have their own buffers).
     write_buf_base: usize,
@@ -394,6 +396,7 @@ impl<'a> WorkerState<'a> {
             fsync_slot: depth as u32,
             fsync_busy: false,
             fsync_pending: false,
+            fsync_file: 0,
             writes_since_fsync: 0,
             write_buf_base: if plan.split_buffers { depth } else { 0 },
             write_tag,
@@ -482,7 +485,8 @@ impl<'a> WorkerState<'a> {
     #[inline]
     fn finished(&self, now: u64) -> bool {
         let stopping = self.ch.stop.load(Ordering::Relaxed) || now >= self.deadline || self.end.fault.is_some();
-        stopping || (self.limit_reached() && self.inflight() == 0)
+        // (An fsync made due by the last write is still issued, as fio's fsync=N.)
+        stopping || (self.limit_reached() && self.inflight() == 0 && !self.fsync_pending)
     }
 
     /// Send every interval that ended by `now` to the collector and start the next with a
@@ -577,10 +581,14 @@ impl<'a> WorkerState<'a> {
         let s = &mut self.slots[self.fsync_slot as usize];
         s.issue_ns = now;
         s.op = Op::Fsync;
-        if backend.queue(self.fsync_slot, Op::Fsync, 0, pool.slot_ptr(0), 0, 0).is_ok() {
-            self.fsync_busy = true;
-            self.fsync_pending = false;
+        match backend.queue(self.fsync_slot, Op::Fsync, self.fsync_file, pool.slot_ptr(0), 0, 0) {
+            Ok(()) => self.fsync_busy = true,
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                self.end.fault.get_or_insert(IoFault { errno, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
+            }
         }
+        self.fsync_pending = false;
     }
 
     /// Queue one I/O in `slot` (and submit the batch once it is full). False when it could
@@ -732,6 +740,7 @@ impl<'a> WorkerState<'a> {
             if self.plan.fsync_every > 0 && self.writes_since_fsync >= self.plan.fsync_every {
                 self.writes_since_fsync = 0;
                 self.fsync_pending = true;
+                self.fsync_file = offset & !crate::io::files::OFFSET_MASK;
             }
         }
         self.free.push(slot);
@@ -1001,7 +1010,14 @@ mod tests {
     /// Run `plan` on the null engine over a 1 MiB region with `rw`.
     fn run_null(plan: &WorkerPlan, rw: RwMode, fault: Option<NullFault>) -> (WorkerEnd, Vec<Interval>, Channels) {
         let (ch, rx) = channels();
-        let cfg = BackendConfig { fd: -1, depth: plan.depth, buffers: None, register_file: false, sqpoll: false };
+        let cfg = BackendConfig {
+            fd: -1,
+            files: Vec::new(),
+            depth: plan.depth,
+            buffers: None,
+            register_file: false,
+            sqpoll: false,
+        };
         let mut backend = Null::new(&cfg, fault);
         let slots = plan.depth as usize * if plan.split_buffers { 2 } else { 1 };
         let mut pool = BufferPool::new(slots.max(1), plan.bs as usize, 4096).unwrap();
@@ -1206,7 +1222,14 @@ mod tests {
         let b = spec::BlockSizes { read: spec::DirSizes::fixed(8192), write: d, unaligned: false };
         let lens = IoLens::for_job(65536, Some(&b), 512).unwrap();
         let (ch, rx) = channels();
-        let cfg = BackendConfig { fd: -1, depth: p.depth, buffers: None, register_file: false, sqpoll: false };
+        let cfg = BackendConfig {
+            fd: -1,
+            files: Vec::new(),
+            depth: p.depth,
+            buffers: None,
+            register_file: false,
+            sqpoll: false,
+        };
         let mut backend = Null::new(&cfg, None);
         let mut pool = BufferPool::new(16, 65536, 4096).unwrap();
         let mut gen =

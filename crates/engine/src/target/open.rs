@@ -647,3 +647,15 @@ pub fn probe_info(path: &Path, p: &Probe) -> stats::TargetInfo {
     i.device_cache_bytes = p.device_cache_bytes;
     i
 }
+
+/// Many files open at once (fio `nrfiles`): the soft limit on open files rises to the hard one
+/// (best effort; opening then fails with EMFILE past it).
+pub fn raise_open_files_limit(files: usize) {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    if files > 256 {
+        let lim = getrlimit(Resource::Nofile);
+        if lim.current < lim.maximum {
+            let _ = setrlimit(Resource::Nofile, rustix::process::Rlimit { current: lim.maximum, ..lim });
+        }
+    }
+}

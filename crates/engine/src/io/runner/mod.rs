@@ -40,6 +40,9 @@ pub struct BoundJob {
     pub watch: Option<crate::target::devview::Watch>,
     /// `--verify`: the job's table of chunk generations, shared by its workers.
     pub verify: Option<Arc<crate::io::verifier::VerifyJob>>,
+    /// A job over several files (`spec.files`): every file's descriptor in the spec's order
+    /// (`fd` is the first). Empty: `fd` alone.
+    pub files: Vec<RawFd>,
 }
 
 /// Run-wide switches.
@@ -432,7 +435,17 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     let mut spec = job.clone();
     spec.size = Some(len);
     let watch = t.map(|t| crate::target::devview::watch_for(&t.probe));
-    Ok(BoundJob { spec, fd, region_offset: job.offset, region_len: len, mem_align: align, lens, watch, verify: None })
+    Ok(BoundJob {
+        spec,
+        fd,
+        region_offset: job.offset,
+        region_len: len,
+        mem_align: align,
+        lens,
+        watch,
+        verify: None,
+        files: Vec::new(),
+    })
 }
 
 #[cfg(test)]

@@ -220,8 +220,12 @@ pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
         Op::Discard => "discard",
         Op::PunchHole => "punch-hole",
     };
+    // A job over several files: the offset carries the file's index.
+    let (file, offset) = crate::io::files::split(f.offset);
+    let place =
+        if file > 0 { format!("offset {offset} of the job's file {}", file + 1) } else { format!("offset {offset}") };
     let (kind, message) = if f.errno == 0 {
-        ("io", format!("short {what} at offset {}: {} of {} bytes", f.offset, f.transferred, f.len))
+        ("io", format!("short {what} at {place}: {} of {} bytes", f.transferred, f.len))
     } else {
         let err = std::io::Error::from_raw_os_error(f.errno);
         let kind = match f.errno {
@@ -230,15 +234,10 @@ pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
             libc::ENODEV | libc::ENXIO | libc::ENOENT | libc::ESHUTDOWN => "vanished",
             _ => "io",
         };
-        let at = if f.op == Op::Fsync { String::new() } else { format!(" at offset {}", f.offset) };
+        let at = if f.op == Op::Fsync { String::new() } else { format!(" at {place}") };
         (kind, format!("{what} failed{at}: {err}"))
     };
-    ErrorInfo {
-        kind: kind.into(),
-        message,
-        offset: (f.op != Op::Fsync).then_some(f.offset),
-        job: Some(job.to_string()),
-    }
+    ErrorInfo { kind: kind.into(), message, offset: (f.op != Op::Fsync).then_some(offset), job: Some(job.to_string()) }
 }
 
 #[cfg(test)]

@@ -25,6 +25,12 @@ pub(super) struct WorkerSetup {
     /// io_uring's SQ polling thread submits (fio `io_submit_mode=offload`).
     offload: bool,
     fd: RawFd,
+    /// This worker's files when its job runs over several (empty: `fd` alone), and how it
+    /// picks the file of each I/O.
+    files: Vec<RawFd>,
+    file_service: spec::FileService,
+    /// Each worker's share of a file's region (sequential service moves on after it).
+    file_share: u64,
     pool_slots: usize,
     mem_align: usize,
     spec_data: spec::DataPattern,
@@ -105,14 +111,23 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
             start_ns: 0,
         };
         // fio's offset_increment: each of the numjobs workers (with psync, each group of qd
-        // threads) has its own region, offset_increment further on than the one before.
-        let per = if s.offset_increment > 0 { (workers / s.threads.max(1) as usize).max(1) } else { workers };
+        // threads) has its own region, offset_increment further on than the one before. So has
+        // each clone with its own files (fio's `JOB.CLONE.FILE`), and it moves all its bytes.
+        let per_clone = s.files.as_ref().map_or(0, |f| f.per_clone);
+        let per = if s.offset_increment > 0 || per_clone > 0 {
+            (workers / s.threads.max(1) as usize).max(1)
+        } else {
+            workers
+        };
         let regions_of_job = (workers / per) as u64;
-        // Not time-based: the job moves its region once (or `io_bytes`), `loops` times.
+        let nfiles = s.files.as_ref().map_or(1, |f| f.files_per_clone()) as u64;
+        // Not time-based: the job moves its region once over each of its files (or `io_bytes`),
+        // `loops` times.
         let per_worker_limit = if s.time_based {
             None
         } else {
-            let total = s.io_bytes.unwrap_or(j.region_len).saturating_mul(u64::from(s.loops.max(1)));
+            let once = s.io_bytes.unwrap_or(j.region_len.saturating_mul(nfiles));
+            let total = once.saturating_mul(u64::from(s.loops.max(1)));
             Some((total.saturating_mul(regions_of_job) / workers as u64).max(s.bs))
         };
         let rate = s.rate_iops.map(|r| r as f64 / workers as f64);
@@ -128,6 +143,12 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
             } else {
                 // fio's offset_increment: the worker's group of `per` has its own region.
                 (j.region_offset + s.offset_increment * (w / per) as u64, j.region_len, w % per, per)
+            };
+            // The worker's files: its clone's own, or all of them.
+            let files = match (&s.files, per_clone) {
+                (Some(_), 0) => j.files.clone(),
+                (Some(_), n) => j.files.iter().skip((w / per) * n).take(n).copied().collect(),
+                (None, _) => Vec::new(),
             };
             let plan = WorkerPlan {
                 job: ji,
@@ -161,7 +182,10 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                 plan,
                 engine: s.engine,
                 offload: s.offload,
-                fd: j.fd,
+                fd: files.first().copied().unwrap_or(j.fd),
+                file_service: s.files.as_ref().map(|f| f.service.clone()).unwrap_or_default(),
+                file_share: region_len / gen_workers.max(1) as u64,
+                files,
                 mem_align: j.mem_align,
                 spec_data: s.data,
                 rw: s.rw,
@@ -194,7 +218,14 @@ fn flow_groups(jobs: &[BoundJob]) -> std::collections::HashMap<u32, Arc<FlowGrou
     weights.into_iter().map(|(id, w)| (id, Arc::new(FlowGroup { ios: Default::default(), total_weight: w }))).collect()
 }
 
-fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool, sqpoll: bool) -> BackendConfig {
+fn build_backend_cfg(
+    fd: RawFd,
+    files: &[RawFd],
+    depth: u32,
+    pool: &BufferPool,
+    register: bool,
+    sqpoll: bool,
+) -> BackendConfig {
     let buffers = if register && pool.slots() <= 16_384 {
         Some(
             (0..pool.slots())
@@ -204,7 +235,7 @@ fn build_backend_cfg(fd: RawFd, depth: u32, pool: &BufferPool, register: bool, s
     } else {
         None
     };
-    BackendConfig { fd, depth, buffers, register_file: true, sqpoll }
+    BackendConfig { fd, files: files.to_vec(), depth, buffers, register_file: true, sqpoll }
 }
 
 fn pin_current_thread(cpu: usize) {
@@ -225,26 +256,37 @@ fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), 
         .ok_or_else(|| ("cannot allocate I/O buffers: lower --qd or --bs".to_string(), true))?;
     let mut rng = worker_rng(setup.seed ^ 0xb0f, job, worker);
     pool.fill(setup.spec_data, &mut rng);
-    let gen = OffsetGen::with_lens(
-        setup.rw,
-        setup.mix,
-        &setup.dist,
-        setup.region_len,
-        setup.lens.clone(),
-        // The stripe of a sequential job is the worker's own within its job (`worker` counts
-        // the report slot's workers, which under group_reporting spans several jobs).
-        setup.job_worker,
-        setup.workers_in_job,
-        worker_rng(setup.seed, job, worker),
-    )
-    .walk(setup.walk);
-    let gen = match setup.zones {
-        Some(z) => {
-            let stripe = (setup.job_worker, setup.workers_in_job);
-            gen.strided(setup.rw, setup.mix, &setup.dist, stripe.0, stripe.1, (z.size, z.range, z.skip))
+    let make = |rng| {
+        let gen = OffsetGen::with_lens(
+            setup.rw,
+            setup.mix,
+            &setup.dist,
+            setup.region_len,
+            setup.lens.clone(),
+            // The stripe of a sequential job is the worker's own within its job (`worker` counts
+            // the report slot's workers, which under group_reporting spans several jobs).
+            setup.job_worker,
+            setup.workers_in_job,
+            rng,
+        )
+        .walk(setup.walk);
+        match setup.zones {
+            Some(z) => {
+                let stripe = (setup.job_worker, setup.workers_in_job);
+                gen.strided(setup.rw, setup.mix, &setup.dist, stripe.0, stripe.1, (z.size, z.range, z.skip))
+            }
+            None => gen,
         }
-        None => gen,
     };
+    let mut gen = make(worker_rng(setup.seed, job, worker));
+    if setup.files.len() > 1 {
+        // One generator per file, each with its own stream (file k of worker w).
+        let gens = (0..setup.files.len())
+            .map(|f| make(worker_rng(setup.seed ^ (f as u64 + 1).wrapping_mul(0x5851_f42d_4c95_7f2d), job, worker)))
+            .collect();
+        let rng = worker_rng(setup.seed ^ 0xf11e, job, worker);
+        gen = gen.over_files(crate::io::files::FileWalk::new(gens, &setup.file_service, setup.file_share, rng));
+    }
     Ok((pool, gen))
 }
 
@@ -360,10 +402,11 @@ pub(super) fn worker_thread(
         Ok(v) => v,
         Err((m, u)) => return s.fail(m, u),
     };
-    let cfg = build_backend_cfg(setup.fd, setup.plan.depth, &pool, ctl.register_buffers, setup.offload);
+    let cfg = build_backend_cfg(setup.fd, &setup.files, setup.plan.depth, &pool, ctl.register_buffers, setup.offload);
     let ch = Channels { tx: tx.clone(), recycle, live, stop: ctl.stop.clone() };
     let (plan, pool, gen) = (setup.plan, &mut pool, &mut gen);
-    let faults = ctl.write_faults.clone().filter(|_| crate::target::fault::ENABLED);
+    // (Write faults address one file: a job over several runs without them.)
+    let faults = ctl.write_faults.clone().filter(|_| crate::target::fault::ENABLED && setup.files.len() <= 1);
     match setup.engine {
         EngineKind::IoUring => match Uring::new(&cfg) {
             Ok(b) => match faults {
