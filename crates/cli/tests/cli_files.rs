@@ -191,3 +191,31 @@ fn a_missing_directory_is_refused_and_no_file_is_left() {
     assert_eq!(err.lines().filter(|l| l.starts_with("error")).count(), 1, "{err}");
     assert!(entries(&a).is_empty(), "no file left behind: {:?}", entries(&a));
 }
+
+#[test]
+fn numjobs_clones_each_move_the_jobs_bytes_as_fios_do() {
+    // fio's clones are whole jobs: two clones of a 512 KiB sequential write each write it all,
+    // from its start (1 MiB in all), where the command line's threads would share it.
+    let dir = tempdir();
+    let f = dir.path().join("data");
+    zero_files(std::slice::from_ref(&f), 1 << 20);
+    let doc = run_job(dir.path(), &format!("{W}[w]\nfilename={}\nsize=512k\nnumjobs=2\n", f.display()));
+    let r = &results(&doc)[0];
+    assert_eq!(u64_at(&r["write"], "bytes"), 1 << 20, "{}", r["write"]);
+    assert_eq!(written(&f), (128, 0), "both clones stay in the 512 KiB region");
+    if let Some(fio) = find_tool("fio") {
+        // fio's own count, side by side.
+        std::fs::write(dir.path().join("f.fio"), format!("{W}[w]\nfilename={}\nsize=512k\nnumjobs=2\n", f.display()))
+            .expect("job");
+        let o = std::process::Command::new(fio)
+            .current_dir(dir.path())
+            .args(["--output-format=json", "f.fio"])
+            .output()
+            .expect("run fio");
+        let v: Value = serde_json::from_slice(&o.stdout).expect("fio json");
+        let theirs: u64 = v["jobs"].as_array().expect("jobs").iter().map(|j| u64_at(&j["write"], "io_bytes")).sum();
+        assert_eq!(theirs, 1 << 20, "fio moves the same bytes");
+    } else {
+        skip_note("fio is not installed: the side-by-side count with fio was not run");
+    }
+}

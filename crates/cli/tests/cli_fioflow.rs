@@ -400,7 +400,12 @@ fn flow_keeps_jobs_in_the_ratio_of_their_weights() {
         (read_ops(by_name(&doc, "one")), read_ops(by_name(&doc, "three")), read_ops(by_name(&doc, "free")));
     let ratio = three as f64 / one as f64;
     assert!((ratio - 3.0).abs() < 0.15, "flow=3 against flow=1: {three} / {one} = {ratio:.3}");
-    assert!(free > three, "a job alone in its flow_id runs unregulated: {free} vs {three}");
+    // (free and three both run flat out, so which is faster depends on the scheduler on a busy
+    // machine; free is never held to one's share.)
+    assert!(
+        free > 2 * one,
+        "a job alone in its flow_id runs unregulated: {free} vs {one} (held to a third of {three})"
+    );
 }
 
 #[test]

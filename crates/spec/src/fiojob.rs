@@ -1415,6 +1415,8 @@ fn finish_job(
     (job.bs, job.block_sizes) = s.sizes.resolve();
     job.zones = strided_zones(s.zone)?;
     finish_files(&mut job, &s)?;
+    // fio's clones are whole jobs: each walks the region itself and moves all of `size`.
+    job.own_walks = job.threads > 1;
     if let Some(seed) = s.randseed {
         job.seed = seed;
     } else if !s.randrepeat {

@@ -254,6 +254,11 @@ pub struct JobSpec {
     /// copy of the region; `target` is the first file. `None` = the job's one target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<FileSet>,
+    /// fio's `numjobs` clones (job files): each of the `threads` workers walks the region from
+    /// its start and moves the job's bytes on its own. False (the command line): the workers
+    /// share the region, sequential ones in stripes, and split the job's bytes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_walks: bool,
 }
 
 /// The files of a job that runs over several (fio `nrfiles`, `filename=a:b:c`, `directory`).
@@ -805,6 +810,7 @@ impl Default for JobSpec {
             flow: JobFlow::default(),
             zones: None,
             files: None,
+            own_walks: false,
             fill: false,
             offset_increment: 0,
         }

@@ -42,8 +42,10 @@ pub(super) struct WorkerSetup {
     walk: Walk,
     zones: Option<spec::StridedZones>,
     workers_in_job: usize,
-    /// This worker's index within its job (0..workers_in_job).
+    /// This worker's stripe within its region's workers (0..workers_in_job).
     job_worker: usize,
+    /// This worker's index within its job (its fio thread for logs).
+    index_in_job: usize,
     seed: u64,
     /// The job's region (mem engine only).
     mem: Option<Arc<MemRegion>>,
@@ -114,7 +116,8 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
         // threads) has its own region, offset_increment further on than the one before. So has
         // each clone with its own files (fio's `JOB.CLONE.FILE`), and it moves all its bytes.
         let per_clone = s.files.as_ref().map_or(0, |f| f.per_clone);
-        let per = if s.offset_increment > 0 || per_clone > 0 {
+        // So has each of fio's clones (`own_walks`), over the same region.
+        let per = if (s.offset_increment > 0 || per_clone > 0 || s.own_walks) && j.verify.is_none() {
             (workers / s.threads.max(1) as usize).max(1)
         } else {
             workers
@@ -197,6 +200,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                 walk: Walk { modifier: s.rw_modifier, identical: s.rw_identical, pct_random: s.percentage_random },
                 workers_in_job: gen_workers,
                 job_worker: gen_worker,
+                index_in_job: w,
                 seed: s.seed,
                 mem: regions[ji].clone(),
                 delay: Duration::from_millis(s.flow.start_delay_ms),
@@ -389,7 +393,7 @@ pub(super) fn worker_thread(
     let s = Start {
         job: setup.plan.job,
         worker: setup.plan.worker,
-        job_worker: setup.job_worker,
+        job_worker: setup.index_in_job,
         delay: setup.delay,
         wait_job: setup.wait_job,
         finished,
