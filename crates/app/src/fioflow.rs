@@ -1,7 +1,7 @@
 //! fio's run-flow options that `run` handles around its groups: the steady-state end
 //! (`steadystate`, `ss_dur`, `ss_ramp`), the rate floors (`rate_min`, `rate_iops_min` over
 //! `ratecycle`) and fio's log files (`write_bw_log`, `write_lat_log`, `write_iops_log`,
-//! averaged over `log_avg_msec`).
+//! averaged over `log_avg_msec`, or every I/O).
 
 use crate::{Error, Result};
 use engine::runner::{report_slots, ThreadLog, Window};
@@ -10,6 +10,9 @@ use stats::{ErrorInfo, JobResult, SteadyStateCheck};
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::path::PathBuf;
+
+/// The warning of a run whose per-I/O fio log (`log_avg_msec=0`) stopped at its cap.
+pub(crate) const FIO_LOG_CUT: &str = "fio-log-cut";
 
 /// The warning a `latency_target` job's result carries: it ran as diskmeter's `sla` search.
 pub(crate) const LATENCY_TARGET_AS_SLA: &str = "latency-target-as-sla";
@@ -344,7 +347,8 @@ impl LogFiles {
         Ok(Self { bases, contents: BTreeMap::new(), outputs })
     }
 
-    /// Add group `gi`'s log windows; each job's result lists its files.
+    /// Add group `gi`'s log windows; each job's result lists its files. True when a per-I/O log
+    /// stopped at its cap.
     pub(crate) fn add(
         &mut self,
         gi: usize,
@@ -352,7 +356,7 @@ impl LogFiles {
         group_reporting: bool,
         logs: &[ThreadLog],
         results: &mut [JobResult],
-    ) {
+    ) -> bool {
         let slots = report_slots(jobs, group_reporting);
         for (ji, j) in jobs.iter().enumerate() {
             let Some(l) = &j.flow.logs else { continue };
@@ -362,7 +366,11 @@ impl LogFiles {
             for (path, thread, kind) in names(j, base) {
                 let text = self.contents.entry(path.clone()).or_default();
                 if let Some(t) = logs.iter().find(|t| t.job == ji && t.thread == thread) {
-                    render(text, t, kind, l.avg_ms, &dirs);
+                    if l.avg_ms == 0 {
+                        render_each(text, t, kind, l.offset);
+                    } else {
+                        render(text, t, kind, l.avg_ms, &dirs, l.offset);
+                    }
                 }
                 if let Some(r) = slots.get(ji).and_then(|&s| results.get_mut(s)) {
                     let shown = path.display().to_string();
@@ -372,6 +380,7 @@ impl LogFiles {
                 }
             }
         }
+        logs.iter().any(|t| t.ios_cut)
     }
 
     /// Write every log file (atomically, through `files::output`).
@@ -392,7 +401,7 @@ impl LogFiles {
 /// block size (0 when averaged), offset (0)`. bw in KiB/s, iops per second, latencies the mean
 /// in ns (no line for a direction without completions). diskmeter measures one latency, from
 /// the (intended) issue to the completion: it is written as lat and clat; slat stays empty.
-fn render(out: &mut String, t: &ThreadLog, kind: LogKind, avg_ms: u64, dirs: &[usize]) {
+fn render(out: &mut String, t: &ThreadLog, kind: LogKind, avg_ms: u64, dirs: &[usize], offset: bool) {
     if kind == LogKind::Slat {
         return;
     }
@@ -405,8 +414,30 @@ fn render(out: &mut String, t: &ThreadLog, kind: LogKind, avg_ms: u64, dirs: &[u
                 LogKind::Lat if s.ops[d] > 0 => s.lat_ns[d] / s.ops[d],
                 LogKind::Lat | LogKind::Slat => continue,
             };
-            let _ = writeln!(out, "{}, {v}, {d}, 0, 0", s.end_ms);
+            // (fio's offset column, with log_offset, is 0 for averaged lines too.)
+            let _ = writeln!(out, "{}, {v}, {d}, 0, 0{}", s.end_ms, if offset { ", 0" } else { "" });
         }
+    }
+}
+
+/// fio's per-I/O log lines (`log_avg_msec=0`): `time (ms), value, direction, block size, offset
+/// (with log_offset)`, one per completion of the measured window. bw is fio's per-I/O rate,
+/// bytes × 10⁶ / latency ns (KiB/s as fio counts it), iops 1, lat and clat the latency in ns.
+fn render_each(out: &mut String, t: &ThreadLog, kind: LogKind, offset: bool) {
+    if kind == LogKind::Slat {
+        return;
+    }
+    for e in &t.ios {
+        let v = match kind {
+            LogKind::Bw => (u64::from(e.len) * 1_000_000).checked_div(e.lat_ns).unwrap_or(0),
+            LogKind::Iops => 1,
+            LogKind::Lat | LogKind::Slat => e.lat_ns,
+        };
+        let _ = if offset {
+            writeln!(out, "{}, {v}, {}, {}, {}, 0", e.t_ms, e.dir, e.len, e.offset)
+        } else {
+            writeln!(out, "{}, {v}, {}, {}, 0", e.t_ms, e.dir, e.len)
+        };
     }
 }
 

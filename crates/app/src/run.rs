@@ -517,7 +517,16 @@ fn run_plan(
         obs.phase_done();
         watch.apply(&mut out.results);
         if let Some(l) = logs.as_deref_mut() {
-            l.add(gi, &g.jobs, g.group_reporting, &out.logs, &mut out.results);
+            if l.add(gi, &g.jobs, g.group_reporting, &out.logs, &mut out.results) {
+                doc.warn(
+                    crate::fioflow::FIO_LOG_CUT,
+                    format!(
+                        "a per-I/O fio log stopped after {} I/Os of one worker (log_avg_msec=0 logs every I/O); \
+                         the figures count them all; use log_avg_msec=N for averaged lines",
+                        engine::worker::IO_LOG_MAX
+                    ),
+                );
+            }
         }
         let stop = out.error.is_some() || out.interrupted;
         let mut verify_error = None;

@@ -301,12 +301,15 @@ fn a_foreign_file_in_a_logs_place_is_kept_without_force() {
 }
 
 #[test]
-fn fio_logs_need_log_avg_msec() {
+fn fio_logs_without_log_avg_msec_log_each_io() {
+    // fio's default: every I/O its own line (here ~500 paced reads in 0.5 s, one file per log).
     let dir = tempdir();
-    write_job(dir.path(), "runtime=1s\n[j]\nwrite_bw_log=x\n");
-    let o = expect_code(dm_in(dir.path()).args(["run", "jobs.fio"]), 2);
-    assert!(stderr_of(&o).contains("jobs.fio:7: fio logs need log_avg_msec=N"), "{}", stderr_of(&o));
-    assert_eq!(entries(dir.path()), ["jobs.fio"]);
+    let doc = run_file(dir.path(), "runtime=500ms\nrate_iops=1000\n[j]\nwrite_bw_log=x\n");
+    assert_eq!(entries(dir.path()), ["jobs.fio", "x_bw.1.log"]);
+    let rows = log_rows(&dir.path().join("x_bw.1.log"));
+    assert_eq!(rows.len() as u64, read_ops(&results(&doc)[0]), "one line per measured I/O");
+    assert!(rows.iter().all(|r| r.len() == 5 && r[3] == 4096), "{:?}", &rows[..3]);
+    assert!(!warning_codes(&doc).contains(&"fio-log-cut".to_string()));
 }
 
 #[test]
@@ -428,4 +431,59 @@ fn directory_and_filesize_place_and_size_the_jobs_file() {
     let w = &results(&doc)[0]["write"];
     assert_eq!(u64_at(w, "bytes"), 4 << 20, "size=4m moved over the 1 MiB file");
     assert!(!data.join("w.0.0").exists(), "diskmeter's own test file is removed afterwards");
+}
+
+#[test]
+fn per_io_logs_without_log_avg_msec_hold_every_completion() {
+    // fio's default log_avg_msec=0: one line per I/O, `time, value, dir, bs, offset, prio` with
+    // log_offset. 512 reads of a 2 MiB io_size: 512 lines in each file, offsets on the 4 KiB grid
+    // inside the 4 MiB file, the bw value fio's bytes × 10⁶ / latency of the same line.
+    let dir = tempdir();
+    let data = dir.path().join("data");
+    std::fs::write(&data, vec![7u8; 4 << 20]).expect("data");
+    let job = format!(
+        "[j]\nfilename={}\nsize=4m\nbs=4k\nrw=randread\nioengine=psync\nio_size=2m\nwrite_lat_log=x\n\
+         write_bw_log=x\nwrite_iops_log=x\nlog_offset=1\n",
+        data.display()
+    );
+    std::fs::write(dir.path().join("j.fio"), &job).expect("job");
+    let doc = run_json(dm_in(dir.path()).args(["run", "j.fio", "--overwrite"]));
+    assert_eq!(u64_at(&results(&doc)[0]["read"], "ops"), 512);
+    let mut files = entries(dir.path());
+    files.retain(|f| f.ends_with(".log"));
+    assert_eq!(files, ["x_bw.1.log", "x_clat.1.log", "x_iops.1.log", "x_lat.1.log", "x_slat.1.log"]);
+    let lat = log_rows(&dir.path().join("x_lat.1.log"));
+    let bw = log_rows(&dir.path().join("x_bw.1.log"));
+    let iops = log_rows(&dir.path().join("x_iops.1.log"));
+    assert_eq!((lat.len(), bw.len(), iops.len()), (512, 512, 512));
+    assert_eq!(log_rows(&dir.path().join("x_clat.1.log")), lat, "clat is diskmeter's one latency too");
+    for ((l, b), i) in lat.iter().zip(&bw).zip(&iops) {
+        assert_eq!(l.len(), 6, "{l:?}");
+        let (t, ns, d, bs, off) = (l[0], l[1], l[2], l[3], l[4]);
+        assert_eq!((d, bs, off % 4096, l[5]), (0, 4096, 0, 0), "{l:?}");
+        assert!(off + 4096 <= 4 << 20 && ns > 0 && t < 60_000, "{l:?}");
+        assert_eq!(b[..], [t, 4096 * 1_000_000 / ns, 0, 4096, off, 0], "bw from the same I/O");
+        assert_eq!(i[..], [t, 1, 0, 4096, off, 0]);
+    }
+    assert!(lat.windows(2).all(|w| w[0][0] <= w[1][0]), "in completion order");
+    if let Some(fio) = find_tool("fio") {
+        // fio's own files for the same job: the same names and line counts.
+        let fdir = dir.path().join("fio");
+        std::fs::create_dir(&fdir).expect("mkdir");
+        let o =
+            std::process::Command::new(fio).current_dir(&fdir).arg(dir.path().join("j.fio")).output().expect("run fio");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut theirs = entries(&fdir);
+        theirs.retain(|f| f.ends_with(".log"));
+        assert_eq!(theirs, files, "fio writes the same files");
+        for f in &files {
+            let ours = std::fs::read_to_string(dir.path().join(f)).expect("ours");
+            let fios = std::fs::read_to_string(fdir.join(f)).expect("fio's");
+            assert_eq!(ours.lines().count(), fios.lines().count(), "{f}");
+            let cols = |s: &str| s.lines().next().map(|l| l.split(',').count());
+            assert_eq!(cols(&ours), cols(&fios), "{f}: the same columns");
+        }
+    } else {
+        skip_note("fio is not installed: per-I/O logs were not compared with fio's");
+    }
 }

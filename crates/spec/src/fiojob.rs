@@ -33,7 +33,7 @@
 //! * fio's run flow maps to [`crate::JobFlow`]: `wait_for` (a job earlier in the file),
 //!   `startdelay` (a range is drawn once from the job's seed), `exitall`, `exitall_on_error`,
 //!   `continue_on_error`, `rate_process`, `rate_min`/`rate_iops_min`/`ratecycle`, the log
-//!   options (`log_avg_msec` required) and `steadystate`/`ss_dur`/`ss_ramp`.
+//!   options (averaged over `log_avg_msec`, or every I/O) and `steadystate`/`ss_dur`/`ss_ramp`.
 //! * `numjobs=N` keeps one job with N workers (`threads = N`).
 //!
 //! Where diskmeter's defaults differ from fio's, a job file gets fio's behaviour for
@@ -100,7 +100,6 @@ pub const IGNORED_OPTIONS: &[(&str, &str)] = &[
     ("description", "free text, only shown by fio"),
     ("thread", "diskmeter always runs workers as threads"),
     ("threads", "alias of thread; diskmeter always runs workers as threads"),
-    ("log_offset", "diskmeter's logs are averaged (log_avg_msec), whose offset column fio writes as 0"),
     ("norandommap", "diskmeter draws random offsets independently, never from a random map"),
     ("invalidate", "page-cache invalidation; fio's default, and moot for direct I/O"),
     ("refill_buffers", "diskmeter already writes fresh data for every write"),
@@ -224,6 +223,7 @@ const SUPPORTED: &[&str] = &[
     "write_iops_log",
     "log_avg_msec",
     "per_job_logs",
+    "log_offset",
     "steadystate",
     "ss",
     "steadystate_duration",
@@ -323,6 +323,8 @@ struct Settings {
     log_iops: Option<Option<String>>,
     log_line: usize,
     log_avg_ms: Option<u64>,
+    /// fio `log_offset`.
+    log_offset: bool,
     per_job_logs: bool,
     /// `steadystate` criterion (fio's default iops_slope:0.01%), `ss_dur`, `ss_ramp`, line.
     ss: Option<(SsMetric, f64, bool)>,
@@ -434,6 +436,7 @@ impl Settings {
             log_iops: None,
             log_line: 0,
             log_avg_ms: None,
+            log_offset: false,
             per_job_logs: true,
             ss: None,
             ss_dur: Duration::ZERO,
@@ -1241,6 +1244,7 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
         }
         "log_avg_msec" => s.log_avg_ms = Some(uint(key, need(key, value, "1000")?, "1000")?),
         "per_job_logs" => s.per_job_logs = boolean(key, value)?,
+        "log_offset" => s.log_offset = boolean(key, value)?,
         "steadystate" | "ss" => {
             let v = need(key, value, "iops_slope:0.1%")?;
             s.ss = Some(parse_ss(key, v)?);
@@ -1586,14 +1590,8 @@ fn finish_flow(job: &mut JobSpec, s: &Settings, plan: &RunPlan) -> Result<(), (u
             if hi > lo { lo + mix64(job.seed ^ 0x5354_4152_5444_4c59) % (hi - lo + 1) } else { lo };
     }
     if s.log_bw.is_some() || s.log_lat.is_some() || s.log_iops.is_some() {
-        let avg_ms = s.log_avg_ms.filter(|&m| m > 0).ok_or_else(|| {
-            (
-                s.log_line,
-                "fio logs need log_avg_msec=N: diskmeter logs averages over N ms windows, never every I/O; add \
-                 e.g. log_avg_msec=1000"
-                    .to_string(),
-            )
-        })?;
+        // fio's default log_avg_msec=0 logs every I/O.
+        let avg_ms = s.log_avg_ms.unwrap_or(0);
         let name = |n: &Option<Option<String>>| n.as_ref().map(|n| n.clone().unwrap_or_else(|| job.name.clone()));
         job.flow.logs = Some(FioLogs {
             bw: name(&s.log_bw),
@@ -1601,6 +1599,7 @@ fn finish_flow(job: &mut JobSpec, s: &Settings, plan: &RunPlan) -> Result<(), (u
             iops: name(&s.log_iops),
             avg_ms,
             per_job: s.per_job_logs,
+            offset: s.log_offset,
         });
     }
     if !s.ss_dur.is_zero() {
@@ -2378,7 +2377,6 @@ mod tests {
             ("[j]\ncontinue_on_error=some\n", 2, "t.fio:2: invalid value for continue_on_error: \"some\"; use one of none, read"),
             ("[a]\n[b]\nwait_for=c\n", 3, "t.fio:3: wait_for=c: no job named c comes before [b]"),
             ("[j]\nstartdelay=5-1\n", 2, "t.fio:2: invalid value for startdelay: \"5-1\" is a range from high to low"),
-            ("[j]\nwrite_bw_log=x\nwrite_lat_log\n", 2, "t.fio:2: fio logs need log_avg_msec=N"),
             ("[j]\nss=iops:5%\n", 2, "t.fio:2: steadystate needs a window: add ss_dur=T"),
             ("[j]\nss=iops\nss_dur=10\n", 2, "t.fio:2: invalid value for ss: \"iops\""),
             ("[j]\nss_dur=1500ms\n", 2, "t.fio:2: invalid value for ss_dur: diskmeter takes one sample a second"),

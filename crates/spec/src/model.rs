@@ -613,12 +613,15 @@ pub struct FioLogs {
     pub lat: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops: Option<String>,
-    /// fio `log_avg_msec` (required: diskmeter logs averages, never every I/O).
+    /// fio `log_avg_msec`: windows of this many ms; 0 (fio's default) = every I/O.
     pub avg_ms: u64,
     /// fio `per_job_logs` (default true): one file per worker thread, numbered; false = one
     /// file per log name.
     #[serde(default = "yes")]
     pub per_job: bool,
+    /// fio `log_offset`: per-I/O lines carry the I/O's offset (averaged lines write 0).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub offset: bool,
 }
 
 fn yes() -> bool {

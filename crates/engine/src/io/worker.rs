@@ -71,6 +71,10 @@ pub struct WorkerEnd {
     pub first_error: Option<IoFault>,
     /// The averaged log windows (fio `log_avg_msec`), oldest first.
     pub log: Vec<LogSample>,
+    /// fio's per-I/O logs (`log_avg_msec=0`): every measured completion, in chunks, oldest
+    /// first; `io_log_cut` when the worker stopped logging at [`IO_LOG_MAX`] entries.
+    pub io_log: Vec<Vec<IoLogEntry>>,
+    pub io_log_cut: bool,
     /// This worker's index within its job.
     pub job_worker: usize,
     /// When its measured window began, ns after the group's start (after the ramp, and any
@@ -96,6 +100,25 @@ pub struct Live {
     pub read_bytes: AtomicU64,
     pub write_bytes: AtomicU64,
 }
+
+/// One completion of fio's per-I/O logs (`log_avg_msec=0`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoLogEntry {
+    /// When it completed, ms since the measured window began.
+    pub t_ms: u32,
+    /// 0 read, 1 write.
+    pub dir: u8,
+    pub len: u32,
+    pub lat_ns: u64,
+    /// The offset in its file (the file index bits of a job over several files are dropped).
+    pub offset: u64,
+}
+
+/// Entries per chunk of a per-I/O log: a chunk is allocated once per this many completions.
+pub const IO_LOG_CHUNK: usize = 8192;
+/// Entries a worker logs at most (24 bytes each: 192 MiB); later completions are not logged
+/// and the result says so.
+pub const IO_LOG_MAX: usize = 8 << 20;
 
 /// One averaged log window of one worker (fio `log_avg_msec`): what completed in it.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
@@ -137,6 +160,9 @@ pub struct WorkerFlow {
     pub log_avg_ns: u64,
     /// Log windows to reserve room for up front.
     pub log_capacity: usize,
+    /// fio's per-I/O logs (`log_avg_msec=0`): every measured completion is logged, up to this
+    /// many (0 = no per-I/O log; [`IO_LOG_MAX`] in a run).
+    pub log_each: usize,
     /// When the worker started, ns after the group (fio `startdelay`, `wait_for`): the open
     /// loop's schedule begins here.
     pub start_ns: u64,
@@ -367,6 +393,9 @@ struct WorkerState<'a> {
     /// The open log window and when it ends (`u64::MAX`: no logs).
     log_cur: LogSample,
     log_next: u64,
+    /// The per-I/O log's current chunk (fio `log_avg_msec=0`) and the entries logged so far.
+    io_log: Vec<IoLogEntry>,
+    io_logged: usize,
 }
 
 /// fio's `verify_backlog`: the offsets of the last `cap` acknowledged writes; once full, they
@@ -422,6 +451,12 @@ impl<'a> WorkerState<'a> {
             flow_ios: 0,
             log_cur: LogSample::default(),
             log_next: if plan.flow.log_avg_ns > 0 { t0.saturating_add(plan.flow.log_avg_ns) } else { u64::MAX },
+            io_log: if plan.flow.log_each > 0 {
+                Vec::with_capacity(IO_LOG_CHUNK.min(plan.flow.log_each))
+            } else {
+                Vec::new()
+            },
+            io_logged: 0,
         }
     }
 
@@ -436,6 +471,35 @@ impl<'a> WorkerState<'a> {
         z ^= z >> 31;
         let u = ((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
         -u.ln() * period
+    }
+
+    /// One entry of the per-I/O log; a full chunk is set aside and a new one started (one
+    /// allocation per [`IO_LOG_CHUNK`] completions).
+    #[inline]
+    fn log_io(&mut self, op: Op, len: u32, lat: u64, offset: u64, now: u64) {
+        if self.io_log.len() == self.io_log.capacity() && !self.next_io_log_chunk() {
+            return;
+        }
+        let t_ms = (now.saturating_sub(self.t0) / 1_000_000).min(u64::from(u32::MAX)) as u32;
+        let offset = offset & crate::io::files::OFFSET_MASK;
+        self.io_log.push(IoLogEntry { t_ms, dir: u8::from(op != Op::Read), len, lat_ns: lat, offset });
+    }
+
+    /// Set the full chunk aside; false once the worker has logged [`IO_LOG_MAX`] entries.
+    #[cold]
+    fn next_io_log_chunk(&mut self) -> bool {
+        self.io_logged += self.io_log.len();
+        if self.io_logged >= self.plan.flow.log_each {
+            self.end.io_log_cut = true;
+            self.io_log.shrink_to_fit();
+            return false;
+        }
+        let next = IO_LOG_CHUNK.min(self.plan.flow.log_each - self.io_logged);
+        let full = std::mem::replace(&mut self.io_log, Vec::with_capacity(next));
+        if !full.is_empty() {
+            self.end.io_log.push(full);
+        }
+        true
     }
 
     /// Close every log window that ended by `now` (and by the deadline): one push per window,
@@ -763,6 +827,9 @@ impl<'a> WorkerState<'a> {
             if let Some(c) = self.len_counts.get_mut(len_i as usize) {
                 c[usize::from(op != Op::Read)] += 1;
             }
+            if self.plan.flow.log_each > 0 {
+                self.log_io(op, len, lat, offset, now);
+            }
             if self.log_next != u64::MAX {
                 let d = usize::from(op != Op::Read);
                 self.log_cur.ops[d] += 1;
@@ -913,6 +980,9 @@ impl<'a> WorkerState<'a> {
             let mut cur = self.cur;
             cur.index = self.index;
             let _ = self.ch.tx.send(Msg::Interval { job: plan.job, worker: plan.worker, iv: cur });
+        }
+        if !self.io_log.is_empty() {
+            self.end.io_log.push(std::mem::take(&mut self.io_log));
         }
         if !self.len_counts.is_empty() {
             self.end.bs_counts = self.len_table.iter().zip(&self.len_counts).map(|(&bs, c)| (bs, c[0], c[1])).collect();
@@ -1131,8 +1201,24 @@ mod tests {
         let (end, ivs, _) = run_null(&p, RwMode::RandWrite, None);
         assert!(end.fault.is_none());
         assert_eq!(ivs.iter().map(|iv| iv.write.count()).sum::<u64>(), 200);
-        // One fsync per 10 writes, the last one possibly still pending when the limit ends it.
-        assert!((19..=20).contains(&end.fsyncs), "{}", end.fsyncs);
+        // One fsync per 10 writes, the one after the last write included (fio's fsync=N).
+        assert_eq!(end.fsyncs, 20);
+    }
+
+    #[test]
+    fn per_io_log_holds_every_completion_up_to_its_cap() {
+        let mut p = plan(4);
+        p.byte_limit = Some(5000 * 4096);
+        p.flow.log_each = 100_000;
+        let (end, _, _) = run_null(&p, RwMode::RandRead, None);
+        let all: Vec<IoLogEntry> = end.io_log.iter().flatten().copied().collect();
+        assert_eq!((all.len(), end.io_log_cut), (5000, false));
+        assert!(all.iter().all(|e| e.dir == 0 && e.len == 4096 && e.offset % 4096 == 0));
+        assert!(all.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
+        // A cap below the I/Os: exactly the cap is logged, and the worker says it stopped.
+        p.flow.log_each = 3000;
+        let (end, _, _) = run_null(&p, RwMode::RandRead, None);
+        assert_eq!((end.io_log.iter().map(Vec::len).sum::<usize>(), end.io_log_cut), (3000, true));
     }
 
     #[test]

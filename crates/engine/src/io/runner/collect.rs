@@ -373,6 +373,9 @@ impl<'a, 'f> Collector<'a, 'f> {
         if self.job_done[job] >= self.job_workers[job] && self.jobs[job].spec.flow.exitall {
             self.exit_all = true;
         }
+        if !end.io_log.is_empty() || end.io_log_cut {
+            self.add_io_log(job, end.job_worker, std::mem::take(&mut end.io_log), end.io_log_cut);
+        }
         if !end.log.is_empty() {
             self.add_log(job, end.job_worker, std::mem::take(&mut end.log));
         }
@@ -398,13 +401,44 @@ impl<'a, 'f> Collector<'a, 'f> {
     }
 
     /// Merge a worker's log windows into its fio thread's (psync: `qd` workers per thread).
-    fn add_log(&mut self, job: usize, job_worker: usize, samples: Vec<crate::io::worker::LogSample>) {
+    /// The log of fio thread `thread` of `job` (a psync job's threads of one clone share it).
+    fn thread_log(&mut self, job: usize, job_worker: usize) -> &mut ThreadLog {
         let spec = &self.jobs[job].spec;
         let per_thread = (self.job_workers[job] / spec.threads.max(1) as usize).max(1);
         let thread = job_worker / per_thread;
-        match self.logs.iter_mut().find(|l| l.job == job && l.thread == thread) {
-            None => self.logs.push(ThreadLog { job, thread, samples }),
-            Some(l) => {
+        match self.logs.iter().position(|l| l.job == job && l.thread == thread) {
+            Some(i) => &mut self.logs[i],
+            None => {
+                self.logs.push(ThreadLog { job, thread, samples: Vec::new(), ios: Vec::new(), ios_cut: false });
+                let last = self.logs.len() - 1;
+                &mut self.logs[last]
+            }
+        }
+    }
+
+    /// A worker's per-I/O log joins its fio thread's, in completion order.
+    fn add_io_log(
+        &mut self,
+        job: usize,
+        job_worker: usize,
+        chunks: Vec<Vec<crate::io::worker::IoLogEntry>>,
+        cut: bool,
+    ) {
+        let l = self.thread_log(job, job_worker);
+        let had = l.ios.len();
+        l.ios.extend(chunks.into_iter().flatten());
+        l.ios_cut |= cut;
+        if had > 0 {
+            // Several workers of one thread (psync): merge by completion time (stable).
+            l.ios.sort_by_key(|e| e.t_ms);
+        }
+    }
+
+    fn add_log(&mut self, job: usize, job_worker: usize, samples: Vec<crate::io::worker::LogSample>) {
+        let l = self.thread_log(job, job_worker);
+        match l.samples.is_empty() {
+            true => l.samples = samples,
+            false => {
                 for (i, s) in samples.into_iter().enumerate() {
                     match l.samples.get_mut(i) {
                         Some(acc) => {

@@ -123,6 +123,11 @@ pub struct ThreadLog {
     /// The fio thread within the job (0..numjobs).
     pub thread: usize,
     pub samples: Vec<LogSample>,
+    /// fio's per-I/O log (`log_avg_msec=0`): every measured completion of the thread, in
+    /// completion order.
+    pub ios: Vec<crate::io::worker::IoLogEntry>,
+    /// Some completions were not logged (a worker reached [`crate::io::worker::IO_LOG_MAX`]).
+    pub ios_cut: bool,
 }
 
 /// The report slot of each job: its own, or with group reporting one per reporting group

@@ -105,11 +105,13 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
         } else {
             0
         };
+        let log_each = if s.flow.logs.as_ref().is_some_and(|l| l.avg_ms == 0) { worker::IO_LOG_MAX } else { 0 };
         let flow = WorkerFlow {
             poisson: s.flow.rate_process == spec::RateProcess::Poisson,
             continue_on: s.flow.continue_on_error,
             log_avg_ns,
             log_capacity,
+            log_each,
             start_ns: 0,
         };
         // fio's offset_increment: each of the numjobs workers (with psync, each group of qd
