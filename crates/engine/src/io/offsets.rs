@@ -71,6 +71,8 @@ enum Pattern {
     /// fio's `zonemode=strided`: `inner` walks a zone of `range` bytes starting at `base`
     /// until `size` bytes are done there, then the zone moves `step` bytes on.
     Strided(Box<Strided>),
+    /// A job over several files: each draw is their walk's (never the inlined path's).
+    Files,
 }
 
 struct Strided {
@@ -174,7 +176,9 @@ fn draw(pattern: &mut Pattern, rng: &mut Xoshiro256PlusPlus) -> u64 {
             }
             (d.mean().clamp(0.0, top - 1.0)) as u64 // a deviation far wider than the region
         }
-        Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_) | Pattern::Strided(_) => 0,
+        Pattern::Seq { .. } | Pattern::SeqStep { .. } | Pattern::Modified(_) | Pattern::Strided(_) | Pattern::Files => {
+            0
+        }
     }
 }
 
@@ -444,9 +448,6 @@ impl OffsetGen {
     /// the skewed distributions, which cost tens of nanoseconds anyway, are a call.
     #[inline(always)]
     pub fn next_io(&mut self, read: bool) -> (u64, u32, u32) {
-        if let Some(f) = self.files.as_deref_mut() {
-            return f.next_io(read);
-        }
         if let IoLens::One(len) = self.lens {
             let l = u64::from(len);
             match &mut self.pattern {
@@ -468,6 +469,10 @@ impl OffsetGen {
     /// [`next_io`](Self::next_io) for variable lengths and the other patterns.
     #[inline(never)]
     fn next_slow(&mut self, read: bool) -> (u64, u32, u32) {
+        // A job over several files: its pattern is `Files`, which the inlined path passes here.
+        if let Some(f) = self.files.as_deref_mut() {
+            return f.next_io(read);
+        }
         let (len, idx) = match &self.lens {
             IoLens::One(l) => (*l, 0),
             IoLens::Var(_) => self.draw_len(read),
@@ -517,6 +522,7 @@ impl OffsetGen {
     pub fn over_files(mut self, walk: crate::io::files::FileWalk) -> Self {
         if walk.len() > 1 {
             self.files = Some(Box::new(walk));
+            self.pattern = Pattern::Files;
         }
         self
     }

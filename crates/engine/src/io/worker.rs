@@ -260,6 +260,9 @@ pub fn run<B: Backend>(
         w.account_depth(now);
         w.reap(backend, pool, now);
     }
+    if w.fsync_pending && w.end.fault.is_none() && w.limit_reached() {
+        w.last_fsync(backend, pool);
+    }
     let stop_ns = w.now();
     w.close_window(stop_ns);
     w.drain(backend, pool);
@@ -450,7 +453,12 @@ impl<'a> WorkerState<'a> {
             gap_rng: write_tag ^ 0x706f_6973_736f_6e21,
             flow_ios: 0,
             log_cur: LogSample::default(),
-            log_next: if plan.flow.log_avg_ns > 0 { t0.saturating_add(plan.flow.log_avg_ns) } else { u64::MAX },
+            log_next: match (plan.flow.log_avg_ns, plan.flow.log_each) {
+                (0, 0) => u64::MAX,
+                // Per-I/O: a window end no clock reaches (no window is ever closed).
+                (0, _) => u64::MAX - 1,
+                (avg, _) => t0.saturating_add(avg),
+            },
             io_log: if plan.flow.log_each > 0 {
                 Vec::with_capacity(IO_LOG_CHUNK.min(plan.flow.log_each))
             } else {
@@ -474,8 +482,9 @@ impl<'a> WorkerState<'a> {
     }
 
     /// One entry of the per-I/O log; a full chunk is set aside and a new one started (one
-    /// allocation per [`IO_LOG_CHUNK`] completions).
-    #[inline]
+    /// allocation per [`IO_LOG_CHUNK`] completions). Not inlined: the loop of a job without
+    /// per-I/O logs stays as small as it was.
+    #[inline(never)]
     fn log_io(&mut self, op: Op, len: u32, lat: u64, offset: u64, now: u64) {
         if self.io_log.len() == self.io_log.capacity() && !self.next_io_log_chunk() {
             return;
@@ -549,8 +558,7 @@ impl<'a> WorkerState<'a> {
     #[inline]
     fn finished(&self, now: u64) -> bool {
         let stopping = self.ch.stop.load(Ordering::Relaxed) || now >= self.deadline || self.end.fault.is_some();
-        // (An fsync made due by the last write is still issued, as fio's fsync=N.)
-        stopping || (self.limit_reached() && self.inflight() == 0 && !self.fsync_pending)
+        stopping || (self.limit_reached() && self.inflight() == 0)
     }
 
     /// Send every interval that ended by `now` to the collector and start the next with a
@@ -827,14 +835,16 @@ impl<'a> WorkerState<'a> {
             if let Some(c) = self.len_counts.get_mut(len_i as usize) {
                 c[usize::from(op != Op::Read)] += 1;
             }
-            if self.plan.flow.log_each > 0 {
-                self.log_io(op, len, lat, offset, now);
-            }
+            // One test for both kinds of fio log (no log: u64::MAX; per-I/O: never a window end).
             if self.log_next != u64::MAX {
-                let d = usize::from(op != Op::Read);
-                self.log_cur.ops[d] += 1;
-                self.log_cur.bytes[d] += bs;
-                self.log_cur.lat_ns[d] += lat;
+                if self.plan.flow.log_each > 0 {
+                    self.log_io(op, len, lat, offset, now);
+                } else {
+                    let d = usize::from(op != Op::Read);
+                    self.log_cur.ops[d] += 1;
+                    self.log_cur.bytes[d] += bs;
+                    self.log_cur.lat_ns[d] += lat;
+                }
             }
             if op == Op::Read {
                 self.cur.read.record(lat);
@@ -945,6 +955,26 @@ impl<'a> WorkerState<'a> {
     /// Every I/O still in flight must complete before its buffer may be freed: wait for them
     /// (at most about a minute); if some never return, leak the pool rather than free memory
     /// the kernel may still write into.
+    /// fio's `fsync=N`: the fsync that the job's last write made due is still issued and
+    /// waited for (outside the loop, which ends once the bytes are done and nothing is in flight).
+    #[cold]
+    fn last_fsync<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool) {
+        let now = self.now();
+        self.queue_fsync(backend, pool, now);
+        let mut waits = 0;
+        while self.fsync_busy && self.end.fault.is_none() && waits < 600 {
+            waits += 1;
+            if let Err(e) = backend.submit_and_wait(1, Some(Duration::from_millis(100))) {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                self.end.fault = Some(IoFault { errno, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
+                break;
+            }
+            let now = self.now();
+            let measuring = self.measuring(now);
+            backend.reap(|slot, res| self.complete(slot, res, now, measuring, pool));
+        }
+    }
+
     fn drain<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool) {
         let mut guard = 0u32;
         while self.inflight() > 0 {
