@@ -952,9 +952,6 @@ impl<'a> WorkerState<'a> {
         };
     }
 
-    /// Every I/O still in flight must complete before its buffer may be freed: wait for them
-    /// (at most about a minute); if some never return, leak the pool rather than free memory
-    /// the kernel may still write into.
     /// fio's `fsync=N`: the fsync that the job's last write made due is still issued and
     /// waited for (outside the loop, which ends once the bytes are done and nothing is in flight).
     #[cold]
@@ -975,6 +972,9 @@ impl<'a> WorkerState<'a> {
         }
     }
 
+    /// Every I/O still in flight must complete before its buffer may be freed: wait for them
+    /// (at most about a minute); if some never return, leak the pool rather than free memory
+    /// the kernel may still write into.
     fn drain<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool) {
         let mut guard = 0u32;
         while self.inflight() > 0 {
