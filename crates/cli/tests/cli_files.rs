@@ -207,12 +207,7 @@ fn numjobs_clones_each_move_the_jobs_bytes_as_fios_do() {
         // fio's own count, side by side.
         std::fs::write(dir.path().join("f.fio"), format!("{W}[w]\nfilename={}\nsize=512k\nnumjobs=2\n", f.display()))
             .expect("job");
-        let o = std::process::Command::new(fio)
-            .current_dir(dir.path())
-            .args(["--output-format=json", "f.fio"])
-            .output()
-            .expect("run fio");
-        let v: Value = serde_json::from_slice(&o.stdout).expect("fio json");
+        let v = fio_json(&fio, dir.path(), "f.fio");
         let theirs: u64 = v["jobs"].as_array().expect("jobs").iter().map(|j| u64_at(&j["write"], "io_bytes")).sum();
         assert_eq!(theirs, 1 << 20, "fio moves the same bytes");
     } else {

@@ -368,12 +368,7 @@ fn fill_fs_writes_a_small_file_system_full_like_fio() {
         let fjob =
             format!("[fill]\nioengine=psync\ndirect=0\nfilename={}/g\nrw=write\nbs=64k\nfill_fs=1\n", mnt.display());
         std::fs::write(work.path().join("fio.fio"), fjob).expect("job");
-        let o = std::process::Command::new(fio)
-            .current_dir(work.path())
-            .args(["--output-format=json", "fio.fio"])
-            .output()
-            .expect("fio");
-        let v: Value = serde_json::from_slice(&o.stdout).expect("fio JSON");
+        let v = fio_json(&fio, work.path(), "fio.fio");
         let fio_bytes = u64_at(&v["jobs"][0]["write"], "io_bytes");
         assert!(bytes.abs_diff(fio_bytes) <= 1 << 20, "diskmeter {bytes} vs fio {fio_bytes} bytes");
     } else {

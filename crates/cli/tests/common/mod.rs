@@ -164,6 +164,14 @@ pub fn find_tool(name: &str) -> Option<std::path::PathBuf> {
     dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
 }
 
+/// Run `fio` (found by [`find_tool`]) on `job` in `dir` and parse its JSON output.
+#[allow(dead_code)]
+pub fn fio_json(fio: &Path, dir: &Path, job: &str) -> Value {
+    let o = Command::new(fio).current_dir(dir).args(["--output-format=json", job]).output().expect("run fio");
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("fio's JSON for {job}: {e}; stderr: {}", String::from_utf8_lossy(&o.stderr)))
+}
+
 /// Why loop-device tests cannot run here, if they cannot.
 pub fn loop_unavailable() -> Option<&'static str> {
     if !is_root() {
