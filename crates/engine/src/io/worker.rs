@@ -260,9 +260,6 @@ pub fn run<B: Backend>(
         w.account_depth(now);
         w.reap(backend, pool, now);
     }
-    if w.fsync_pending && w.end.fault.is_none() && w.limit_reached() {
-        w.last_fsync(backend, pool);
-    }
     let stop_ns = w.now();
     w.close_window(stop_ns);
     w.drain(backend, pool);
@@ -952,26 +949,6 @@ impl<'a> WorkerState<'a> {
         };
     }
 
-    /// fio's `fsync=N`: the fsync that the job's last write made due is still issued and
-    /// waited for (outside the loop, which ends once the bytes are done and nothing is in flight).
-    #[cold]
-    fn last_fsync<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool) {
-        let now = self.now();
-        self.queue_fsync(backend, pool, now);
-        let mut waits = 0;
-        while self.fsync_busy && self.end.fault.is_none() && waits < 600 {
-            waits += 1;
-            if let Err(e) = backend.submit_and_wait(1, Some(Duration::from_millis(100))) {
-                let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                self.end.fault = Some(IoFault { errno, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
-                break;
-            }
-            let now = self.now();
-            let measuring = self.measuring(now);
-            backend.reap(|slot, res| self.complete(slot, res, now, measuring, pool));
-        }
-    }
-
     /// Every I/O still in flight must complete before its buffer may be freed: wait for them
     /// (at most about a minute); if some never return, leak the pool rather than free memory
     /// the kernel may still write into.
@@ -1231,8 +1208,8 @@ mod tests {
         let (end, ivs, _) = run_null(&p, RwMode::RandWrite, None);
         assert!(end.fault.is_none());
         assert_eq!(ivs.iter().map(|iv| iv.write.count()).sum::<u64>(), 200);
-        // One fsync per 10 writes, the one after the last write included (fio's fsync=N).
-        assert_eq!(end.fsyncs, 20);
+        // One fsync before every 10 more writes, as fio: none after the last write (19).
+        assert_eq!(end.fsyncs, 19);
     }
 
     #[test]
