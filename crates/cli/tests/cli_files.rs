@@ -3,6 +3,7 @@
 //! files start as zeros and every written block holds data, so a sequential write's prefix in
 //! each file counts the I/Os that file received.
 
+#[macro_use]
 mod common;
 
 use common::*;
@@ -218,5 +219,30 @@ fn numjobs_clones_each_move_the_jobs_bytes_as_fios_do() {
         assert_eq!(theirs, 1 << 20, "fio moves the same bytes");
     } else {
         skip_note("fio is not installed: the side-by-side count with fio was not run");
+    }
+}
+
+#[test]
+fn block_devices_among_a_jobs_files_pass_the_guard_each() {
+    // A job over two loop devices writes to neither without --destroy-data, and naming one of
+    // them does not let the job write to the other: refused before any I/O, both left zero.
+    require_loop!();
+    let dir = tempdir();
+    let a = LoopDev::blank(&dir.path().join("a.img"), 4 << 20);
+    let b = LoopDev::blank(&dir.path().join("b.img"), 4 << 20);
+    std::fs::write(
+        dir.path().join("j.fio"),
+        format!("{W}[w]\nfilename={}:{}\nsize=2m\ndirect=1\n", a.dev_str(), b.dev_str()),
+    )
+    .expect("job");
+    let o = output(dm_in(dir.path()).args(["run", "j.fio"]));
+    assert_usage_error(&o, "--destroy-data");
+    for named in [a.dev_str(), b.dev_str()] {
+        let o = output(dm_in(dir.path()).args(["run", "j.fio", "--destroy-data", named]));
+        assert_usage_error(&o, "--destroy-data");
+    }
+    for img in ["a.img", "b.img"] {
+        let data = std::fs::read(dir.path().join(img)).expect("image");
+        assert!(data.iter().all(|x| *x == 0), "{img} was written");
     }
 }
