@@ -32,6 +32,15 @@ fn run_job(dir: &Path, text: &str) -> Value {
     run_json(dm_in(dir).env_remove("DISKMETER_FAULTS").args(["run", "j.fio", "--overwrite"]))
 }
 
+/// Job `name` writing 1 MiB over `n` files of 1 MiB in `dir` with `file_service_type=service`.
+fn run_service(dir: &Path, name: &str, n: usize, service: &str) -> Value {
+    let d = dir.display();
+    run_job(
+        dir,
+        &format!("{W}[{name}]\ndirectory={d}\nnrfiles={n}\nfilesize=1m\nio_size=1m\nfile_service_type={service}\n"),
+    )
+}
+
 fn files(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
     names.iter().map(|n| dir.join(n)).collect()
 }
@@ -77,13 +86,7 @@ fn random_service_switches_every_n_ios() {
     let dir = tempdir();
     let fs = files(dir.path(), &["r.0.0", "r.0.1", "r.0.2", "r.0.3"]);
     zero_files(&fs, 1 << 20);
-    run_job(
-        dir.path(),
-        &format!(
-            "{W}[r]\ndirectory={}\nnrfiles=4\nfilesize=1m\nio_size=1m\nfile_service_type=random:8\n",
-            dir.path().display()
-        ),
-    );
+    run_service(dir.path(), "r", 4, "random:8");
     let got: Vec<_> = fs.iter().map(|f| written(f)).collect();
     // Each file is written from its own start; every pick lasts 8 I/Os; all 256 land somewhere.
     assert_eq!(got.iter().map(|g| g.0).sum::<usize>(), 256, "{got:?}");
@@ -99,13 +102,7 @@ fn zipf_service_makes_one_file_hot() {
     let names: Vec<String> = (0..8).map(|i| format!("z.0.{i}")).collect();
     let fs = files(dir.path(), &names.iter().map(String::as_str).collect::<Vec<_>>());
     zero_files(&fs, 1 << 20);
-    run_job(
-        dir.path(),
-        &format!(
-            "{W}[z]\ndirectory={}\nnrfiles=8\nfilesize=1m\nio_size=1m\nfile_service_type=zipf:1.5\n",
-            dir.path().display()
-        ),
-    );
+    run_service(dir.path(), "z", 8, "zipf:1.5");
     let got: Vec<usize> = fs.iter().map(|f| written(f).0).collect();
     assert_eq!(got.iter().sum::<usize>(), 256, "{got:?}");
     let hottest = got.iter().max().copied().unwrap_or(0);
