@@ -7,25 +7,12 @@ use engine::error::{EngineError, Result};
 use engine::io::verifier::VerifyJob;
 use engine::runner::BoundJob;
 use engine::verify::{state, CheckKind};
-use spec::{JobSpec, VerifyKind, VerifySpec};
+use spec::{JobSpec, VerifySpec};
 use stats::verify::VerifyResult;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The engine's checksum for a job file's or the command line's kind.
-fn check_kind(k: VerifyKind) -> CheckKind {
-    match k {
-        VerifyKind::Crc32c => CheckKind::Crc32c,
-        VerifyKind::Md5 => CheckKind::Md5,
-        VerifyKind::Sha1 => CheckKind::Sha1,
-        VerifyKind::Sha256 => CheckKind::Sha256,
-        VerifyKind::Xxhash => CheckKind::Xxhash,
-        VerifyKind::Meta => CheckKind::Meta,
-        VerifyKind::Pattern => CheckKind::Pattern,
-    }
-}
 
 /// One verified job of the run: its table, where it is saved, and what its read-back did.
 pub struct Verified {
@@ -64,7 +51,7 @@ pub fn prepare(
 ) -> Result<Option<Verified>> {
     let Some(v) = b.spec.verify.clone() else { return Ok(None) };
     let interval = v.interval.unwrap_or_else(|| spec::validate::verify_interval(&b.spec));
-    let kind = check_kind(v.kind);
+    let kind = CheckKind::from(v.kind);
     let pattern = v.pattern.clone().unwrap_or_default();
     let state_file = v.state.as_ref().map(|p| state_path(p, &b.spec.name, verified_jobs));
     let run_id = fresh_u64(index) | 1;

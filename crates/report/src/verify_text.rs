@@ -7,12 +7,12 @@ use stats::ResultDoc;
 use std::fmt::Write as _;
 
 /// Failures shown with their hex dump in the human text; the rest get one line each.
-const DUMPS: usize = 8;
+pub(crate) const DUMPS: usize = 8;
 /// Failure lines in the human text (all of them are in JSON and CSV).
 const LINES: usize = 50;
 
 /// What was checked, in one sentence.
-fn checked(v: &VerifyResult) -> String {
+pub(crate) fn checked(v: &VerifyResult) -> String {
     let mut parts = vec![format!("{} chunks of {}", fmt::group(v.chunks_written), fmt::bytes(v.interval))];
     if v.state_loaded {
         parts = vec![format!("against {}", v.state.as_deref().unwrap_or("the state file"))];
@@ -37,7 +37,7 @@ fn checked(v: &VerifyResult) -> String {
     parts.join(", ")
 }
 
-fn verdict(v: &VerifyResult) -> String {
+pub(crate) fn verdict(v: &VerifyResult) -> String {
     if v.failures_total == 0 {
         return "every checked chunk held what was written".into();
     }

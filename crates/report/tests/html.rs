@@ -166,7 +166,7 @@ fn mark_doc() -> ResultDoc {
             })
             .collect();
         r.set_passes(passes, Aggregate::Max);
-        r.cpu = CpuUsage { user_pct: 1.4, sys_pct: 7.9, max_worker_pct: 38.0 };
+        r.cpu = CpuUsage { user_pct: 1.4, sys_pct: 7.9, max_worker_pct: 38.0, poll_us: 0 };
         doc.results.push(r);
     }
     doc.warn(
@@ -187,7 +187,7 @@ fn run_doc() -> ResultDoc {
     let h = hist(68_000.0, 0.32, 2.1e6);
     a.read = Some(dir(4096, 452_310.0, 30.0, &h, 31.7));
     a.series = series(30, 4096, 452_310.0, 182_000.0, 0.0, None, 3);
-    a.cpu = CpuUsage { user_pct: 4.1, sys_pct: 22.5, max_worker_pct: 61.0 };
+    a.cpu = CpuUsage { user_pct: 4.1, sys_pct: 22.5, max_worker_pct: 61.0, poll_us: 0 };
 
     let mut s = spec("oltp <b>& mix", RwMode::RandRw, 8192, 16, 4, 60);
     s.mix = 70;
@@ -200,13 +200,13 @@ fn run_doc() -> ResultDoc {
     b.read = Some(dir(8192, 171_220.0, 60.0, &hist(212_000.0, 0.38, 0.0), 44.1));
     b.write = Some(dir(8192, 73_380.0, 60.0, &hist(298_000.0, 0.42, 8e6), 19.6));
     b.series = series(60, 8192, 244_600.0, 640_000.0, 0.3, Some(37), 11);
-    b.cpu = CpuUsage { user_pct: 9.4, sys_pct: 41.0, max_worker_pct: 17.9 };
+    b.cpu = CpuUsage { user_pct: 9.4, sys_pct: 41.0, max_worker_pct: 17.9, poll_us: 0 };
     b.fsyncs = 68_791;
 
     let mut c = JobResult::new(spec("seqwrite-1m", RwMode::Write, 1 << 20, 8, 1, 20));
     c.write = Some(dir(1 << 20, 6_120.0, 20.0, &hist(1_250_000.0, 0.2, 0.0), 7.9));
     c.series = series(20, 1 << 20, 6_120.0, 1_900_000.0, 1.0, Some(12), 5);
-    c.cpu = CpuUsage { user_pct: 0.6, sys_pct: 3.2, max_worker_pct: 9.0 };
+    c.cpu = CpuUsage { user_pct: 0.6, sys_pct: 3.2, max_worker_pct: 9.0, poll_us: 0 };
 
     doc.results = vec![a, b, c];
     doc.warn(codes::ZERO_DATA, "job oltp <b>& mix writes 50% compressible data; compressing devices look faster");
@@ -1624,4 +1624,96 @@ fn browser_test_data_renders() {
         check_page(&html);
         assert_kinds(&html, kinds);
     }
+}
+
+fn verify_failure(kind: &str, offset: u64, found: Option<u32>, detail: &str) -> stats::verify::VerifyFailure {
+    stats::verify::VerifyFailure {
+        job: "w<1>".into(),
+        offset,
+        len: 4096,
+        kind: kind.into(),
+        found_by: "after".into(),
+        expected_generation: 2,
+        found_generation: found,
+        found_offset: found.map(|_| offset),
+        detail: detail.into(),
+        first_difference: Some(24),
+        hexdump: vec![
+            format!("exp {:010x}: 02 00 00 00  |....|", offset + 16),
+            format!("got {:010x}: 01 00 00 00  |....|", offset + 16),
+        ],
+    }
+}
+
+fn verify_doc(failures: Vec<stats::verify::VerifyFailure>, total: u64) -> ResultDoc {
+    let mut doc = run_doc();
+    let mut v = stats::verify::VerifyResult {
+        kind: "crc32c".into(),
+        interval: 4096,
+        run_id: "00c0ffee00c0ffee".into(),
+        chunks_written: 51_200,
+        checked_inline: 12_004,
+        checked_after: 25_600,
+        after_seconds: 0.25,
+        after_mb_s: 419.4,
+        complete: true,
+        ..Default::default()
+    };
+    for f in failures {
+        v.add_failure(f);
+    }
+    v.sort();
+    v.failures_total = v.failures_total.max(total);
+    doc.verify = Some(v);
+    doc
+}
+
+#[test]
+fn verify_section_lists_every_kept_failure_with_dumps() {
+    let doc = verify_doc(
+        vec![
+            verify_failure(
+                "torn",
+                65_536,
+                Some(2),
+                "torn at 65536: sectors 0-3 generation 2, sectors 4-7 generation 1",
+            ),
+            verify_failure("stale", 4096, Some(1), "stale at 4096: generation 1 found, 2 expected"),
+            verify_failure("zeroed", 8192, None, "zeroed at 8192: all zero bytes"),
+        ],
+        5,
+    );
+    let html = render_html(&doc);
+    check_page(&html);
+    let sec = &html[html.find("id=\"verify\"").unwrap()..];
+    let sec = &sec[..sec.find("</section>").unwrap()];
+    assert!(sec.contains("class=\"verdict miss\""), "a failed check is shown as a miss");
+    assert!(sec.contains("FAILED: 5 chunks"), "{sec}");
+    // Every kept failure is a row, in offset order, with its diagnosis and a dash for what
+    // could not be read.
+    let table = &sec[sec.find("id=\"verify-failures\"").unwrap()..];
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), 3);
+    assert!(rows[0].contains(">4096<") && rows[0].contains(">stale<"), "{}", rows[0]);
+    assert!(rows[1].contains(">8192<") && rows[1].contains(">zeroed<") && rows[1].contains(">–<"), "{}", rows[1]);
+    assert!(rows[2].contains(">65536<") && rows[2].contains(">torn<"));
+    // The two failures beyond the kept ones are counted; each kept one has its dump.
+    assert!(sec.contains("2 more failing chunks are counted but not listed."));
+    assert_eq!(sec.matches("<pre class=\"dump\">").count(), 3);
+    assert!(sec.contains("got 0000001010: 01 00 00 00  |....|"));
+    // The job name is escaped.
+    assert!(!sec.contains("w<1>"));
+}
+
+#[test]
+fn verify_section_of_a_clean_check_has_no_table() {
+    let html = render_html(&verify_doc(Vec::new(), 0));
+    check_page(&html);
+    let sec = &html[html.find("id=\"verify\"").unwrap()..];
+    let sec = &sec[..sec.find("</section>").unwrap()];
+    assert!(sec.contains("every checked chunk held what was written"));
+    assert!(sec.contains("51 200 chunks of 4 KiB") || sec.contains("chunks of"), "{sec}");
+    assert!(!sec.contains("verify-failures") && !sec.contains("class=\"verdict miss\"") && !sec.contains("dump"));
+    // No verify section without a verify result.
+    assert!(!render_html(&run_doc()).contains("id=\"verify\""));
 }

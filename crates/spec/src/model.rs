@@ -515,14 +515,15 @@ pub enum VerifyKind {
 impl VerifyKind {
     pub const NAMES: &'static str = "crc32c, md5, sha1, sha256, xxhash, meta, pattern";
 
-    /// fio's names, and its aliases of the same checksum (`crc32c-intel`, `crc32c-arm64`).
+    /// fio's names, and its aliases of the same checksum (`crc32c-intel`, `crc32c-arm64`);
+    /// `xxh64` names diskmeter's xxhash digest (XXH64).
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "crc32c" | "crc32c-intel" | "crc32c-arm64" | "1" => Self::Crc32c,
             "md5" => Self::Md5,
             "sha1" => Self::Sha1,
             "sha256" => Self::Sha256,
-            "xxhash" => Self::Xxhash,
+            "xxhash" | "xxh64" => Self::Xxhash,
             "meta" => Self::Meta,
             "pattern" => Self::Pattern,
             _ => return None,

@@ -11,6 +11,7 @@ mod cluster;
 mod replay;
 mod steady;
 mod surface;
+mod verify;
 mod view;
 
 use askama::Template;
@@ -189,6 +190,8 @@ struct Page {
     replay: Option<replay::ReplayView>,
     /// `--sustained`: the write cliff and its recovery (after the command's figures).
     sustained: Option<steady::SustainedView>,
+    /// `--verify`: what was checked and every failure kept.
+    verify: Option<verify::VerifyView>,
     cdf: Option<Figure>,
     timelines: Vec<Figure>,
     timeline_note: String,
@@ -264,6 +267,7 @@ impl Page {
             cluster: cluster::cluster_view(doc),
             replay: replay::replay_view(doc),
             sustained: steady::sustained_view(doc),
+            verify: verify::verify_view(doc),
             cdf: latency_cdf(doc),
             timelines,
             timeline_note,
