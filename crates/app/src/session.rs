@@ -59,6 +59,11 @@ pub struct SessionOptions {
     pub default_size: u64,
 }
 
+/// `--poll-us` by default: [`engine::runner::DEFAULT_POLL_NS`] in microseconds.
+pub const DEFAULT_POLL_US: u64 = engine::runner::DEFAULT_POLL_NS / 1000;
+/// The longest `--poll-us`: one second.
+pub const MAX_POLL_US: u64 = 1_000_000;
+
 /// The target and data-safety flags every measuring command takes, as typed.
 #[derive(Debug, Clone, Default)]
 pub struct TargetFlags {
@@ -74,6 +79,9 @@ pub struct TargetFlags {
     pub no_register_buffers: bool,
     /// Let the scheduler place worker threads.
     pub no_pin: bool,
+    /// `--poll-us`: how long an io_uring worker polls for completions before sleeping
+    /// (0 = sleep at once). None: [`DEFAULT_POLL_US`] in one process, 0 for several ranks.
+    pub poll_us: Option<u64>,
     /// Skip the tool-bottleneck and memory-bandwidth checks.
     pub no_ceiling_check: bool,
     /// Refuse instead of waiting when another run holds the target.
@@ -85,8 +93,11 @@ pub struct TargetFlags {
 
 impl TargetFlags {
     /// The flags on `ranks`: several ranks merge exactly only with every rank's histograms.
+    /// Ranks do not poll unless `--poll-us` says so: several ranks may share a host, and
+    /// none of them can see whether the others leave a CPU free.
     pub(crate) fn for_ranks(&self, ranks: &crate::cluster::RankNames) -> TargetFlags {
-        TargetFlags { histograms: self.histograms || ranks.size > 1, ..self.clone() }
+        let poll_us = if ranks.size > 1 { Some(self.poll_us.unwrap_or(0)) } else { self.poll_us };
+        TargetFlags { histograms: self.histograms || ranks.size > 1, poll_us, ..self.clone() }
     }
 
     /// How the command's targets are opened and its jobs run; `stop` is raised by a signal.
@@ -108,6 +119,7 @@ impl TargetFlags {
                 // Test-only as well: the write faults of DISKMETER_FAULTS (drop, misdirect, torn, …).
                 write_faults: engine::fault::write_faults_from_env(),
                 pin_workers: !self.no_pin,
+                poll_ns: self.poll_us.unwrap_or(DEFAULT_POLL_US).saturating_mul(1000),
                 keep_histograms: self.histograms,
             },
             ceiling_check: !self.no_ceiling_check,
@@ -284,6 +296,7 @@ pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
         null_fault: None,
         write_faults: None,
         pin_workers: ctl.pin_workers,
+        poll_ns: 0,
         keep_histograms: false,
     };
     if let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) {

@@ -199,6 +199,11 @@ pub struct TargetArgs {
     /// Let the scheduler place worker threads instead of pinning each to one allowed CPU.
     #[arg(long)]
     pub no_pin: bool,
+    /// An io_uring worker waiting for completions polls its ring this many microseconds
+    /// before it sleeps, when the run's workers leave a CPU free (0 = sleep at once, as fio)
+    /// [default: 100; 0 for several MPI ranks]
+    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=app::session::MAX_POLL_US))]
+    pub poll_us: Option<u64>,
     /// Skip the tool-bottleneck and memory-bandwidth checks (short null- and mem-engine runs
     /// after each job).
     #[arg(long)]
@@ -541,6 +546,7 @@ impl From<&TargetArgs> for app::session::TargetFlags {
             buffered: a.buffered,
             no_register_buffers: a.no_register_buffers,
             no_pin: a.no_pin,
+            poll_us: a.poll_us,
             no_ceiling_check: a.no_ceiling_check,
             no_wait: a.no_wait,
             histograms: false,

@@ -191,6 +191,7 @@ fn bench_worker(c: &mut Criterion) {
                     flow_share: None,
                     flow: Default::default(),
                     end_on_full: false,
+                    poll_ns: 0,
                 };
                 let mut gen = OffsetGen::with_lens(
                     rw,

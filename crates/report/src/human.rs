@@ -173,6 +173,10 @@ fn run_result(r: &JobResult, out: &mut String) {
         "  cpu user {:.1} % · sys {:.1} % · busiest worker {:.1} %",
         r.cpu.user_pct, r.cpu.sys_pct, r.cpu.max_worker_pct
     );
+    if r.cpu.poll_us > 0 {
+        // The process's figures include polling; the worker's leaves it out.
+        let _ = write!(extra, " · polled ≤ {} µs per wait (not in busiest)", fmt::group(r.cpu.poll_us));
+    }
     if r.fsyncs > 0 {
         let _ = write!(extra, " · {} fsyncs", fmt::group(r.fsyncs));
     }

@@ -400,9 +400,15 @@ impl JobResult {
 pub struct CpuUsage {
     pub user_pct: f64,
     pub sys_pct: f64,
-    /// Busiest single worker thread (user + sys), percent of one CPU.
+    /// Busiest single worker thread (user + sys), percent of one CPU, without the time it
+    /// polled an empty ring (`poll_us`): that is waiting, not work.
     #[serde(default)]
     pub max_worker_pct: f64,
+    /// The io_uring workers polled for completions up to this many microseconds before
+    /// sleeping (`--poll-us`), so their CPU time includes the polling; 0 (left out) = they
+    /// slept at once.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub poll_us: u64,
 }
 
 /// Figures for one direction (reads or writes) of a job.

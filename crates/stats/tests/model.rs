@@ -70,7 +70,7 @@ fn full_doc() -> ResultDoc {
     let h = hist(&[(87_300, 1000), (1_240_000, 7)]);
     r.read = Some(DirStats::new(1007, 1007 * 4096, 1.25, &h, 31.7));
     r.series.push(SeriesPoint::from_interval(1.0, 1.0, (&h, 1007 * 4096), (&LatHist::new(), 0)));
-    r.cpu = CpuUsage { user_pct: 3.5, sys_pct: 12.25, max_worker_pct: 15.75 };
+    r.cpu = CpuUsage { user_pct: 3.5, sys_pct: 12.25, max_worker_pct: 15.75, poll_us: 0 };
     r.set_passes(
         vec![
             PassResult { pass: 1, read: Some(dir(100.0, 90_000.0)), write: None, histograms: None },
@@ -146,7 +146,7 @@ fn snapshot_small_doc() {
     let mut r = JobResult::new(spec);
     r.read = Some(DirStats::new(4000, 4000 * 4096, 2.0, &hist(&[(100_000, 4000)]), 3.9));
     r.series.push(SeriesPoint::from_interval(1.0, 1.0, (&hist(&[(100_000, 2000)]), 2000 * 4096), (&LatHist::new(), 0)));
-    r.cpu = CpuUsage { user_pct: 1.5, sys_pct: 4.5, max_worker_pct: 6.0 };
+    r.cpu = CpuUsage { user_pct: 1.5, sys_pct: 4.5, max_worker_pct: 6.0, poll_us: 0 };
     doc.results.push(r);
     doc.warn(codes::DEVICE_CACHE_UNKNOWN, "device cache size unknown");
     insta::assert_json_snapshot!(doc);

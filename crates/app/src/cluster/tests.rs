@@ -138,3 +138,19 @@ fn paths_expand_per_rank() {
     assert_eq!(n.expand(Path::new("/plain")), PathBuf::from("/plain"));
     assert!(RankNames::per_rank(Path::new("r.{rank}.json")) && !RankNames::per_rank(Path::new("r.json")));
 }
+
+#[test]
+fn ranks_poll_only_when_told_to() {
+    use crate::session::TargetFlags;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let one = RankNames { rank: 0, size: 1, host: "a".into() };
+    let three = RankNames { rank: 1, size: 3, host: "a".into() };
+    let poll_ns = |f: &TargetFlags, n: &RankNames| f.for_ranks(n).session(false, stop.clone()).ctl.poll_ns;
+    let default = TargetFlags::default();
+    assert_eq!(poll_ns(&default, &one), 100_000, "one process polls up to 100 µs by default");
+    assert_eq!(poll_ns(&default, &three), 0, "ranks that may share a host do not poll by default");
+    let told = TargetFlags { poll_us: Some(50), ..TargetFlags::default() };
+    assert_eq!(poll_ns(&told, &three), 50_000, "--poll-us is obeyed by every rank");
+    let off = TargetFlags { poll_us: Some(0), ..TargetFlags::default() };
+    assert_eq!(poll_ns(&off, &one), 0);
+}

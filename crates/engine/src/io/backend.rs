@@ -68,6 +68,12 @@ pub trait Backend {
     fn ready(&mut self) -> bool {
         true
     }
+    /// True when the kernel may hold completions not yet in the queue (io_uring: its
+    /// task-run flag, or a completion already posted). A memory read, no system call: a
+    /// polling wait checks it in a loop and enters the kernel only when it says so.
+    fn pending(&mut self) -> bool {
+        true
+    }
     /// Hand every ready completion to `f(slot, result)`.
     fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
 }
@@ -138,11 +144,14 @@ impl Uring {
                 .map_err(|error| UringSetupError::Ring { entries, error })?;
             return Self::registered(ring, cfg);
         }
+        // The task-run flag lets a polling wait see completion work without a system call.
         let ring = IoUring::builder()
             .setup_single_issuer()
             .setup_defer_taskrun()
+            .setup_taskrun_flag()
             .setup_cqsize(cq)
             .build(entries)
+            .or_else(|_| IoUring::builder().setup_single_issuer().setup_defer_taskrun().setup_cqsize(cq).build(entries))
             .or_else(|_| IoUring::builder().setup_cqsize(cq).build(entries))
             .or_else(|_| IoUring::new(entries))
             .map_err(|error| UringSetupError::Ring { entries, error })?;
@@ -291,6 +300,13 @@ impl Backend for Uring {
     #[inline]
     fn ready(&mut self) -> bool {
         !self.ring.completion().is_empty()
+    }
+
+    #[inline]
+    fn pending(&mut self) -> bool {
+        // Deferred task running sets IORING_SQ_TASKRUN when a completion waits for us; a
+        // plain ring (older kernels) or an SQ-polling one posts completions straight to the CQ.
+        self.ring.submission().taskrun() || !self.ring.completion().is_empty()
     }
 
     #[inline]

@@ -312,6 +312,7 @@ pub fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
         null_fault: None,
         write_faults: None,
         pin_workers: ctl.pin_workers,
+        poll_ns: 0,
         keep_histograms: false,
     };
     let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) else { return };

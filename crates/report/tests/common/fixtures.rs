@@ -102,7 +102,7 @@ pub fn mark_doc() -> ResultDoc {
             })
             .collect();
         r.set_passes(passes, Aggregate::Max);
-        r.cpu = CpuUsage { user_pct: 1.2, sys_pct: 6.8, max_worker_pct: 31.0 };
+        r.cpu = CpuUsage { user_pct: 1.2, sys_pct: 6.8, max_worker_pct: 31.0, poll_us: 0 };
         doc.results.push(r);
     }
     doc.warn(
@@ -137,7 +137,7 @@ pub fn run_doc() -> ResultDoc {
         ..JobSpec::default()
     });
     a.read = Some(dir(4096, 304.38, 32.0, 30.0));
-    a.cpu = CpuUsage { user_pct: 4.1, sys_pct: 22.5, max_worker_pct: 26.6 };
+    a.cpu = CpuUsage { user_pct: 4.1, sys_pct: 22.5, max_worker_pct: 26.6, poll_us: 0 };
 
     let mut b = JobResult::new(JobSpec {
         name: "oltp".into(),
@@ -158,7 +158,7 @@ pub fn run_doc() -> ResultDoc {
     });
     b.read = Some(dir(8192, 611.2, 44.8, 12.5));
     b.write = Some(dir(8192, 262.0, 25.6, 12.5));
-    b.cpu = CpuUsage { user_pct: 9.4, sys_pct: 41.0, max_worker_pct: 17.9 };
+    b.cpu = CpuUsage { user_pct: 9.4, sys_pct: 41.0, max_worker_pct: 17.9, poll_us: 0 };
     b.fsyncs = 6_250;
     b.error = Some(ErrorInfo::new("interrupted", "stopped after 12.5 s of 60 s"));
 
@@ -232,7 +232,7 @@ pub fn cluster_doc() -> ResultDoc {
     });
     let total: f64 = hosts.iter().map(|h| h.mb_s).sum();
     job.read = Some(dir(4096, total, 96.0, 30.0));
-    job.cpu = CpuUsage { user_pct: 4.3, sys_pct: 23.1, max_worker_pct: 27.9 };
+    job.cpu = CpuUsage { user_pct: 4.3, sys_pct: 23.1, max_worker_pct: 27.9, poll_us: 0 };
     doc.results.push(job);
 
     let timeline = [(1.0, 214_870.0, 760_000), (2.0, 216_012.0, 741_000), (3.0, 215_402.0, 802_000)]

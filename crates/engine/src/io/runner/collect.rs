@@ -425,13 +425,19 @@ impl<'a, 'f> Collector<'a, 'f> {
         cut: bool,
     ) {
         let l = self.thread_log(job, job_worker);
-        let had = l.ios.len();
         l.ios.extend(chunks.into_iter().flatten());
         l.ios_cut |= cut;
-        if had > 0 {
-            // Several workers of one thread (psync): merge by completion time (stable).
+    }
+
+    /// The threads' logs, taken at the end of the run. A thread served by several workers
+    /// (psync) has their per-I/O logs one after the other: one stable sort merges them by
+    /// completion time (linear for a thread with one worker, whose log is already in order).
+    pub(super) fn take_logs(&mut self) -> Vec<ThreadLog> {
+        let mut logs = std::mem::take(&mut self.logs);
+        for l in &mut logs {
             l.ios.sort_by_key(|e| e.t_ms);
         }
+        logs
     }
 
     fn add_log(&mut self, job: usize, job_worker: usize, samples: Vec<crate::io::worker::LogSample>) {

@@ -60,9 +60,33 @@ pub struct RunControl {
     /// moves a QD1 worker next to the completing kernel thread and costs up to a third of
     /// the IOPS of a fast device.
     pub pin_workers: bool,
+    /// An io_uring worker waiting for completions polls its ring this long before it sleeps
+    /// (0 = sleep at once, as fio does by default). Polling is a memory read per check; the
+    /// kernel is entered only when a completion is there. A sleeping waiter adds its own
+    /// wake-up to every latency it measures, and on a VM that wake-up depends on where the
+    /// scheduler put the threads: a fast device's QD1 figure varied by half from run to run.
+    /// Only when the run's workers leave a CPU free for the kernel's completion work (see
+    /// [`poll_budget`]).
+    pub poll_ns: u64,
     /// Keep lossless histograms (the whole window's and each second's) and the window's
     /// wall-clock times in the results, so that results of several hosts can be merged.
     pub keep_histograms: bool,
+}
+
+/// [`RunControl::poll_ns`] by default: 100 µs. Past that, a wake-up's few microseconds are
+/// a small part of the latency, and a slow device's waits cost little CPU.
+pub const DEFAULT_POLL_NS: u64 = 100_000;
+
+/// The polling budget of a job's workers: `poll_ns` for io_uring workers submitting
+/// themselves (no SQ-polling thread) when the group's `workers` leave at least one of the
+/// `cpus` free, else 0. Polling workers on every CPU would starve the kernel threads that
+/// complete their I/O.
+pub fn poll_budget(poll_ns: u64, engine: spec::EngineKind, offload: bool, workers: usize, cpus: usize) -> u64 {
+    if engine == spec::EngineKind::IoUring && !offload && workers < cpus {
+        poll_ns
+    } else {
+        0
+    }
 }
 
 impl Default for RunControl {
@@ -73,6 +97,7 @@ impl Default for RunControl {
             null_fault: None,
             write_faults: None,
             pin_workers: true,
+            poll_ns: DEFAULT_POLL_NS,
             keep_histograms: false,
         }
     }
@@ -287,7 +312,7 @@ pub fn run_group_windows(
     check_memlock(pinned_bytes(jobs.iter().map(|j| &j.spec)), ctl.register_buffers)?;
     let specs: Vec<JobSpec> = jobs.iter().map(|j| j.spec.clone()).collect();
     let slots = report_slots(&specs, group_reporting);
-    let layout = spawn::layout(jobs, &slots, ctl.pin_workers)?;
+    let layout = spawn::layout(jobs, &slots, ctl.pin_workers, ctl.poll_ns)?;
     let global_index = layout.global_index(&slots);
     let gate = WindowGate::new(on_window);
     let mut c =
@@ -298,7 +323,7 @@ pub fn run_group_windows(
     let cpu = results::CpuTimes::since(ru0, wall);
     let results = results::group_results(jobs, &mut c, &cpu);
     let interrupted = user_stop.load(Ordering::Relaxed) && c.error.is_none();
-    let logs = std::mem::take(&mut c.logs);
+    let logs = c.take_logs();
     Ok(GroupOutcome { results, error: c.error, interrupted, logs })
 }
 
@@ -474,6 +499,22 @@ mod tests {
 
     fn quiet() -> RunControl {
         RunControl { pin_workers: false, register_buffers: false, ..RunControl::default() }
+    }
+
+    #[test]
+    fn io_uring_workers_poll_only_with_a_cpu_left_free() {
+        use spec::EngineKind::*;
+        assert_eq!(poll_budget(100_000, IoUring, false, 1, 2), 100_000);
+        assert_eq!(poll_budget(100_000, IoUring, false, 3, 4), 100_000);
+        // Workers on every CPU: the kernel's completion work would have none.
+        assert_eq!(poll_budget(100_000, IoUring, false, 2, 2), 0);
+        assert_eq!(poll_budget(100_000, IoUring, false, 1, 1), 0);
+        // An SQ-polling thread already takes a CPU; the other engines never wait on a ring.
+        assert_eq!(poll_budget(100_000, IoUring, true, 1, 4), 0);
+        for e in [Psync, Null, Mem] {
+            assert_eq!(poll_budget(100_000, e, false, 1, 4), 0, "{e:?}");
+        }
+        assert_eq!(poll_budget(0, IoUring, false, 1, 4), 0, "--poll-us 0");
     }
 
     #[test]

@@ -33,17 +33,19 @@ impl CpuTimes {
         Self { ru0, ru1: rusage_self(), wall_us: wall.as_micros().max(1) as f64 }
     }
 
-    /// The process's share of the wall time, and the busiest worker's.
+    /// The process's share of the wall time, and the busiest worker's (leaving out the time
+    /// it polled an empty ring, which is waiting, not work).
     fn usage(&self, ends: &[WorkerEnd]) -> CpuUsage {
         let max_worker = ends
             .iter()
             .filter(|e| e.wall_ns > 0)
-            .map(|e| e.cpu_ns as f64 / e.wall_ns as f64 * 100.0)
+            .map(|e| e.cpu_ns.saturating_sub(e.poll_idle_ns) as f64 / e.wall_ns as f64 * 100.0)
             .fold(0.0, f64::max);
         CpuUsage {
             user_pct: (self.ru1.0 - self.ru0.0) as f64 / self.wall_us * 100.0,
             sys_pct: (self.ru1.1 - self.ru0.1) as f64 / self.wall_us * 100.0,
             max_worker_pct: max_worker,
+            poll_us: ends.iter().map(|e| e.poll_ns / 1000).max().unwrap_or(0),
         }
     }
 }

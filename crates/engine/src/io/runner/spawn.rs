@@ -80,14 +80,17 @@ pub(super) fn workers_of(s: &spec::JobSpec) -> (usize, u32) {
 
 /// Lay the jobs out as workers: psync serves depth with threads (one synchronous I/O
 /// each), the other engines with one ring (or queue) per thread. Workers are pinned
-/// round-robin to the allowed CPUs when `pin`; mem-engine regions are allocated and
-/// touched here, before any worker starts.
-pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<Layout> {
+/// round-robin to the allowed CPUs when `pin`, and poll for completions up to `poll_ns`
+/// where [`super::poll_budget`] allows; mem-engine regions are allocated and touched here,
+/// before any worker starts.
+pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll_ns: u64) -> Result<Layout> {
     let slot_of = |j: usize| slots[j];
     let nslots = slots.iter().max().map_or(0, |m| m + 1);
     let mut setups = Vec::new();
     let mut job_workers = Vec::with_capacity(jobs.len());
-    let cpus = if pin { super::allowed_cpus() } else { Vec::new() };
+    let allowed = super::allowed_cpus();
+    let all_workers: usize = jobs.iter().map(|j| workers_of(&j.spec).0).sum();
+    let cpus = if pin { allowed.clone() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
     let regions = crate::io::mem::job_regions(jobs)?;
     let flows = flow_groups(jobs);
@@ -114,11 +117,11 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
             log_each,
             start_ns: 0,
         };
-        // fio's offset_increment: each of the numjobs workers (with psync, each group of qd
-        // threads) has its own region, offset_increment further on than the one before. So has
-        // each clone with its own files (fio's `JOB.CLONE.FILE`), and it moves all its bytes.
+        // Each of the numjobs clones (with psync, each group of qd threads) walks a region of
+        // its own and moves all its bytes: with fio's offset_increment, offset_increment further
+        // on than the one before; with its own files (fio's `JOB.CLONE.FILE`); or, for a job
+        // file's clones (`own_walks`), over the same region.
         let per_clone = s.files.as_ref().map_or(0, |f| f.per_clone);
-        // So has each of fio's clones (`own_walks`), over the same region.
         let per = if (s.offset_increment > 0 || per_clone > 0 || s.own_walks) && j.verify.is_none() {
             (workers / s.threads.max(1) as usize).max(1)
         } else {
@@ -146,7 +149,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                 let (a, b) = (n * w as u64 / workers as u64, n * (w as u64 + 1) / workers as u64);
                 (j.region_offset + a * s.bs, (b - a).max(1) * s.bs, 0, 1)
             } else {
-                // fio's offset_increment: the worker's group of `per` has its own region.
+                // The worker's group of `per` (its clone) starts offset_increment × clone on.
                 (j.region_offset + s.offset_increment * (w / per) as u64, j.region_len, w % per, per)
             };
             // The worker's files: its clone's own, or all of them.
@@ -178,6 +181,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool) -> Result<La
                 }),
                 flow,
                 end_on_full: s.fill,
+                poll_ns: super::poll_budget(poll_ns, s.engine, s.offload, all_workers, allowed.len()),
             };
             slot_workers[slot_of(ji)] += 1;
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
