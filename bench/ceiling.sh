@@ -3,7 +3,8 @@
 #
 #  1. RAM-backed loop device (file in /dev/shm), preconditioned with random data:
 #     4 KiB random read at QD1 and QD32, fio io_uring (plain and with fixed buffers +
-#     registered file) vs `diskmeter run`, interleaved per round.
+#     registered file) vs `diskmeter run` (default: polling for completions; and
+#     `--poll-us 0`, sleeping at once as fio does), interleaved per round.
 #  2. Null engines (no device at all): fio --ioengine=null vs diskmeter --engine null,
 #     QD1 and QD32, interleaved. Both are single-threaded, so IOPS is IOPS per core.
 #
@@ -30,7 +31,7 @@ seq=1
 qds="1 32"
 
 usage() {
-    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
     cat <<EOF
 
 Options:
@@ -157,6 +158,9 @@ if [[ $skip_loop -eq 0 ]]; then
                 --fixedbufs --registerfiles --sqthread_poll=0
             one loop "$case" diskmeter "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
                 --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check
+            # diskmeter's worker sleeping at once, as fio's does (no completion polling).
+            one loop "$case" dm-no-poll "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
+                --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check --poll-us 0
         done
     done
     # SEQ1M Q8 read: whole 1 MiB requests at the device (requests per I/O recorded per run).
@@ -241,7 +245,7 @@ for sec, case in order:
         )
     ratios = {}
     dm = tools.get("diskmeter")
-    for base in ("fio", "fio-best"):
+    for base in ("fio", "fio-best", "dm-no-poll"):
         if dm and base in tools:
             ratios[f"diskmeter/{base}"] = dict(
                 iops=dm["iops_median"] / tools[base]["iops_median"],
@@ -283,7 +287,7 @@ print(hdr)
 print("-" * len(hdr))
 for c in cases:
     name = f"{c['section']} {c['case']}"
-    for t in ("fio", "fio-best", "diskmeter"):
+    for t in ("fio", "fio-best", "dm-no-poll", "diskmeter"):
         if t not in c["tools"]:
             continue
         x = c["tools"][t]
