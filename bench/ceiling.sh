@@ -3,8 +3,9 @@
 #
 #  1. RAM-backed loop device (file in /dev/shm), preconditioned with random data:
 #     4 KiB random read at QD1 and QD32, fio io_uring (plain and with fixed buffers +
-#     registered file) vs `diskmeter run` (default: polling for completions; and
-#     `--poll-us 0`, sleeping at once as fio does), interleaved per round.
+#     registered file) vs `diskmeter run` (default: polling for completions at QD <= 8,
+#     sleeping deeper; `--poll-us 0`, sleeping at once as fio does; `--poll-us 100`, polling
+#     at any depth), interleaved per round.
 #  2. Null engines (no device at all): fio --ioengine=null vs diskmeter --engine null,
 #     QD1 and QD32, interleaved. Both are single-threaded, so IOPS is IOPS per core.
 #
@@ -158,9 +159,12 @@ if [[ $skip_loop -eq 0 ]]; then
                 --fixedbufs --registerfiles --sqthread_poll=0
             one loop "$case" diskmeter "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
                 --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check
-            # diskmeter's worker sleeping at once, as fio's does (no completion polling).
+            # diskmeter's worker sleeping at once, as fio's does (no completion polling), and
+            # polling up to 100 µs at any depth (the default polls only workers of QD <= 8).
             one loop "$case" dm-no-poll "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
                 --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check --poll-us 0
+            one loop "$case" dm-poll "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
+                --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check --poll-us 100
         done
     done
     # SEQ1M Q8 read: whole 1 MiB requests at the device (requests per I/O recorded per run).
@@ -245,7 +249,7 @@ for sec, case in order:
         )
     ratios = {}
     dm = tools.get("diskmeter")
-    for base in ("fio", "fio-best", "dm-no-poll"):
+    for base in ("fio", "fio-best", "dm-no-poll", "dm-poll"):
         if dm and base in tools:
             ratios[f"diskmeter/{base}"] = dict(
                 iops=dm["iops_median"] / tools[base]["iops_median"],
@@ -287,7 +291,7 @@ print(hdr)
 print("-" * len(hdr))
 for c in cases:
     name = f"{c['section']} {c['case']}"
-    for t in ("fio", "fio-best", "dm-no-poll", "diskmeter"):
+    for t in ("fio", "fio-best", "dm-no-poll", "dm-poll", "diskmeter"):
         if t not in c["tools"]:
             continue
         x = c["tools"][t]

@@ -120,6 +120,12 @@ impl TargetFlags {
                 write_faults: engine::fault::write_faults_from_env(),
                 pin_workers: !self.no_pin,
                 poll_ns: self.poll_us.unwrap_or(DEFAULT_POLL_US).saturating_mul(1000),
+                // The default polls shallow queues only; a budget the user gave holds at any depth.
+                poll_max_depth: if self.poll_us.is_some() {
+                    u32::MAX
+                } else {
+                    engine::runner::DEFAULT_POLL_MAX_DEPTH
+                },
                 keep_histograms: self.histograms,
             },
             ceiling_check: !self.no_ceiling_check,
@@ -297,6 +303,7 @@ pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
         write_faults: None,
         pin_workers: ctl.pin_workers,
         poll_ns: 0,
+        poll_max_depth: 0,
         keep_histograms: false,
     };
     if let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) {

@@ -201,7 +201,7 @@ pub struct TargetArgs {
     pub no_pin: bool,
     /// An io_uring worker waiting for completions polls its ring this many microseconds
     /// before it sleeps, when the run's workers leave a CPU free (0 = sleep at once, as fio)
-    /// [default: 100; 0 for several MPI ranks]
+    /// [default: 100 for workers of QD ≤ 8, deeper ones sleep; 0 for several MPI ranks]
     #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=app::session::MAX_POLL_US))]
     pub poll_us: Option<u64>,
     /// Skip the tool-bottleneck and memory-bandwidth checks (short null- and mem-engine runs

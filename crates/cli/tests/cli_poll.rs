@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 //! Completion polling (`--poll-us`): an io_uring worker polls its ring before it sleeps
-//! when the run's workers leave a CPU free. These tests check what a user can see of it:
+//! when the run's workers leave a CPU free and (by default) it keeps at most 8 I/Os in flight. These tests check what a user can see of it:
 //! the result says whether the workers polled, every I/O still completes, an open-loop
 //! rate still holds, the busiest worker's CPU leaves the polling out (so the
 //! tool-bottleneck check does not cry wolf) and a bad value is one line with exit 2.
@@ -54,6 +54,26 @@ fn workers_that_fill_every_cpu_do_not_poll() {
     let threads = cpus().to_string();
     let doc = file_run(dir.path(), &["--rw", "randread", "--qd", "2", "--threads", &threads, "--runtime", "300ms"]);
     assert_eq!(results(&doc)[0]["cpu"]["poll_us"].as_u64(), None, "{threads} workers on {threads} CPUs");
+}
+
+#[test]
+fn deep_queues_sleep_by_default_and_poll_when_asked() {
+    let dir = tempdir();
+    let poll_us = |extra: &[&str]| {
+        let doc = file_run(dir.path(), &[&["--rw", "randread", "--runtime", "300ms"], extra].concat());
+        results(&doc)[0]["cpu"]["poll_us"].as_u64()
+    };
+    // Past QD8 a polling worker holds the CPU the kernel's completion work needs.
+    assert_eq!(poll_us(&["--qd", "32"]), None, "QD32 sleeps by default");
+    assert_eq!(poll_us(&["--qd", "9"]), None, "QD9 sleeps by default");
+    if cpus() >= 2 {
+        assert_eq!(poll_us(&["--qd", "8"]), Some(100), "QD8 polls by default");
+        assert_eq!(poll_us(&["--qd", "32", "--poll-us", "50"]), Some(50), "an explicit budget holds at QD32");
+    } else {
+        skip_note("one CPU: no CPU is left free, so no worker polls at any depth");
+        assert_eq!(poll_us(&["--qd", "32", "--poll-us", "50"]), None);
+    }
+    assert_eq!(entries(dir.path()), Vec::<String>::new(), "the test file is removed");
 }
 
 #[test]

@@ -313,6 +313,7 @@ pub fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
         write_faults: None,
         pin_workers: ctl.pin_workers,
         poll_ns: 0,
+        poll_max_depth: 0,
         keep_histograms: false,
     };
     let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) else { return };

@@ -750,10 +750,12 @@ impl<'a> WorkerState<'a> {
         }
         let (want, timeout) = wait_args(now, wake, next_due);
         // With several I/Os in flight, submit and pick up what has already finished before
-        // sleeping: sleeping for every single completion doubles the context switches.
+        // sleeping: sleeping for every single completion doubles the context switches. Only
+        // when the ring says completion work waits (a memory read): otherwise that call would
+        // find nothing, and the sleeping call runs any work that arrives meanwhile first.
         let r = if want == 1 && self.plan.poll_ns > 0 {
             self.poll_wait(backend, now, wake, next_due)
-        } else if want == 1 && inflight > 1 {
+        } else if want == 1 && inflight > 1 && backend.pending() {
             backend.poll().and_then(|_| if backend.ready() { Ok(()) } else { backend.submit_and_wait(want, timeout) })
         } else {
             backend.submit_and_wait(want, timeout)

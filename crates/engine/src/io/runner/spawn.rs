@@ -80,10 +80,11 @@ pub(super) fn workers_of(s: &spec::JobSpec) -> (usize, u32) {
 
 /// Lay the jobs out as workers: psync serves depth with threads (one synchronous I/O
 /// each), the other engines with one ring (or queue) per thread. Workers are pinned
-/// round-robin to the allowed CPUs when `pin`, and poll for completions up to `poll_ns`
+/// round-robin to the allowed CPUs when `pin`, and poll for completions up to `poll.0` ns
+/// (workers of at most `poll.1` I/Os in flight)
 /// where [`super::poll_budget`] allows; mem-engine regions are allocated and touched here,
 /// before any worker starts.
-pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll_ns: u64) -> Result<Layout> {
+pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, u32)) -> Result<Layout> {
     let slot_of = |j: usize| slots[j];
     let nslots = slots.iter().max().map_or(0, |m| m + 1);
     let mut setups = Vec::new();
@@ -181,7 +182,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll_ns: u64
                 }),
                 flow,
                 end_on_full: s.fill,
-                poll_ns: super::poll_budget(poll_ns, s.engine, s.offload, all_workers, allowed.len()),
+                poll_ns: super::poll_budget(poll.0, s.engine, s.offload, (depth, poll.1), all_workers, allowed.len()),
             };
             slot_workers[slot_of(ji)] += 1;
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
