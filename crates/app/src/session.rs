@@ -121,11 +121,7 @@ impl TargetFlags {
                 pin_workers: !self.no_pin,
                 poll_ns: self.poll_us.unwrap_or(DEFAULT_POLL_US).saturating_mul(1000),
                 // The default polls shallow queues only; a budget the user gave holds at any depth.
-                poll_max_depth: if self.poll_us.is_some() {
-                    u32::MAX
-                } else {
-                    engine::runner::DEFAULT_POLL_MAX_DEPTH
-                },
+                poll_max_depth: if self.poll_us.is_some() { u32::MAX } else { engine::runner::DEFAULT_POLL_MAX_DEPTH },
                 keep_histograms: self.histograms,
             },
             ceiling_check: !self.no_ceiling_check,
