@@ -9,7 +9,7 @@
 use crate::target::fault::NullCounter;
 use io_uring::{opcode, types, IoUring};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +127,59 @@ pub struct Uring {
     fds: Vec<RawFd>,
     /// Offsets carry a file index (several files).
     multi: bool,
+    /// The ring's own descriptor registered with this thread's io_uring context
+    /// (IORING_REGISTER_RING_FDS): its index, or -1 to enter through the plain descriptor.
+    ring_index: i32,
+    /// Submission by the kernel's SQ polling thread: entered through the io-uring crate,
+    /// which knows when that thread needs waking.
+    sqpoll: bool,
 }
+
+/// Register the ring's descriptor with the calling thread's io_uring context: its index,
+/// or -1 where the kernel cannot (before 5.18), and the ring is entered through `fd`.
+fn register_ring_fd(fd: RawFd) -> i32 {
+    let mut up = RsrcUpdate { offset: u32::MAX, resv: 0, data: fd as u64 };
+    // SAFETY: a plain register call with a struct that lives across it.
+    let r = unsafe { libc::syscall(libc::SYS_io_uring_register, fd, REGISTER_RING_FDS, &mut up as *mut RsrcUpdate, 1) };
+    if r == 1 {
+        up.offset as i32
+    } else {
+        -1
+    }
+}
+
+/// `io_uring_enter` flags (kernel ABI).
+const ENTER_GETEVENTS: u32 = 1;
+const ENTER_EXT_ARG: u32 = 1 << 3;
+const ENTER_REGISTERED_RING: u32 = 1 << 4;
+
+/// `struct __kernel_timespec`.
+#[repr(C)]
+struct KernelTimespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// `struct io_uring_getevents_arg`: a wait's timeout (no signal mask).
+#[repr(C)]
+struct GeteventsArg {
+    sigmask: u64,
+    sigmask_sz: u32,
+    min_wait_usec: u32,
+    ts: u64,
+}
+
+/// `struct io_uring_rsrc_update`.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// IORING_REGISTER_RING_FDS / IORING_UNREGISTER_RING_FDS.
+const REGISTER_RING_FDS: u32 = 20;
+const UNREGISTER_RING_FDS: u32 = 21;
 
 impl Uring {
     pub fn new(cfg: &BackendConfig) -> Result<Self, UringSetupError> {
@@ -174,7 +226,41 @@ impl Uring {
                 Err(e) => return Err(UringSetupError::Buffers(e)),
             }
         }
-        Ok(Self { ring, fixed_file, fixed_bufs, multi: fds.len() > 1, fds })
+        let sqpoll = ring.params().is_setup_sqpoll();
+        let ring_index = if sqpoll { -1 } else { register_ring_fd(ring.as_raw_fd()) };
+        Ok(Self { ring, fixed_file, fixed_bufs, multi: fds.len() > 1, fds, ring_index, sqpoll })
+    }
+
+    /// One `io_uring_enter`: through the registered ring index when there is one (the kernel
+    /// then skips looking the descriptor up and pinning it on every call), else the plain
+    /// descriptor. Returns the kernel's result or its errno.
+    #[inline]
+    fn enter(&mut self, to_submit: u32, min_complete: u32, flags: u32, arg: Option<&GeteventsArg>) -> io::Result<u32> {
+        loop {
+            let (fd, flags) = if self.ring_index >= 0 {
+                (self.ring_index, flags | ENTER_REGISTERED_RING)
+            } else {
+                (self.ring.as_raw_fd(), flags)
+            };
+            let (argp, argsz) = match arg {
+                Some(a) => ((a as *const GeteventsArg).cast::<libc::c_void>(), std::mem::size_of::<GeteventsArg>()),
+                None => (std::ptr::null(), 0),
+            };
+            // SAFETY: the ring is ours; `arg`, when given, points to a live io_uring_getevents_arg
+            // whose timespec outlives the call.
+            let r = unsafe { libc::syscall(libc::SYS_io_uring_enter, fd, to_submit, min_complete, flags, argp, argsz) };
+            if r >= 0 {
+                return Ok(r as u32);
+            }
+            let e = io::Error::last_os_error();
+            // A registered index is valid only on the thread that registered it: on any other,
+            // enter through the descriptor from now on.
+            if self.ring_index >= 0 && matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::EBADF)) {
+                self.ring_index = -1;
+                continue;
+            }
+            return Err(e);
+        }
     }
 
     pub fn uses_fixed_buffers(&self) -> bool {
@@ -190,6 +276,19 @@ impl Drop for Uring {
     /// (and so the target's lock) a moment longer; unregistering releases it now, so that the
     /// next run on the same target does not find it busy.
     fn drop(&mut self) {
+        if self.ring_index >= 0 {
+            let up = RsrcUpdate { offset: self.ring_index as u32, resv: 0, data: 0 };
+            // SAFETY: a plain register call with a struct that lives across it.
+            let _ = unsafe {
+                libc::syscall(
+                    libc::SYS_io_uring_register,
+                    self.ring.as_raw_fd(),
+                    UNREGISTER_RING_FDS,
+                    &up as *const RsrcUpdate,
+                    1,
+                )
+            };
+        }
         if self.fixed_file {
             let _ = self.ring.submitter().unregister_files();
         }
@@ -258,13 +357,26 @@ impl Backend for Uring {
     #[inline]
     fn submit_and_wait(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<()> {
         loop {
+            let to_submit = self.ring.submission().len() as u32;
             let r = match timeout {
-                Some(t) if want > 0 => {
+                Some(t) if want > 0 && self.sqpoll => {
                     let ts = types::Timespec::from(t);
                     let args = types::SubmitArgs::new().timespec(&ts);
-                    self.ring.submitter().submit_with_args(want as usize, &args)
+                    self.ring.submitter().submit_with_args(want as usize, &args).map(|n| n as u32)
                 }
-                _ => self.ring.submit_and_wait(want as usize),
+                _ if self.sqpoll => self.ring.submit_and_wait(want as usize).map(|n| n as u32),
+                Some(t) if want > 0 => {
+                    let ts = KernelTimespec { tv_sec: t.as_secs() as i64, tv_nsec: i64::from(t.subsec_nanos()) };
+                    let arg = GeteventsArg {
+                        sigmask: 0,
+                        sigmask_sz: 0,
+                        min_wait_usec: 0,
+                        ts: &ts as *const KernelTimespec as u64,
+                    };
+                    self.enter(to_submit, want, ENTER_GETEVENTS | ENTER_EXT_ARG, Some(&arg))
+                }
+                // GETEVENTS also with want = 0: deferred completion work runs only on it.
+                _ => self.enter(to_submit, want, ENTER_GETEVENTS, None),
             };
             match r {
                 Ok(_) => return Ok(()),
@@ -281,13 +393,17 @@ impl Backend for Uring {
 
     #[inline]
     fn poll(&mut self) -> io::Result<()> {
-        /// IORING_ENTER_GETEVENTS (kernel ABI): run deferred completion work, here with
-        /// min_complete 0 so the call never sleeps.
-        const GETEVENTS: u32 = 1;
+        // GETEVENTS runs deferred completion work, here with min_complete 0 so the call never
+        // sleeps.
         let to_submit = self.ring.submission().len() as u32;
         loop {
-            // SAFETY: no argument struct is passed; the ring is ours.
-            let r = unsafe { self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, GETEVENTS, None) };
+            let r = if self.sqpoll {
+                // SAFETY: no argument struct is passed; the ring is ours.
+                unsafe { self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None) }
+                    .map(|n| n as u32)
+            } else {
+                self.enter(to_submit, 0, ENTER_GETEVENTS, None)
+            };
             match r {
                 Ok(_) => return Ok(()),
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
