@@ -1,10 +1,11 @@
 #![allow(clippy::unwrap_used)]
 
 //! Completion polling (`--poll-us`): an io_uring worker polls its ring before it sleeps
-//! when the run's workers leave a CPU free and (by default) it keeps at most 8 I/Os in flight. These tests check what a user can see of it:
-//! the result says whether the workers polled, every I/O still completes, an open-loop
-//! rate still holds, the busiest worker's CPU leaves the polling out (so the
-//! tool-bottleneck check does not cry wolf) and a bad value is one line with exit 2.
+//! when the run's workers leave a CPU free and (by default) it keeps at most 8 I/Os in
+//! flight. These tests check what a user can see of it: the result says whether the
+//! workers polled, every I/O still completes, an open-loop rate still holds, the busiest
+//! worker's CPU leaves the polling out (so the tool-bottleneck check does not cry wolf) and a
+//! bad value is one line with exit 2.
 
 #[macro_use]
 mod common;

@@ -139,35 +139,23 @@ pub struct Uring {
 /// or -1 where the kernel cannot (before 5.18), and the ring is entered through `fd`.
 fn register_ring_fd(fd: RawFd) -> i32 {
     let mut up = RsrcUpdate { offset: u32::MAX, resv: 0, data: fd as u64 };
-    // SAFETY: a plain register call with a struct that lives across it.
-    let r = unsafe { libc::syscall(libc::SYS_io_uring_register, fd, REGISTER_RING_FDS, &mut up as *mut RsrcUpdate, 1) };
-    if r == 1 {
+    if ring_fds(fd, REGISTER_RING_FDS, &mut up) == 1 {
         up.offset as i32
     } else {
         -1
     }
 }
 
+/// One IORING_(UN)REGISTER_RING_FDS call on the ring `fd` with one update: the kernel's result.
+fn ring_fds(fd: RawFd, opcode: u32, up: &mut RsrcUpdate) -> libc::c_long {
+    // SAFETY: a plain register call with a struct that lives across it.
+    unsafe { libc::syscall(libc::SYS_io_uring_register, fd, opcode, up as *mut RsrcUpdate, 1) }
+}
+
 /// `io_uring_enter` flags (kernel ABI).
 const ENTER_GETEVENTS: u32 = 1;
 const ENTER_EXT_ARG: u32 = 1 << 3;
 const ENTER_REGISTERED_RING: u32 = 1 << 4;
-
-/// `struct __kernel_timespec`.
-#[repr(C)]
-struct KernelTimespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-/// `struct io_uring_getevents_arg`: a wait's timeout (no signal mask).
-#[repr(C)]
-struct GeteventsArg {
-    sigmask: u64,
-    sigmask_sz: u32,
-    min_wait_usec: u32,
-    ts: u64,
-}
 
 /// `struct io_uring_rsrc_update`.
 #[repr(C)]
@@ -235,7 +223,13 @@ impl Uring {
     /// then skips looking the descriptor up and pinning it on every call), else the plain
     /// descriptor. Returns the kernel's result or its errno.
     #[inline]
-    fn enter(&mut self, to_submit: u32, min_complete: u32, flags: u32, arg: Option<&GeteventsArg>) -> io::Result<u32> {
+    fn enter(
+        &mut self,
+        to_submit: u32,
+        min_complete: u32,
+        flags: u32,
+        arg: Option<&types::SubmitArgs>,
+    ) -> io::Result<u32> {
         loop {
             let (fd, flags) = if self.ring_index >= 0 {
                 (self.ring_index, flags | ENTER_REGISTERED_RING)
@@ -243,7 +237,10 @@ impl Uring {
                 (self.ring.as_raw_fd(), flags)
             };
             let (argp, argsz) = match arg {
-                Some(a) => ((a as *const GeteventsArg).cast::<libc::c_void>(), std::mem::size_of::<GeteventsArg>()),
+                // SubmitArgs is a transparent io_uring_getevents_arg.
+                Some(a) => {
+                    ((a as *const types::SubmitArgs).cast::<libc::c_void>(), std::mem::size_of::<types::SubmitArgs>())
+                }
                 None => (std::ptr::null(), 0),
             };
             // SAFETY: the ring is ours; `arg`, when given, points to a live io_uring_getevents_arg
@@ -277,17 +274,8 @@ impl Drop for Uring {
     /// next run on the same target does not find it busy.
     fn drop(&mut self) {
         if self.ring_index >= 0 {
-            let up = RsrcUpdate { offset: self.ring_index as u32, resv: 0, data: 0 };
-            // SAFETY: a plain register call with a struct that lives across it.
-            let _ = unsafe {
-                libc::syscall(
-                    libc::SYS_io_uring_register,
-                    self.ring.as_raw_fd(),
-                    UNREGISTER_RING_FDS,
-                    &up as *const RsrcUpdate,
-                    1,
-                )
-            };
+            let mut up = RsrcUpdate { offset: self.ring_index as u32, resv: 0, data: 0 };
+            ring_fds(self.ring.as_raw_fd(), UNREGISTER_RING_FDS, &mut up);
         }
         if self.fixed_file {
             let _ = self.ring.submitter().unregister_files();
@@ -359,22 +347,16 @@ impl Backend for Uring {
         loop {
             let to_submit = self.ring.submission().len() as u32;
             let r = match timeout {
-                Some(t) if want > 0 && self.sqpoll => {
+                Some(t) if want > 0 => {
                     let ts = types::Timespec::from(t);
                     let args = types::SubmitArgs::new().timespec(&ts);
-                    self.ring.submitter().submit_with_args(want as usize, &args).map(|n| n as u32)
+                    if self.sqpoll {
+                        self.ring.submitter().submit_with_args(want as usize, &args).map(|n| n as u32)
+                    } else {
+                        self.enter(to_submit, want, ENTER_GETEVENTS | ENTER_EXT_ARG, Some(&args))
+                    }
                 }
                 _ if self.sqpoll => self.ring.submit_and_wait(want as usize).map(|n| n as u32),
-                Some(t) if want > 0 => {
-                    let ts = KernelTimespec { tv_sec: t.as_secs() as i64, tv_nsec: i64::from(t.subsec_nanos()) };
-                    let arg = GeteventsArg {
-                        sigmask: 0,
-                        sigmask_sz: 0,
-                        min_wait_usec: 0,
-                        ts: &ts as *const KernelTimespec as u64,
-                    };
-                    self.enter(to_submit, want, ENTER_GETEVENTS | ENTER_EXT_ARG, Some(&arg))
-                }
                 // GETEVENTS also with want = 0: deferred completion work runs only on it.
                 _ => self.enter(to_submit, want, ENTER_GETEVENTS, None),
             };

@@ -81,8 +81,8 @@ pub(super) fn workers_of(s: &spec::JobSpec) -> (usize, u32) {
 /// Lay the jobs out as workers: psync serves depth with threads (one synchronous I/O
 /// each), the other engines with one ring (or queue) per thread. Workers are pinned
 /// round-robin to the allowed CPUs when `pin`, and poll for completions up to `poll.0` ns
-/// (workers of at most `poll.1` I/Os in flight)
-/// where [`super::poll_budget`] allows; mem-engine regions are allocated and touched here,
+/// where [`super::poll_budget`] allows (by default only workers of at most `poll.1` I/Os in
+/// flight); mem-engine regions are allocated and touched here,
 /// before any worker starts.
 pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, u32)) -> Result<Layout> {
     let slot_of = |j: usize| slots[j];
