@@ -338,3 +338,78 @@ fn root_is_not_told_to_run_as_root() {
     assert_usage_error(&o, "even root");
     assert!(!stderr_of(&o).contains("run as root"), "{}", stderr_of(&o));
 }
+
+/// The target's access time, in seconds.
+fn atime(p: &Path) -> i64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).expect("stat the target").atime()
+}
+
+/// Sets the target's access time two days back, so that any read (even under `relatime`)
+/// would move it.
+fn age_atime(p: &Path) -> i64 {
+    let old = std::time::SystemTime::now() - Duration::from_secs(2 * 86_400);
+    let f = std::fs::File::options().write(true).open(p).expect("open the target");
+    f.set_times(std::fs::FileTimes::new().set_accessed(old)).expect("set the access time");
+    atime(p)
+}
+
+#[test]
+fn reads_leave_the_targets_access_time_alone() {
+    let dir = tempdir();
+    let target = dir.path().join("t.bin");
+    std::fs::write(&target, vec![7u8; 4 << 20]).expect("write the target");
+    // Does this file system record access times at all? (A noatime mount would make the
+    // check below vacuous.)
+    let before = age_atime(&target);
+    let _ = std::fs::read(&target).expect("read the target");
+    if atime(&target) == before {
+        skip_note("the temporary directory's file system does not record access times; atime test skipped");
+        return;
+    }
+    for extra in [&[][..], &["--buffered"][..]] {
+        let before = age_atime(&target);
+        expect_code(
+            dm_in(dir.path())
+                .args(["run", "--target", "t.bin", "--rw", "randread", "--bs", "4k", "--runtime", "200ms"])
+                .args(extra),
+            0,
+        );
+        assert_eq!(atime(&target), before, "a read run {extra:?} changed the target's access time");
+    }
+}
+
+#[test]
+fn a_target_owned_by_someone_else_is_read_without_noatime() {
+    // O_NOATIME is the owner's (or CAP_FOWNER's) privilege: another user's open gets EPERM
+    // and diskmeter must open the file without it rather than fail.
+    if !is_root() {
+        skip_note("not root (needs to run as another user); non-owner test skipped");
+        return;
+    }
+    let Some(setpriv) = find_tool("setpriv") else {
+        skip_note("setpriv is missing; non-owner test skipped");
+        return;
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("open the directory up");
+    let target = dir.path().join("t.bin");
+    std::fs::write(&target, vec![7u8; 4 << 20]).expect("write the target");
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("make the target readable");
+    let bin = assert_cmd::cargo::cargo_bin("diskmeter");
+    let o = Std::new(setpriv)
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"])
+        .arg(bin)
+        .args(["run", "--target"])
+        .arg(&target)
+        .args(["--rw", "randread", "--bs", "4k", "--runtime", "200ms", "--json", "--no-ceiling-check"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env("HOME", dir.path())
+        .output()
+        .expect("run diskmeter as nobody");
+    assert_eq!(o.status.code(), Some(0), "as nobody: {}", stderr_of(&o));
+    let doc = json_of(&o);
+    assert!(u64_at(&results(&doc)[0]["read"], "ops") > 0, "no reads as nobody: {doc}");
+}

@@ -237,6 +237,18 @@ pub fn open_existing(
 }
 
 fn open_file(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool) -> std::io::Result<File> {
+    // O_NOATIME: a benchmark's reads must not change the target. Without it every read of a
+    // block device or file updates the inode's access time: CPU on each I/O in
+    // `blkdev_read_iter`, and on a file system inode writes the workload never asked for. The
+    // kernel allows it only to the file's owner (or CAP_FOWNER); anyone else gets EPERM and
+    // the file is opened without it.
+    match open_with(path, write, create, direct, exclusive, true) {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open_with(path, write, create, direct, exclusive, false),
+        r => r,
+    }
+}
+
+fn open_with(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool, noatime: bool) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
     o.read(true).write(write);
     if create {
@@ -248,6 +260,9 @@ fn open_file(path: &Path, write: bool, create: bool, direct: bool, exclusive: bo
     }
     if exclusive {
         flags |= libc::O_EXCL;
+    }
+    if noatime {
+        flags |= libc::O_NOATIME;
     }
     o.custom_flags(flags);
     if create {
