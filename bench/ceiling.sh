@@ -196,7 +196,7 @@ mkdir -p "$outdir"
 stamp=$(date +%Y%m%d-%H%M%S)
 summary="$outdir/ceiling-$stamp.json"
 python3 - "$runs" "$summary" <<EOF
-import json, os, platform, statistics, subprocess, sys
+import json, math, os, platform, statistics, subprocess, sys
 from collections import defaultdict
 
 runs_path, out_path = sys.argv[1], sys.argv[2]
@@ -209,6 +209,19 @@ for line in open(runs_path):
 
 def med(xs, k):
     return statistics.median(x[k] for x in xs)
+
+def median_ci(xs, level=0.95):
+    """Distribution-free confidence interval of the median (order statistics, binomial):
+    the narrowest [x_(k), x_(n+1-k)] whose coverage is at least `level`, with that coverage;
+    None when even [min, max] falls short (fewer than 6 rounds for 95 %)."""
+    xs, n = sorted(xs), len(xs)
+    cdf = lambda k: sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n  # P(Bin(n, 1/2) <= k)
+    best = None
+    for k in range(1, n // 2 + 1):
+        coverage = 1 - 2 * cdf(k - 1)
+        if coverage >= level:
+            best = (xs[k - 1], xs[n - k], coverage)
+    return best
 
 def sh(*cmd):
     try:
@@ -260,6 +273,9 @@ for sec, case in order:
         pairs = [(d["iops"] / f["iops"]) for d, f in zip(sorted(dm["runs"], key=lambda x: x["round"]),
                                                          sorted(tools["fio"]["runs"], key=lambda x: x["round"]))]
         ratios["diskmeter/fio"]["iops_per_round_median"] = statistics.median(pairs)
+        ci = median_ci(pairs)
+        if ci:
+            ratios["diskmeter/fio"]["iops_per_round_ci"] = dict(low=ci[0], high=ci[1], coverage=ci[2])
     qd = 8 if case.startswith("seq1m") else int(case[1:])
     cases.append(dict(section=sec, case=case, qd=qd, tools=tools, ratios=ratios))
 
@@ -306,5 +322,11 @@ print("IOPS, lat (mean completion latency), cpu% (of one core): medians over rou
 print("of IOPS; cpu us/IO = CPU time per completed I/O; req/IO = device requests per I/O (/proc/diskstats);")
 print("IOPS/core = IOPS / busy fraction of the one thread; dm/tool = diskmeter median / tool median;")
 print("per-round = median of the per-round ratios diskmeter/fio.")
+for c in cases:
+    r = c["ratios"].get("diskmeter/fio", {})
+    if "iops_per_round_ci" in r:
+        ci = r["iops_per_round_ci"]
+        print(f"{c['section']} {c['case']}: diskmeter/fio per round {r['iops_per_round_median']:.3f}, "
+              f"{ci['coverage']*100:.1f} % interval of the median {ci['low']:.3f} .. {ci['high']:.3f}")
 print(f"summary: {out_path}")
 EOF
