@@ -5,7 +5,8 @@
 #     4 KiB random read at QD1 and QD32, fio io_uring (plain and with fixed buffers +
 #     registered file) vs `diskmeter run` (default: polling for completions at QD <= 8,
 #     sleeping deeper; `--poll-us 0`, sleeping at once as fio does; `--poll-us 100`, polling
-#     at any depth), interleaved per round.
+#     at any depth), interleaved per round; fio and diskmeter back to back in A B B A order
+#     (`--pair-only`: just those two, for more pairs in the same time).
 #  2. Null engines (no device at all): fio --ioengine=null vs diskmeter --engine null,
 #     QD1 and QD32, interleaved. Both are single-threaded, so IOPS is IOPS per core.
 #
@@ -30,6 +31,7 @@ skip_loop=0
 skip_null=0
 seq=1
 qds="1 32"
+pair_only=0
 
 usage() {
     sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
@@ -43,6 +45,7 @@ Options:
   --qd "1 32"          queue depths (default "$qds")
   --bin PATH           diskmeter binary (default: \$CARGO_TARGET_DIR or target/, release)
   --out DIR            where the JSON summary goes (default bench/results)
+  --pair-only          loop cases: only fio and diskmeter (more pairs in the same time)
   --skip-loop | --skip-null | --skip-seq
 EOF
 }
@@ -59,6 +62,7 @@ while [[ $# -gt 0 ]]; do
         --skip-loop) skip_loop=1; shift ;;
         --skip-null) skip_null=1; shift ;;
         --skip-seq) seq=0; shift ;;
+        --pair-only) pair_only=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "ceiling.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -152,13 +156,21 @@ if [[ $skip_loop -eq 0 ]]; then
     for q in $qds; do
         case="q$q"
         for ((r = 1; r <= rounds; r++)); do
-            one loop "$case" fio "$r" fio fio "${fio_common[@]}" --filename="$loopdev" --direct=1 \
-                --ioengine=io_uring --iodepth="$q" --runtime="$runtime"
+            # The pair runs back to back, in A B B A order over the rounds, so that neither tool
+            # always runs right after the other (a host that slows down over a pair hits both).
+            pair_fio() {
+                one loop "$case" fio "$r" fio fio "${fio_common[@]}" --filename="$loopdev" --direct=1 \
+                    --ioengine=io_uring --iodepth="$q" --runtime="$runtime"
+            }
+            pair_dm() {
+                one loop "$case" diskmeter "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
+                    --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check
+            }
+            if ((r % 2)); then pair_fio; pair_dm; else pair_dm; pair_fio; fi
+            [[ $pair_only -eq 1 ]] && continue
             one loop "$case" fio-best "$r" fio fio "${fio_common[@]}" --filename="$loopdev" --direct=1 \
                 --ioengine=io_uring --iodepth="$q" --runtime="$runtime" \
                 --fixedbufs --registerfiles --sqthread_poll=0
-            one loop "$case" diskmeter "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
-                --qd "$q" --runtime "${runtime}s" --json --no-ceiling-check
             # diskmeter's worker sleeping at once, as fio's does (no completion polling), and
             # polling up to 100 µs at any depth (the default polls only workers of QD <= 8).
             one loop "$case" dm-no-poll "$r" dm "$bin" run --target "$loopdev" --rw randread --bs 4k \
@@ -212,7 +224,7 @@ def med(xs, k):
 
 def median_ci(xs, level=0.95):
     """Distribution-free confidence interval of the median (order statistics, binomial):
-    the narrowest [x_(k), x_(n+1-k)] whose coverage is at least `level`, with that coverage;
+    the narrowest [x_(k), x_(n+1-k)] whose coverage is at least the level, with that coverage;
     None when even [min, max] falls short (fewer than 6 rounds for 95 %)."""
     xs, n = sorted(xs), len(xs)
     cdf = lambda k: sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n  # P(Bin(n, 1/2) <= k)
