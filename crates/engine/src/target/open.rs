@@ -237,23 +237,6 @@ pub fn open_existing(
 }
 
 fn open_file(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool) -> std::io::Result<File> {
-    // O_NOATIME: a benchmark's reads must not change the target. Without it every read of a
-    // block device or file updates the inode's access time: CPU on each I/O in
-    // `blkdev_read_iter`, and on a file system inode writes the workload never asked for. The
-    // kernel allows it only to the file's owner (or CAP_FOWNER); anyone else gets EPERM and
-    // the file is opened without it.
-    match open_with(path, write, create, direct, exclusive, true) {
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open_with(path, write, create, direct, exclusive, false),
-        r => r,
-    }
-}
-
-fn open_with(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool, noatime: bool) -> std::io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.read(true).write(write);
-    if create {
-        o.create_new(true);
-    }
     let mut flags = libc::O_CLOEXEC;
     if direct {
         flags |= libc::O_DIRECT;
@@ -261,13 +244,23 @@ fn open_with(path: &Path, write: bool, create: bool, direct: bool, exclusive: bo
     if exclusive {
         flags |= libc::O_EXCL;
     }
-    if noatime {
-        flags |= libc::O_NOATIME;
+    // O_NOATIME: a benchmark's reads must not change the target. Without it every read of a
+    // block device or file updates the inode's access time: CPU on each I/O in
+    // `blkdev_read_iter`, and on a file system inode writes the workload never asked for. The
+    // kernel allows it only to the file's owner (or CAP_FOWNER); anyone else gets EPERM and
+    // the file is opened without it.
+    match open_with(path, write, create, flags | libc::O_NOATIME) {
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open_with(path, write, create, flags),
+        r => r,
     }
-    o.custom_flags(flags);
+}
+
+fn open_with(path: &Path, write: bool, create: bool, flags: i32) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(write).custom_flags(flags);
     if create {
         use std::os::unix::fs::OpenOptionsExt as _;
-        o.mode(0o600);
+        o.create_new(true).mode(0o600);
     }
     o.open(path)
 }
