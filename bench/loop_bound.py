@@ -9,7 +9,8 @@ measures, for fio and diskmeter side by side on the same device, in alternating 
 
   * IOPS (device reads counted in /proc/diskstats over the run, divided by its length);
   * kernel loop path, ns of CPU per I/O: perf cpu-clock samples of every kworker and ksoftirqd
-    thread (any CPU) over the device's reads;
+    thread (any CPU; also `kthreadd`, the name a kworker created during the run can carry in
+    the samples) over the device's reads;
   * the tool's own ns per I/O: samples of the tool's threads;
   * the loop CPU (where most loop-path samples fell): its busy share and its idle share;
   * the bound: 1e9 / (loop path ns per I/O) = the IOPS the loop path allows if one CPU did
@@ -74,7 +75,8 @@ def samples_by_comm_cpu(perf_data):
 
 
 def is_loop_path(comm):
-    return comm.startswith("kworker") or comm.startswith("ksoftirqd")
+    # A kworker created during the run can carry its parent's name in perf's samples.
+    return comm.startswith(("kworker", "ksoftirqd", "kthreadd"))
 
 
 def one_run(tool, cmd, dev, runtime, ncpu, work):
