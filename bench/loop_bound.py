@@ -79,7 +79,7 @@ def is_loop_path(comm):
     return comm.startswith(("kworker", "ksoftirqd", "kthreadd"))
 
 
-def one_run(tool, cmd, dev, runtime, ncpu, work):
+def one_run(tool, cmd, dev, ncpu, work):
     data = os.path.join(work, "perf.data")
     before = dev_reads(dev)
     t0 = time.monotonic()
@@ -150,7 +150,7 @@ def main():
         for r in range(1, a.rounds + 1):
             order = [("fio", fio), ("diskmeter", dm)] if r % 2 else [("diskmeter", dm), ("fio", fio)]
             for tool, cmd in order:
-                x = one_run(tool, cmd, dev, a.runtime, ncpu, work)
+                x = one_run(tool, cmd, dev, ncpu, work)
                 x["round"] = r
                 runs.append(x)
                 print(f"  round {r} {tool:9s} {x['iops']:10.0f} IOPS  loop path {x['loop_ns_per_io']:6.0f} ns/IO"
