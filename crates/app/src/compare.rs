@@ -6,7 +6,7 @@
 use crate::mark::{card, Profile};
 use crate::parse::{device_engine, profile, rw, u32_count};
 use crate::session::{
-    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags,
+    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
 };
 use crate::{Error, Result};
 use engine::probe;
@@ -41,15 +41,31 @@ pub struct Options {
     pub qd: String,
     pub threads: String,
     pub mix: Option<String>,
-    pub passes: String,
-    pub time: String,
+    /// Measured passes per test and target [default: [`PASSES`]; `quick`: [`QUICK_PASSES`]].
+    pub passes: Option<String>,
+    /// Length of each pass [default: [`TIME`]; `quick`: [`QUICK_TIME`]].
+    pub time: Option<String>,
     pub no_warmup: bool,
-    pub size: String,
+    /// Test area per target [default: [`SIZE`]; `quick`: [`QUICK_SIZE`]].
+    pub size: Option<String>,
+    /// `--quick`: a verdict in about a minute (smaller area, fewer and shorter passes).
+    pub quick: bool,
     pub engine: String,
     pub test: String,
     pub seed: Option<u64>,
     pub flags: TargetFlags,
 }
+
+/// Measured passes per test and target, by default and with `--quick`. Three is the fewest
+/// that gives Welch's t a usable interval (two passes draw the `compare-caveat` warning).
+pub const PASSES: u32 = 5;
+pub const QUICK_PASSES: u32 = 3;
+/// Length of each pass, by default and with `--quick`.
+pub const TIME: &str = "5s";
+pub const QUICK_TIME: &str = "1s";
+/// Test area per target, by default and with `--quick` (as `mark --quick`).
+pub const SIZE: &str = "1G";
+pub const QUICK_SIZE: &str = "256M";
 
 /// A validated `compare`.
 #[derive(Debug, Clone)]
@@ -77,7 +93,7 @@ enum Suite {
 /// A validated comparison of targets.
 #[derive(Debug, Clone)]
 struct Targets {
-    targets: Vec<PathBuf>,
+    targets: Vec<TargetPath>,
     suite: Suite,
     passes: u32,
     time: Duration,
@@ -132,15 +148,21 @@ fn test_kind(s: &str) -> Result<TestKind, SpecError> {
 
 impl Targets {
     fn new(o: &Options) -> Result<Targets, SpecError> {
-        let passes = u32_count("--passes", &o.passes)?;
+        let passes = match &o.passes {
+            Some(p) => u32_count("--passes", p)?,
+            None if o.quick => QUICK_PASSES,
+            None => PASSES,
+        };
         if passes == 0 || passes > MAX_PASSES {
             return Err(SpecError::value("--passes", format!("{passes} is out of range; use 2 to {MAX_PASSES}")));
         }
-        let time = units::parse_duration("--time", &o.time, TimeUnit::Seconds)?;
+        let quick = |default: &'static str, quick: &'static str| if o.quick { quick } else { default };
+        let time =
+            units::parse_duration("--time", o.time.as_deref().unwrap_or(quick(TIME, QUICK_TIME)), TimeUnit::Seconds)?;
         if time.is_zero() {
             return Err(SpecError::value("--time", "must be longer than 0; e.g. --time 5s"));
         }
-        let size = units::parse_size("--size", &o.size)?;
+        let size = units::parse_size("--size", o.size.as_deref().unwrap_or(quick(SIZE, QUICK_SIZE)))?;
         let engine = device_engine("--engine", &o.engine)?;
         let direct = !o.flags.buffered;
         let seed = o.seed.unwrap_or(JobSpec::default().seed);
@@ -169,7 +191,7 @@ impl Targets {
             None => Suite::Profile(profile("--profile", &o.profile)?),
         };
         Ok(Targets {
-            targets: o.targets.clone(),
+            targets: resolved_targets(&o.targets)?,
             suite,
             passes,
             time,
@@ -183,6 +205,46 @@ impl Targets {
             flags: o.flags.clone(),
         })
     }
+}
+
+/// The targets named, folders resolved to their test files. Two names for one test file would
+/// have the second wait for the first's lock for ever: refused.
+fn resolved_targets(named: &[PathBuf]) -> Result<Vec<TargetPath>, SpecError> {
+    let targets: Vec<TargetPath> = named.iter().cloned().map(TargetPath::resolve).collect();
+    for (i, a) in targets.iter().enumerate() {
+        if let Some(b) = targets[..i].iter().find(|b| same_file(&b.path, &a.path)) {
+            let named = |t: &TargetPath| t.folder.as_ref().unwrap_or(&t.path).display().to_string();
+            return Err(SpecError::value(
+                "TARGET",
+                format!(
+                    "{} and {} are the same test file {}; name two different disks or folders",
+                    named(b),
+                    named(a),
+                    a.path.display()
+                ),
+            ));
+        }
+    }
+    Ok(targets)
+}
+
+/// Whether two paths name one file: existing paths by what they resolve to (`/mnt/c/` and
+/// `/mnt/c`, a symlink), a file still to be made by its folder's identity and its name.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let identity = |p: &std::path::Path| -> PathBuf {
+        if let Ok(c) = std::fs::canonicalize(p) {
+            return c;
+        }
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        match (std::fs::canonicalize(dir), p.file_name()) {
+            (Ok(d), Some(n)) => d.join(n),
+            _ => p.to_path_buf(),
+        }
+    };
+    identity(a) == identity(b)
 }
 
 /// Label `i` of a comparison: A … Z, then T27, T28, …
@@ -246,7 +308,7 @@ fn compare_files(files: &[PathBuf], labels: &[String], test: TestKind) -> Result
         let doc = crate::output::read_result(p)?;
         let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let label = labels.get(i).cloned().unwrap_or(stem);
-        docs.push((Subject { label, source: p.display().to_string(), device: None }, doc));
+        docs.push((Subject { label, source: p.display().to_string(), device: None, folder: None }, doc));
     }
     let mut seen = std::collections::HashSet::new();
     if docs.iter().any(|(s, _)| s.label.is_empty() || !seen.insert(s.label.clone())) {
@@ -276,12 +338,15 @@ fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer)
     check_memory(&steps, opts)?;
     let labels: Vec<String> =
         (0..cfg.targets.len()).map(|i| cfg.labels.get(i).cloned().unwrap_or_else(|| default_label(i))).collect();
+    let (planned, plan) = plan(cfg, steps.len());
+    obs.planned(planned);
+    obs.notice(&plan);
     // Open (create and fill) every target first: bad input anywhere fails before any I/O.
     let Some(open) = open_targets(cfg, &steps, opts, obs)? else {
         finish_error(&mut doc, None, true);
         return Ok(doc);
     };
-    doc.target = open.first().and_then(|o| o.as_ref().map(target_info));
+    doc.target = open.first().and_then(|o| o.as_ref().map(|o| cfg.targets[0].info(o)));
     let (passes, stopped) = run_passes(cfg, &steps, &open, &labels, opts, obs)?;
     let mut rows = Vec::new();
     for (si, (test, dir, job)) in steps.iter().enumerate() {
@@ -325,6 +390,32 @@ fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer)
     Ok(doc)
 }
 
+/// How long the passes take, and the line that says so before the first: "about 8 min:
+/// 2 targets × 8 tests × 6 passes × 5 s" (passes count the warm-up). Filling the test areas
+/// comes on top, at the disks' own write speed.
+fn plan(cfg: &Targets, tests: usize) -> (Duration, String) {
+    let targets = cfg.targets.len();
+    let runs = u32::from(cfg.warmup) + cfg.passes;
+    let total = cfg.time * (targets * tests) as u32 * runs;
+    let secs = total.as_secs_f64();
+    let about = if secs < 90.0 { format!("{secs:.0} s") } else { format!("{:.0} min", secs / 60.0) };
+    let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let passes = match cfg.warmup {
+        true => format!("{} (a warm-up and {} measured)", count(runs as usize, "pass", "passes"), cfg.passes),
+        false => count(runs as usize, "pass", "passes"),
+    };
+    let each = match cfg.time.subsec_millis() {
+        0 => format!("{} s", cfg.time.as_secs()),
+        _ => format!("{} ms", cfg.time.as_millis()),
+    };
+    let line = format!(
+        "about {about}: {} × {} × {passes} × {each}, plus filling the test areas",
+        count(targets, "target", "targets"),
+        count(tests, "test", "tests"),
+    );
+    (total, line)
+}
+
 /// Memory and memlock for the largest step, checked before any target is touched.
 fn check_memory(steps: &[Step], opts: &SessionOptions) -> engine::error::Result<()> {
     let biggest = steps.iter().map(|(_, _, j)| engine::runner::pinned_bytes([j])).max().unwrap_or(0);
@@ -353,7 +444,7 @@ fn open_targets(
         bs_gcd: steps.iter().map(|(_, _, j)| j.bs).fold(0, gcd),
     };
     let mut open = Vec::new();
-    for t in &cfg.targets {
+    for t in cfg.targets.iter().map(|t| &t.path) {
         let mut topts = opts.target.clone();
         if probe::probe(t).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
             topts.prefill = topts.destroy_data.as_deref() == Some(t.as_path());
@@ -370,14 +461,15 @@ fn open_targets(
 }
 
 /// Who is compared: label, path and device (with its model) of every target.
-fn subjects(targets: &[PathBuf], open: &[Option<OpenTarget>], labels: &[String]) -> Vec<Subject> {
+fn subjects(targets: &[TargetPath], open: &[Option<OpenTarget>], labels: &[String]) -> Vec<Subject> {
     targets
         .iter()
         .zip(open)
         .zip(labels)
         .map(|((p, o), l)| Subject {
             label: l.clone(),
-            source: p.display().to_string(),
+            source: p.path.display().to_string(),
+            folder: p.folder.as_ref().map(|f| f.display().to_string()),
             device: o.as_ref().and_then(|o| {
                 let i = target_info(o);
                 match (i.device, i.model) {
@@ -539,10 +631,11 @@ mod tests {
             qd: "1".into(),
             threads: "1".into(),
             mix: None,
-            passes: "5".into(),
-            time: "5s".into(),
+            passes: None,
+            time: None,
             no_warmup: false,
-            size: "1G".into(),
+            size: None,
+            quick: false,
             engine: "io_uring".into(),
             test: "welch".into(),
             seed: None,
@@ -596,15 +689,15 @@ mod tests {
     #[test]
     fn bad_values_name_their_option() {
         assert_eq!(
-            usage(&with(|o| o.passes = "0".into())),
+            usage(&with(|o| o.passes = Some("0".into()))),
             "invalid value for --passes: 0 is out of range; use 2 to 1000"
         );
         assert_eq!(
-            usage(&with(|o| o.passes = "1001".into())),
+            usage(&with(|o| o.passes = Some("1001".into()))),
             "invalid value for --passes: 1001 is out of range; use 2 to 1000"
         );
         assert_eq!(
-            usage(&with(|o| o.time = "0s".into())),
+            usage(&with(|o| o.time = Some("0s".into()))),
             "invalid value for --time: must be longer than 0; e.g. --time 5s"
         );
         assert_eq!(
@@ -635,6 +728,35 @@ mod tests {
             o.qd = "65536".into();
         }))
         .starts_with("invalid value for --qd: "));
+    }
+
+    #[test]
+    fn quick_is_a_short_verdict_and_says_how_long() {
+        let c = Config::new(&with(|o| o.quick = true)).expect("valid");
+        let t = targets(&c);
+        assert_eq!((t.passes, t.time, t.size, t.warmup), (3, Duration::from_secs(1), 256 << 20, true));
+        assert_eq!(
+            plan(t, steps(t).len()).1,
+            "about 64 s: 2 targets × 8 tests × 4 passes (a warm-up and 3 measured) × 1 s, plus filling the test areas"
+        );
+        // Explicit values win over --quick.
+        let c = Config::new(&with(|o| {
+            o.quick = true;
+            o.passes = Some("4".into());
+            o.size = Some("512M".into());
+        }))
+        .expect("valid");
+        assert_eq!((targets(&c).passes, targets(&c).size), (4, 512 << 20));
+        let t = targets(&Config::new(&options()).expect("valid")).clone();
+        assert_eq!((t.passes, t.time, t.size), (5, Duration::from_secs(5), 1 << 30));
+        let (total, line) = plan(&t, steps(&t).len());
+        assert_eq!(total, Duration::from_secs(480));
+        assert_eq!(
+            line,
+            "about 8 min: 2 targets × 8 tests × 6 passes (a warm-up and 5 measured) × 5 s, plus filling the test areas"
+        );
+        let t = Targets { warmup: false, time: Duration::from_millis(500), ..t };
+        assert!(plan(&t, 1).1.starts_with("about 5 s: 2 targets × 1 test × 5 passes × 500 ms"), "{}", plan(&t, 1).1);
     }
 
     #[test]

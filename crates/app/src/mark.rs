@@ -5,12 +5,12 @@
 use crate::parse::{device_engine, profile};
 use crate::session::{
     ceiling_check, finish_error, honesty_warnings, new_doc, split_limit_warning, target_event, Observer,
-    SessionOptions, TargetFlags, DEFAULT_TARGET,
+    SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::Result;
 use engine::probe;
 use engine::runner::{bind, run_group, BoundJob};
-use engine::target::{open_target, target_info, Needs, OpenTarget};
+use engine::target::{open_target, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, RwMode, SpecError};
 use stats::{Aggregate, ErrorInfo, JobResult, PassResult, ResultDoc};
@@ -113,6 +113,8 @@ pub struct Options {
 #[derive(Debug, Clone)]
 pub struct Config {
     target: PathBuf,
+    /// The folder named as the target (`target` is the test file in it).
+    folder: Option<PathBuf>,
     profile: Profile,
     mix: bool,
     size: u64,
@@ -142,8 +144,11 @@ impl Config {
     }
 
     fn checked(o: &Options) -> Result<Config, SpecError> {
+        let named =
+            TargetPath::resolve(o.rank.expand(&o.target.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))));
         let mut c = Config {
-            target: o.rank.expand(&o.target.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))),
+            target: named.path,
+            folder: named.folder,
             start_at: None,
             profile: profile("--profile", &o.profile)?,
             mix: o.mix,
@@ -337,7 +342,7 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
     check_memory(cfg, &card, opts)?;
     let t = open(cfg, size, opts, obs)?;
     doc.target = Some(match &t {
-        Some(t) => target_info(t),
+        Some(t) => TargetPath { path: cfg.target.clone(), folder: cfg.folder.clone() }.info(t),
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, size),
     });
     if let Some(t) = &t {

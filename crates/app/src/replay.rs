@@ -227,6 +227,8 @@ pub struct Scan {
     /// Per lane: lowest and highest byte addressed, requests.
     pub lanes: Vec<LaneScan>,
     pub max_len: u64,
+    /// The smallest request (0 before the first).
+    pub min_len: u64,
     pub duration_ns: u64,
     pub reads: bool,
     pub writes: bool,
@@ -318,6 +320,7 @@ pub fn scan(cfg: &Config, format: &TraceFormat, stop: &AtomicBool) -> Result<Sca
             l.end = l.end.max(r.offset.saturating_add(u64::from(r.len)));
             l.requests += 1;
             s.max_len = s.max_len.max(u64::from(r.len));
+            s.min_len = if s.min_len == 0 { u64::from(r.len) } else { s.min_len.min(u64::from(r.len)) };
         }
     }
     s.devices = reader.devices().to_vec();
@@ -655,7 +658,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         };
         result.realigned = mapper.realigned;
         result.clamped = mapper.clamped;
-        let mut job = pass_job(cfg, pass, &out, qd, max_len);
+        let mut job = pass_job(cfg, pass, &out, qd, (s.min_len.clamp(1, max_len), max_len));
         job.device_view = device_view(&watch, before, after, wall, &job);
         result.passes.push(pass_figures(pass, &out, cfg.timing));
         let stopped = out.error.is_some() || out.interrupted;
@@ -700,12 +703,44 @@ fn device_view(
     }
 }
 
-/// The pass as a job: reads and writes, the per-second series.
-fn pass_job(cfg: &Config, pass: u32, out: &ReplayOutcome, qd: u32, max_len: u64) -> JobResult {
+/// What a pass replayed, from the trace: `trace: 100 % reads, 4 KiB`, `trace: 70 % reads,
+/// 30 % writes, 4 KiB–1 MiB` (`lens`: the smallest and largest request).
+fn trace_workload(reads: u64, writes: u64, lens: (u64, u64)) -> String {
+    let total = reads + writes;
+    // Whole percents, unless rounding would show a mix as all one or the other.
+    let pct = |n: u64| {
+        let p = n as f64 * 100.0 / total.max(1) as f64;
+        match p.round() {
+            r if (r == 0.0 && n > 0) || (r == 100.0 && n < total) => format!("{p:.1} %"),
+            r => format!("{r:.0} %"),
+        }
+    };
+    let mix = match (reads, writes) {
+        (_, 0) => format!("{} reads", pct(reads)),
+        (0, _) => format!("{} writes", pct(writes)),
+        _ => format!("{} reads, {} writes", pct(reads), pct(writes)),
+    };
+    let size = |b: u64| units::format_size(b);
+    let sizes = match lens {
+        (lo, hi) if lo == hi => size(hi),
+        (lo, hi) => format!("{}–{}", size(lo), size(hi)),
+    };
+    format!("trace: {mix}, {sizes}")
+}
+
+/// The pass as a job: reads and writes, the per-second series. Its spec says what a spec can
+/// (directions, read share, largest request); `workload` says what the trace was.
+fn pass_job(cfg: &Config, pass: u32, out: &ReplayOutcome, qd: u32, lens: (u64, u64)) -> JobResult {
+    let (reads, writes) = (out.ops[0].ops, out.ops[1].ops);
     let spec = JobSpec {
         name: format!("replay pass {pass}"),
-        rw: RwMode::RandRw,
-        bs: max_len,
+        rw: match (reads, writes) {
+            (_, 0) => RwMode::RandRead,
+            (0, _) => RwMode::RandWrite,
+            _ => RwMode::RandRw,
+        },
+        mix: (reads as f64 * 100.0 / (reads + writes).max(1) as f64).round() as u8,
+        bs: lens.1,
         qd,
         engine: cfg.engine,
         direct: !cfg.flags.buffered,
@@ -714,6 +749,7 @@ fn pass_job(cfg: &Config, pass: u32, out: &ReplayOutcome, qd: u32, max_len: u64)
         ..JobSpec::default()
     };
     let mut job = JobResult::new(spec);
+    job.workload = Some(trace_workload(reads, writes, lens));
     let qd_of = |h: &LatHist| if out.seconds > 0.0 { h.mean() * h.count() as f64 / 1e9 / out.seconds } else { 0.0 };
     let dir = |i: usize| {
         let o = &out.ops[i];
@@ -836,6 +872,15 @@ mod tests {
             o.devices_to_targets = vec!["8,16".into()];
         }))
         .contains("DEVICE=PATH"));
+    }
+
+    #[test]
+    fn the_pass_is_labelled_from_the_trace() {
+        assert_eq!(trace_workload(10_000, 0, (4096, 4096)), "trace: 100 % reads, 4 KiB");
+        assert_eq!(trace_workload(0, 3, (512, 1 << 20)), "trace: 100 % writes, 512 B–1 MiB");
+        assert_eq!(trace_workload(7, 3, (4096, 4096)), "trace: 70 % reads, 30 % writes, 4 KiB");
+        // A mix never rounds to all one or the other.
+        assert_eq!(trace_workload(999, 1, (4096, 8192)), "trace: 99.9 % reads, 0.1 % writes, 4 KiB–8 KiB");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use crate::parse::{engine, rw, u32_count};
 use crate::session::{
     ceiling_check, finish_error, gcd, honesty_warnings, new_doc, split_limit_warning, target_event, Observer,
-    SessionOptions, TargetFlags, DEFAULT_TARGET,
+    SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::{Error, Result};
 use engine::probe;
@@ -167,6 +167,8 @@ pub struct Config {
     logs: Option<crate::fioflow::LogFiles>,
     /// A job with fio's `latency_target`: it runs as the `sla` search, with this note.
     sla: Option<(crate::sla::Config, String)>,
+    /// `--target`, resolved (a folder names the test file in it).
+    named: Option<TargetPath>,
 }
 
 impl Config {
@@ -205,8 +207,13 @@ impl Config {
             }
         };
         let mut plan = plan;
+        let named = o.target.as_ref().map(|t| TargetPath::resolve(o.rank.expand(t)));
         for j in plan.groups.iter_mut().flat_map(|g| g.jobs.iter_mut()) {
-            j.target = j.target.as_ref().map(|t| o.rank.expand(t));
+            j.target = match (&j.target, &named) {
+                // --target (every job's, as above): a folder stands for its test file.
+                (Some(_), Some(n)) => Some(n.path.clone()),
+                (t, _) => t.as_ref().map(|t| o.rank.expand(t)),
+            };
         }
         spec::validate::validate_plan(&plan)?;
         let start_at = o.start_at.as_deref().map(crate::session::parse_start_at).transpose()?;
@@ -222,7 +229,16 @@ impl Config {
         let logs = crate::fioflow::LogFiles::plan(&plan, o.force)?;
         let logs = (!logs.is_empty()).then_some(logs);
         let sla = crate::fioflow::latency_target_sla(&plan, &o.flags)?;
-        Ok(Config { plan, prefill: o.prefill, flags: o.flags.for_ranks(&o.rank), start_at, sustained, logs, sla })
+        Ok(Config {
+            plan,
+            prefill: o.prefill,
+            flags: o.flags.for_ranks(&o.rank),
+            start_at,
+            sustained,
+            logs,
+            sla,
+            named,
+        })
     }
 
     pub fn plan(&self) -> &RunPlan {
@@ -284,7 +300,7 @@ fn sustained_run(o: &Options) -> Result<crate::steady::sustained::SustainedRun> 
         return Err(Error::usage(format!("invalid value for --size: smaller than one block (--bs {bs})")));
     }
     Ok(SustainedRun {
-        target: o.target.clone().map(|t| o.rank.expand(&t)).unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET)),
+        target: TargetPath::or_default(o.target.clone().map(|t| o.rank.expand(&t))).path,
         bs,
         qd,
         size,
@@ -363,19 +379,23 @@ fn single_job_plan(job: JobSpec) -> RunPlan {
 /// Runs the plan; `stop` is raised by a signal (the result is then partial).
 pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
     let opts = cfg.flags.session(cfg.prefill, stop);
-    if let Some(s) = &cfg.sustained {
-        return Ok(crate::steady::sustained::run_sustained(s, &opts, obs)?);
-    }
-    if let Some((sla, note)) = &cfg.sla {
+    let mut doc = if let Some(s) = &cfg.sustained {
+        crate::steady::sustained::run_sustained(s, &opts, obs)?
+    } else if let Some((sla, note)) = &cfg.sla {
         let mut doc = crate::sla::run(sla, opts.ctl.stop.clone(), obs)?;
         doc.warn(crate::fioflow::LATENCY_TARGET_AS_SLA, note.clone());
-        return Ok(doc);
-    }
-    let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
-    let mut logs = cfg.logs.clone();
-    let doc = run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs, logs.as_mut())?;
-    if let Some(l) = &logs {
-        l.write()?;
+        doc
+    } else {
+        let mut obs = crate::session::StartAt::new(cfg.start_at, opts.ctl.stop.clone(), obs);
+        let mut logs = cfg.logs.clone();
+        let doc = run_plan(&cfg.plan, Path::new(DEFAULT_TARGET), &opts, &mut obs, logs.as_mut())?;
+        if let Some(l) = &logs {
+            l.write()?;
+        }
+        doc
+    };
+    if let (Some(named), Some(info)) = (&cfg.named, doc.target.as_mut()) {
+        named.stamp(info);
     }
     Ok(doc)
 }

@@ -16,6 +16,49 @@ use std::time::Duration;
 /// and removed.
 pub const DEFAULT_TARGET: &str = "diskmeter.test";
 
+/// A target as the command line named it. A folder (a mount point, or any folder on the disk,
+/// as a CrystalDiskMark user picks a drive) stands for the test file [`DEFAULT_TARGET`] in it:
+/// created, filled, locked and removed exactly like the default `./diskmeter.test`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetPath {
+    /// The file or block device measured.
+    pub path: PathBuf,
+    /// The folder named, when a folder was named.
+    pub folder: Option<PathBuf>,
+}
+
+impl TargetPath {
+    /// `given` resolved: a folder becomes its test file, anything else stays as named.
+    pub fn resolve(given: PathBuf) -> TargetPath {
+        if given.is_dir() {
+            TargetPath { path: given.join(DEFAULT_TARGET), folder: Some(given) }
+        } else {
+            TargetPath { path: given, folder: None }
+        }
+    }
+
+    /// The named target, or the default test file.
+    pub fn or_default(given: Option<PathBuf>) -> TargetPath {
+        Self::resolve(given.unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET)))
+    }
+
+    /// The result's facts about `t`, this target opened.
+    pub(crate) fn info(&self, t: &OpenTarget) -> stats::TargetInfo {
+        let mut i = engine::target::target_info(t);
+        self.stamp(&mut i);
+        i
+    }
+
+    /// Records the folder in `info` when `info` describes this target's test file.
+    pub fn stamp(&self, info: &mut stats::TargetInfo) {
+        if let Some(f) = &self.folder {
+            if info.path == self.path.to_string_lossy() {
+                info.folder = Some(f.to_string_lossy().into_owned());
+            }
+        }
+    }
+}
+
 /// Size of a test file diskmeter creates when a job gives no `--size`.
 const DEFAULT_SIZE: u64 = 1 << 30;
 
@@ -29,6 +72,9 @@ pub trait Observer {
     /// Multi-step commands (`sla` points, `compare` passes): `done` steps of about
     /// `total` finished after `elapsed`.
     fn steps(&mut self, _done: usize, _total: usize, _elapsed: Duration) {}
+    /// The planned length of all the steps, announced before the first (an ETA before any
+    /// step has finished).
+    fn planned(&mut self, _total: Duration) {}
     /// Something the user should know while the command waits (another run holds the target).
     fn notice(&mut self, _message: &str) {}
     /// A long write (`steady`'s preconditioning, `--sustained`): `done` of `total` bytes
@@ -408,6 +454,9 @@ impl Observer for StartAt<'_> {
     }
     fn steps(&mut self, done: usize, total: usize, elapsed: Duration) {
         self.inner.steps(done, total, elapsed);
+    }
+    fn planned(&mut self, total: Duration) {
+        self.inner.planned(total);
     }
     fn notice(&mut self, message: &str) {
         self.inner.notice(message);

@@ -15,7 +15,8 @@ Examples:
   diskmeter steady /dev/nvme1n1 --destroy-data /dev/nvme1n1
   diskmeter steady ./pts.img --size 8G --matrix quick --round-time 10s --html steady.html")]
 pub struct SteadyArgs {
-    /// File or block device to test (its test range is purged and rewritten).
+    /// File, block device or folder (its diskmeter.test) to test (its test range is purged and
+    /// rewritten).
     #[arg(value_name = "TARGET")]
     pub target: PathBuf,
     /// enterprise (QD32, 4 workers, 100 % of the range) or client (QD16, 2 workers, 75 %).

@@ -21,6 +21,8 @@ pub struct Progress {
     timed: bool,
     /// Multi-step commands: "step 3/12, ETA 1m05s" shown with every phase.
     overall: String,
+    /// Multi-step commands: the planned length of all steps (the ETA before one has finished).
+    planned: Option<Duration>,
     /// A self-test's last percentage (a line per change when stderr is not a terminal).
     last_percent: Option<u64>,
 }
@@ -34,6 +36,7 @@ impl Progress {
             label: String::new(),
             timed: false,
             overall: String::new(),
+            planned: None,
             last_percent: None,
         }
     }
@@ -148,6 +151,10 @@ impl Observer for Progress {
         }
     }
 
+    fn planned(&mut self, total: Duration) {
+        self.planned = Some(total);
+    }
+
     fn written(&mut self, done: u64, total: u64, elapsed: Duration, mb_s: f64) {
         if let Some(b) = &self.bar {
             let pct = if total > 0 { done as f64 * 100.0 / total as f64 } else { 100.0 };
@@ -159,8 +166,13 @@ impl Observer for Progress {
 
     fn steps(&mut self, done: usize, total: usize, elapsed: Duration) {
         let total = total.max(done);
-        self.overall = if done == 0 || total == 0 {
+        self.overall = if total == 0 {
             format!("step {}/{total}", done + 1)
+        } else if done == 0 {
+            match self.planned {
+                Some(p) => format!("step 1/{total} ETA {}", hms(p.saturating_sub(elapsed).as_secs_f64())),
+                None => format!("step 1/{total}"),
+            }
         } else {
             let left = elapsed.as_secs_f64() / done as f64 * (total - done) as f64;
             format!("step {}/{total} ETA {}", (done + 1).min(total), hms(left))

@@ -212,6 +212,42 @@ fn captured_run(d: &Path, dev: &str, job: &str, out: &str) -> Value {
 }
 
 #[test]
+fn emitted_job_runs_direct_in_fio_at_the_traces_rates() {
+    let dir = tempdir();
+    let d = dir.path();
+    // 3 s of trace at 1000 requests/s: two reads, then a write, of 4 KiB.
+    let mut csv = String::from("time_us,op,offset,size\n");
+    for i in 0..3000u64 {
+        let op = if i % 3 == 2 { 'W' } else { 'R' };
+        csv.push_str(&format!("{},{op},{},4096\n", i * 1000, (i * 7919 % 2048) * 4096));
+    }
+    std::fs::write(d.join("t.csv"), csv).expect("trace");
+    let format = "csv:time=0:us,op=1,offset=2:bytes,size=3:bytes,header";
+    expect_code(dm_in(d).args(["profile", "t.csv", "--format", format, "--emit-job", "rep.fio", "-q"]), 0);
+    let job = std::fs::read_to_string(d.join("rep.fio")).expect("job");
+    assert_eq!(job_value(&job, "direct"), ["1"], "{job}");
+    assert_eq!(job_value(&job, "ioengine"), ["io_uring"], "{job}");
+    assert!(job.contains("ioengine=libaio"), "names libaio for older fio: {job}");
+    assert_eq!(job_value(&job, "filename"), ["diskmeter.test"], "{job}");
+    // Reads and writes paced apart, in the job's whole-percent mix (67 %).
+    assert_eq!(job_value(&job, "rate_iops"), ["670,330"], "{job}");
+
+    let Some(fio) = find_tool("fio") else {
+        return skip_note("fio is not installed: the emitted job is not run in fio");
+    };
+    let v = fio_json(&fio, d, "rep.fio");
+    let global = &v["global options"];
+    assert_eq!(global["direct"], "1", "fio ran the job buffered: {global}");
+    assert_eq!(global["ioengine"], "io_uring", "{global}");
+    let j = &v["jobs"][0];
+    assert_eq!(j["error"], 0, "{j}");
+    let (r, w) = (f64_at(&j["read"], "iops"), f64_at(&j["write"], "iops"));
+    let (tr, tw) = (2000.0 / 3.0, 1000.0 / 3.0);
+    eprintln!("emitted job in fio: read {r:.1} IOPS (trace {tr:.1}), write {w:.1} IOPS (trace {tw:.1}), direct=1");
+    assert!((r / tr - 1.0).abs() < 0.05 && (w / tw - 1.0).abs() < 0.05, "fio ran {r} / {w} IOPS");
+}
+
+#[test]
 fn several_block_sizes_give_one_job_per_size() {
     let dir = tempdir();
     let d = dir.path();

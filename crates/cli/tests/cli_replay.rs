@@ -263,6 +263,38 @@ fn the_null_engine_replays_without_a_device() {
 }
 
 #[test]
+fn a_pass_is_labelled_from_its_trace_in_every_output() {
+    let dir = tempdir();
+    let d = dir.path();
+    // 10 000 reads of 4 KiB: no spec's default mix (randrw 70 %) may label them.
+    let mut csv = String::from("time_us,op,offset,size\n");
+    for i in 0..10_000u64 {
+        let _ = writeln!(csv, "{},R,{},4096", i * 10, (i * 7919 % 4096) * 4096);
+    }
+    std::fs::write(d.join("reads.csv"), csv).expect("trace");
+    let format = "csv:time=0:us,op=1,offset=2:bytes,size=3:bytes,header";
+    let base = ["replay", "reads.csv", "--format", format, "--engine", "null", "--timing", "afap"];
+    let doc = run_json(dm_in(d).args(base).args(["--html", "r.html"]));
+    let r = &results(&doc)[0];
+    assert_eq!(r["workload"], "trace: 100 % reads, 4 KiB", "{r}");
+    assert_eq!((r["spec"]["rw"].as_str(), r["write"].is_null()), (Some("randread"), true), "{}", r["spec"]);
+    std::fs::write(d.join("r.json"), doc.to_string()).expect("result");
+    for ext in ["md", "csv", "txt"] {
+        expect_code(dm_in(d).args(["report", "r.json", "-o", &format!("r.{ext}")]), 0);
+    }
+    for f in ["r.html", "r.md", "r.csv", "r.txt"] {
+        let text = std::fs::read_to_string(d.join(f)).expect(f);
+        assert!(!text.contains("randrw") && !text.contains("70% read"), "{f} labels the trace as a mix: {text}");
+        if f != "r.txt" {
+            assert!(text.contains("trace: 100 % reads, 4 KiB"), "{f} lacks the trace's label: {text}");
+        }
+    }
+    // The job table and the "over time" chart's caption of the page both say it.
+    let html = std::fs::read_to_string(d.join("r.html")).expect("html");
+    assert!(html.matches("trace: 100 % reads, 4 KiB").count() >= 2, "{html}");
+}
+
+#[test]
 fn bad_traces_and_targets_are_usage_errors_and_write_nothing() {
     let dir = tempdir();
     let d = dir.path();

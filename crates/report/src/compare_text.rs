@@ -170,9 +170,11 @@ fn header_line(c: &CompareResult) -> String {
 }
 
 fn subject_source(s: &stats::Subject) -> String {
-    match &s.device {
-        Some(d) => format!("{}  ({d})", s.source),
-        None => s.source.clone(),
+    let facts: Vec<String> =
+        s.folder.iter().map(|f| format!("in the folder {f}")).chain(s.device.iter().cloned()).collect();
+    match facts.is_empty() {
+        true => s.source.clone(),
+        false => format!("{}  ({})", s.source, facts.join("; ")),
     }
 }
 
@@ -285,7 +287,9 @@ pub(crate) fn markdown(doc: &ResultDoc) -> String {
         line(&mut out, "- **Passes:** interleaved between the subjects (a live comparison)");
     }
     for s in &c.subjects {
-        let dev = s.device.as_ref().map(|d| format!(" ({})", md_esc(d))).unwrap_or_default();
+        let facts: Vec<String> =
+            s.folder.iter().map(|f| format!("in the folder {f}")).chain(s.device.iter().cloned()).collect();
+        let dev = if facts.is_empty() { String::new() } else { format!(" ({})", md_esc(&facts.join("; "))) };
         line(&mut out, format!("- **{}:** `{}`{dev}", md_esc(&s.label), s.source.replace('`', "'")));
     }
     line(&mut out, "");
@@ -552,7 +556,7 @@ mod tests {
     // Why documents cannot be compared (the numbers: `stats::compare_docs`).
 
     fn subject(label: &str) -> Subject {
-        Subject { label: label.into(), source: format!("{label}.json"), device: None }
+        Subject { label: label.into(), source: format!("{label}.json"), device: None, folder: None }
     }
 
     fn spec(name: &str, bs: u64) -> JobSpec {

@@ -33,7 +33,8 @@ fn row(r: &JobResult, direction: &str, d: &DirStats) -> Vec<String> {
     vec![
         r.name.clone(),
         direction.to_string(),
-        r.spec.rw.name().to_string(),
+        // A replayed trace: what the trace was (`trace: 100 % reads, 4 KiB`), not a mode.
+        r.workload.clone().unwrap_or_else(|| r.spec.rw.name().to_string()),
         r.spec.bs.to_string(),
         r.spec.qd.to_string(),
         r.spec.threads.to_string(),

@@ -189,6 +189,22 @@ pub fn rw(spec: &JobSpec) -> String {
     }
 }
 
+/// What a result ran: its workload when the spec cannot say it (a replayed trace), else
+/// [`rw`] of its spec.
+pub fn workload(r: &stats::JobResult) -> String {
+    r.workload.clone().unwrap_or_else(|| rw(&r.spec))
+}
+
+/// The pieces of a result's job line: [`job_parts`], or for a result with a `workload` (a
+/// replayed trace) that workload, the depth and the time — the spec's block size, distribution
+/// and data pattern describe no job there.
+pub fn result_parts(r: &stats::JobResult) -> Vec<String> {
+    match &r.workload {
+        Some(w) => vec![w.clone(), depth(&r.spec), secs(r.spec.runtime.as_secs_f64())],
+        None => job_parts(&r.spec),
+    }
+}
+
 /// `QD 32 × 1 thread`.
 pub fn depth(spec: &JobSpec) -> String {
     let t = if spec.threads == 1 { "thread" } else { "threads" };
@@ -332,6 +348,19 @@ pub fn kind(k: TargetKind) -> &'static str {
         TargetKind::Block => "block device",
         TargetKind::Null => "null target",
     }
+}
+
+/// What the target is, for a facts line: `file, 1 GiB` — with the folder named, when the user
+/// named a folder and diskmeter made its test file there.
+pub fn target_what(t: &TargetInfo) -> String {
+    let mut what = match &t.folder {
+        Some(f) => format!("{} in the folder {f}, {}", kind(t.kind), bytes(t.size_bytes)),
+        None => format!("{}, {}", kind(t.kind), bytes(t.size_bytes)),
+    };
+    if t.created_by_diskmeter {
+        what.push_str(", created by diskmeter");
+    }
+    what
 }
 
 pub fn media(t: &TargetInfo) -> String {

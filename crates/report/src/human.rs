@@ -76,11 +76,7 @@ fn partial_line(doc: &ResultDoc) -> Option<String> {
 
 fn target_facts(t: &TargetInfo, mark: bool) -> Vec<(&'static str, String)> {
     let mut v = Vec::new();
-    let mut what = format!("{}, {}", fmt::kind(t.kind), fmt::bytes(t.size_bytes));
-    if t.created_by_diskmeter {
-        what.push_str(", created by diskmeter");
-    }
-    v.push(("target", format!("{}  ({what})", t.path)));
+    v.push(("target", format!("{}  ({})", t.path, fmt::target_what(t))));
     let fs = t.filesystem.clone().unwrap_or_else(|| "-".to_string());
     if mark {
         let mut dev = vec![fmt::device(t), fmt::media(t)];
@@ -148,7 +144,7 @@ fn run_row(label: &str, d: &DirStats) -> String {
 
 fn run_result(r: &JobResult, out: &mut String) {
     let first = format!("{}: ", r.name);
-    for l in fmt::wrap(&first, "    ", &fmt::job_parts(&r.spec), " · ", WIDTH) {
+    for l in fmt::wrap(&first, "    ", &fmt::result_parts(r), " · ", WIDTH) {
         line(out, l);
     }
     let mut head = format!("  {:<6}", "");

@@ -61,11 +61,7 @@ fn facts(doc: &ResultDoc, mark: bool, out: &mut String) {
         push(out, "");
     }
     if let Some(t) = &doc.target {
-        let mut what = format!("{}, {}", fmt::kind(t.kind), fmt::bytes(t.size_bytes));
-        if t.created_by_diskmeter {
-            what.push_str(", created by diskmeter");
-        }
-        push(out, format!("- **Target:** `{}` ({what})", t.path.replace('`', "'")));
+        push(out, format!("- **Target:** `{}` ({})", t.path.replace('`', "'"), esc(&fmt::target_what(t))));
         push(out, format!("- **Device:** {}", esc(&fmt::device(t))));
         push(out, format!("- **File system:** {}", esc(t.filesystem.as_deref().unwrap_or("-"))));
         push(
@@ -151,7 +147,10 @@ fn run_table(doc: &ResultDoc, out: &mut String) {
         3,
     );
     for r in &doc.results {
-        let workload = format!("{} · {} · {}", fmt::rw(&r.spec), fmt::bytes(r.spec.bs), fmt::depth(&r.spec));
+        let workload = match &r.workload {
+            Some(w) => format!("{w} · {}", fmt::depth(&r.spec)),
+            None => format!("{} · {} · {}", fmt::rw(&r.spec), fmt::bytes(r.spec.bs), fmt::depth(&r.spec)),
+        };
         for (dir, d) in [("read", &r.read), ("write", &r.write)] {
             let Some(d) = d else { continue };
             let mut row = format!("| {} | {dir} | {workload} |", esc(&r.name));

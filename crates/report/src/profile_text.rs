@@ -345,6 +345,9 @@ pub fn profile_job_notes(p: &ProfileResult) -> Vec<String> {
     v
 }
 
+/// The `filename=` of an emitted job, to be replaced: a test file in the working directory.
+pub const PLACEHOLDER_TARGET: &str = "diskmeter.test";
+
 /// The fio job file (diskmeter's dialect) for `p.job`: comments saying what it reproduces,
 /// then `[global]` and the job sections.
 pub fn profile_fio_job(p: &ProfileResult) -> String {
@@ -383,13 +386,22 @@ pub fn profile_fio_job(p: &ProfileResult) -> String {
             let _ = writeln!(out, "{l}");
         }
     }
-    let _ = writeln!(
-        out,
-        "; run: diskmeter run {} --target PATH (the job covers the first {} of PATH)",
+    let run = format!(
+        "diskmeter run {0} --target PATH, or fio {0} with filename= set to PATH (the job covers the first {1} \
+         of PATH; a device named there is written)",
         j.path,
         fmt::bytes(j.size_bytes)
     );
+    for l in fmt::wrap_text("; run: ", ";   ", &run, 100) {
+        let _ = writeln!(out, "{l}");
+    }
     out.push_str("\n[global]\n");
+    // Without these, fio runs the job through the page cache (its defaults are direct=0 and
+    // psync): the emitted job must reproduce the workload in fio as it does in diskmeter.
+    out.push_str("; direct I/O with io_uring, as diskmeter runs it (fio before 3.13: ioengine=libaio)\n");
+    out.push_str("direct=1\nioengine=io_uring\n");
+    let _ = writeln!(out, "; the file or device to test: replace {PLACEHOLDER_TARGET} (diskmeter run: --target PATH)");
+    let _ = writeln!(out, "filename={PLACEHOLDER_TARGET}");
     let _ = writeln!(out, "size={}", j.size_bytes);
     let _ = writeln!(out, "runtime={}s", j.runtime_s);
     out.push_str("time_based\n");

@@ -378,16 +378,19 @@ fn compare_doc() -> ResultDoc {
             label: "A".into(),
             source: "/mnt/a/diskmeter.test".into(),
             device: Some("nvme0n1 · Samsung SSD 990 PRO 2TB".into()),
+            folder: None,
         },
         Subject {
             label: "B".into(),
             source: "/mnt/b/diskmeter.test".into(),
             device: Some("nvme1n1 · WD Black SN850X 2TB".into()),
+            folder: None,
         },
         Subject {
             label: "C".into(),
             source: "/mnt/c/diskmeter.test".into(),
             device: Some("sda · Crucial MX500 1TB".into()),
+            folder: None,
         },
     ];
     let spec: [CompareSpec; 7] = [
@@ -1356,7 +1359,10 @@ fn any_compare() -> BoxedStrategy<Option<CompareResult>> {
                 test: TestKind::MannWhitney,
                 confidence,
                 baseline: labels.first().cloned().unwrap_or_default(),
-                subjects: labels.into_iter().map(|label| Subject { label, source: "x".into(), device: None }).collect(),
+                subjects: labels
+                    .into_iter()
+                    .map(|label| Subject { label, source: "x".into(), device: None, folder: None })
+                    .collect(),
                 interleaved: false,
                 rows,
             },

@@ -58,6 +58,9 @@ pub struct Subject {
     /// Device / model facts, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// The folder named as this target: `source` is the test file diskmeter made in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
 }
 
 /// The whole `compare` answer.

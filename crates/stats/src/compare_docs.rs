@@ -522,7 +522,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn subject(label: &str) -> Subject {
-        Subject { label: label.into(), source: format!("{label}.json"), device: None }
+        Subject { label: label.into(), source: format!("{label}.json"), device: None, folder: None }
     }
 
     fn dir(mb_s: f64, lat_mean: f64, bs: u64) -> DirStats {

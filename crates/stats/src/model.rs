@@ -230,6 +230,9 @@ pub struct TargetInfo {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub path_not_utf8: bool,
     pub device_cache_bytes: Option<u64>,
+    /// The folder the user named as the target: `path` is the test file diskmeter made in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
 }
 
 impl TargetInfo {
@@ -251,6 +254,7 @@ impl TargetInfo {
             created_by_diskmeter: false,
             path_not_utf8: false,
             device_cache_bytes: None,
+            folder: None,
         }
     }
 }
@@ -327,6 +331,10 @@ pub struct JobResult {
     /// fio log files the job wrote (`write_bw_log`, …), as paths.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_files: Vec<String>,
+    /// What the job ran when no job spec says it: a replayed trace (`trace: 100 % reads,
+    /// 4 KiB`). Reports show it in place of the spec's mode and block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
 }
 
 /// How many I/Os of one block size a job completed.
@@ -382,6 +390,7 @@ impl JobResult {
             steadystate: None,
             start_s: None,
             log_files: Vec::new(),
+            workload: None,
         }
     }
 

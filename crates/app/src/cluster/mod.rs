@@ -336,6 +336,9 @@ impl Observer for RankObserver<'_> {
     fn steps(&mut self, done: usize, total: usize, elapsed: Duration) {
         self.inner.steps(done, total, elapsed);
     }
+    fn planned(&mut self, total: Duration) {
+        self.inner.planned(total);
+    }
     fn notice(&mut self, message: &str) {
         self.inner.notice(message);
     }

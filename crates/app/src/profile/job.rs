@@ -12,7 +12,7 @@
 //!   are folded into its most frequent one, and listed.
 //! - The hot set: `random_distribution=zoned:…` with one zone per step of the hot-set curve
 //!   (1, 4, 5, 10, 30 and 50 % of the area), each getting the share of I/O the trace put on
-//!   that slice of its footprint; `size=` is the footprint.
+//!   that slice of its footprint, in whole percents as fio requires; `size=` is the footprint.
 //! - `rate_iops=` is the trace's mean rate of reads and writes (a mixed job writes it per direction,
 //!   `rate_iops=R,W`, as fio paces each direction at its own rate); `iodepth=` its largest
 //!   number of requests in flight + 1 where it recorded latencies, else [`DEFAULT_DEPTH`].
@@ -82,17 +82,18 @@ pub fn zoned(p: &ProfileResult) -> Option<String> {
     if pts.is_empty() || p.hot_set.accesses == 0 {
         return None;
     }
-    // Cumulative shares rounded to 0.01 %, the last exactly 100: the zones' shares (their
-    // differences) are then ≥ 0 and add up to exactly 100.
+    // Whole percents, as fio reads them (it drops the fraction of `9.40/1`, then refuses the
+    // zones for not adding up to 100). Cumulative shares rounded, the last exactly 100: the
+    // zones' shares (their differences) are then ≥ 0 and add up to exactly 100.
     let mut zones = Vec::new();
     let (mut prev_cum, mut prev_pct) = (0i64, 0.0f64);
     for (i, h) in pts.iter().enumerate() {
-        let cum = if i + 1 == pts.len() { 10_000 } else { (h.share * 10_000.0).round() as i64 };
-        let cum = cum.clamp(prev_cum, 10_000);
+        let cum = if i + 1 == pts.len() { 100 } else { (h.share * 100.0).round() as i64 };
+        let cum = cum.clamp(prev_cum, 100);
         let ops = cum - prev_cum;
         let area = h.footprint_pct - prev_pct;
         if area > 0.0 {
-            zones.push(format!("{}.{:02}/{}", ops / 100, ops % 100, trim(area)));
+            zones.push(format!("{ops}/{}", trim(area)));
         }
         prev_cum = cum;
         prev_pct = h.footprint_pct;
@@ -232,7 +233,7 @@ mod tests {
         );
         assert_eq!(j.size_bytes, 4096 * 1000);
         assert_eq!(j.runtime_s, 10);
-        assert_eq!(j.distribution.as_deref(), Some("zoned:9.00/1:36.00/4:45.00/5:1.10/10:3.30/30:5.60/50"));
+        assert_eq!(j.distribution.as_deref(), Some("zoned:9/1:36/4:45/5:1/10:3/30:6/50"));
         assert!(j.folded.is_empty() && j.depth_from_trace);
     }
 
@@ -247,7 +248,7 @@ mod tests {
             h.share = s;
         }
         let d = zoned(&p).unwrap();
-        assert_eq!(d, "zoned:1.23/1:3.77/4:5.00/5:10.00/10:30.00/30:50.00/50");
+        assert_eq!(d, "zoned:1/1:4/4:5/5:10/10:30/30:50/50");
         assert!(spec::units::parse_distribution("random_distribution", &d).is_ok());
     }
 

@@ -7,13 +7,13 @@ pub mod search;
 
 use crate::parse::{device_engine, percent_fraction, rw, u32_count};
 use crate::session::{
-    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, DEFAULT_TARGET,
+    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
 };
 use crate::Result;
 use engine::error::EngineError;
 use engine::probe;
 use engine::runner::{run_group_windows, Window};
-use engine::target::{open_target, target_info, Needs, OpenTarget};
+use engine::target::{open_target, Needs, OpenTarget};
 use search::{GridPoint, MeasureMode, Prober, SearchConfig, SearchOutcome};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, SpecError};
@@ -61,7 +61,7 @@ const MAX_WINDOWS: u32 = 3600;
 /// which checks every value.
 #[derive(Debug, Clone)]
 pub struct Config {
-    target: PathBuf,
+    target: TargetPath,
     pub(crate) bound_ns: u64,
     pub(crate) percentile: Percentile,
     /// One stream, or two independent streams (e.g. randread + randwrite) whose depths
@@ -190,7 +190,7 @@ impl Config {
             return Err(SpecError::value("--size", format!("{} is smaller than one block (--bs {})", o.size, o.bs)));
         }
         Ok(Config {
-            target: o.target.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET)),
+            target: TargetPath::or_default(o.target.clone()),
             bound_ns: bound.as_nanos().min(u128::from(u64::MAX)) as u64,
             percentile,
             streams,
@@ -210,7 +210,7 @@ impl Config {
     }
 
     pub fn target(&self) -> &Path {
-        &self.target
+        &self.target.path
     }
     /// The latency bound, ns.
     pub fn bound_ns(&self) -> u64 {
@@ -563,7 +563,7 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
     check_memory(cfg, opts)?;
     let t = if null { None } else { Some(open(cfg, opts, obs)?) };
     doc.target = Some(match &t {
-        Some(t) => target_info(t),
+        Some(t) => cfg.target.info(t),
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, cfg.size),
     });
     if opts.ctl.stop.load(Ordering::Relaxed) {

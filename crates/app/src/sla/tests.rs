@@ -1,4 +1,5 @@
 use super::*;
+use crate::session::DEFAULT_TARGET;
 use crate::test_support::{changed, usage_message};
 use crate::Error;
 
@@ -35,6 +36,13 @@ fn with(f: impl FnOnce(&mut Options)) -> Options {
 /// The usage error for `o` on a machine of 8 CPUs.
 fn usage(o: &Options) -> String {
     usage_message(Config::checked(o, 8).map_err(Error::from))
+}
+
+#[test]
+fn a_folder_names_its_test_file() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let c = Config::checked(&Options { target: Some(d.path().to_path_buf()), ..options() }, 8).expect("valid");
+    assert_eq!(c.target(), d.path().join(DEFAULT_TARGET));
 }
 
 #[test]

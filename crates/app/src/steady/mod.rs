@@ -7,11 +7,13 @@ pub mod state;
 pub mod sustained;
 
 use crate::parse::u32_count;
-use crate::session::{finish_error, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags};
+use crate::session::{
+    finish_error, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
+};
 use crate::Result;
 use engine::probe;
 use engine::runner::{bind, run_group_windows};
-use engine::target::{direct_block, open_target, target_info, Needs, OpenTarget};
+use engine::target::{direct_block, open_target, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
 use stats::steady::{
@@ -78,7 +80,7 @@ pub const CLIENT: Profile = Profile { name: "client", qd: 16, threads: 2, active
 /// A validated `steady`.
 #[derive(Debug, Clone)]
 pub struct Config {
-    target: PathBuf,
+    target: TargetPath,
     profile: Profile,
     matrix_name: &'static str,
     /// (block size, read percent) in round order.
@@ -117,9 +119,9 @@ impl Config {
     }
 
     fn checked(o: &Options) -> Result<Config, SpecError> {
-        let target = o.target.clone().ok_or_else(|| {
+        let target = TargetPath::resolve(o.target.clone().ok_or_else(|| {
             SpecError::value("TARGET", "name the file or block device to test, e.g. diskmeter steady /dev/nvme1n1")
-        })?;
+        })?);
         let profile = match o.profile.as_str() {
             "enterprise" => ENTERPRISE,
             "client" => CLIENT,
@@ -176,7 +178,7 @@ impl Config {
     }
 
     pub fn target(&self) -> &Path {
-        &self.target
+        &self.target.path
     }
 }
 
@@ -193,7 +195,7 @@ fn range(cfg: &Config) -> u64 {
     if let Some(s) = cfg.size {
         return s;
     }
-    match probe::probe(&cfg.target) {
+    match probe::probe(&cfg.target.path) {
         Ok(p) if p.kind == probe::TargetKind::Block => p.size_bytes / (1 << 20) * (1 << 20),
         Ok(p) if p.exists && p.size_bytes >= 2 << 20 => p.size_bytes / (1 << 20) * (1 << 20),
         _ => DEFAULT_FILE_SIZE,
@@ -229,11 +231,11 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         direct: !cfg.flags.buffered,
         bs_gcd: 512,
     };
-    obs.phase(&format!("preparing {}", cfg.target.display()), None);
-    let t = open_target(&cfg.target, needs, &opts.target, &opts.ctl.stop, &mut |e| target_event(obs, e));
+    obs.phase(&format!("preparing {}", cfg.target.path.display()), None);
+    let t = open_target(&cfg.target.path, needs, &opts.target, &opts.ctl.stop, &mut |e| target_event(obs, e));
     obs.phase_done();
     let t = t?;
-    doc.target = Some(target_info(&t));
+    doc.target = Some(cfg.target.info(&t));
 
     let (points, skipped) = usable_points(cfg, &t);
     let mut s = SteadyResult {
@@ -268,14 +270,14 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         return Err(engine::error::EngineError::Invalid(format!(
             "no point of the {} matrix can run on {}: its direct-I/O unit is {} bytes",
             cfg.matrix_name,
-            cfg.target.display(),
+            cfg.target.path.display(),
             direct_block(&t.probe)
         )));
     }
     if s.tracking.is_empty() {
         return Err(engine::error::EngineError::Invalid(format!(
             "no tracking variable (4K 0/100, 64K 65/35, 1M 100/0) can run on {}",
-            cfg.target.display()
+            cfg.target.path.display()
         )));
     }
 
@@ -734,6 +736,14 @@ mod tests {
         assert_eq!((c.round_time, c.passes, c.max_rounds), (Duration::from_secs(60), 2, 25));
         let c = Config::new(&Options { profile: "client".into(), ..options() }).expect("a value");
         assert_eq!((c.profile.qd, c.profile.threads, c.profile.active_pct), (16, 2, 75));
+    }
+
+    #[test]
+    fn a_folder_names_its_test_file() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let c = Config::new(&Options { target: Some(d.path().to_path_buf()), ..options() }).expect("valid");
+        assert_eq!(c.target(), d.path().join(crate::session::DEFAULT_TARGET));
+        assert_eq!(c.target.folder.as_deref(), Some(d.path()));
     }
 
     #[test]

@@ -348,6 +348,9 @@ fn environment(doc: &ResultDoc, kind: DocKind) -> Vec<EnvCard> {
                 ("filesystem".to_string(), opt(&t.filesystem)),
                 ("block sizes".to_string(), fmt::blocks(t)),
             ];
+            if let Some(f) = &t.folder {
+                rows.insert(1, ("folder named".to_string(), f.clone()));
+            }
             if let Some(c) = t.device_cache_bytes {
                 rows.push(("device cache".to_string(), fmt::bytes(c)));
             }
@@ -470,8 +473,8 @@ fn results_table(doc: &ResultDoc, heading: &str) -> ResultsTable {
         .map(|r| ResultRow {
             name: r.name.clone(),
             error: r.error.as_ref().map(|e| e.kind.clone()).unwrap_or_default(),
-            rw: fmt::rw(&r.spec),
-            bs: fmt::bytes(r.spec.bs),
+            rw: fmt::workload(r),
+            bs: if r.workload.is_some() { "–".to_string() } else { fmt::bytes(r.spec.bs) },
             depth: format!("{} × {}", r.spec.qd, r.spec.threads),
             read: dir_cells(&r.read),
             write: dir_cells(&r.write),
@@ -607,7 +610,7 @@ fn timelines(doc: &ResultDoc) -> (Vec<Figure>, String) {
             }
             let caption = format!(
                 "{} · IOPS (top) and p99 completion latency (bottom) per interval, {} intervals",
-                fmt::job_line(&r.spec),
+                fmt::result_parts(r).join(" · "),
                 r.series.len()
             );
             let mut fig = Figure::new(
@@ -935,7 +938,10 @@ fn compare_view(c: &CompareResult) -> CompareView {
         .enumerate()
         .map(|(i, s)| SubjectRow {
             label: s.label.clone(),
-            source: s.source.clone(),
+            source: match &s.folder {
+                Some(f) => format!("{} (in the folder {f})", s.source),
+                None => s.source.clone(),
+            },
             device: s.device.clone().unwrap_or_else(|| "–".to_string()),
             color: charts::hex(charts::color(i)),
         })

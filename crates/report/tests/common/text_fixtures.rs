@@ -249,7 +249,7 @@ pub fn sla_open_loop_doc() -> ResultDoc {
 }
 
 fn subject(label: &str, source: &str, device: Option<&str>) -> Subject {
-    Subject { label: label.into(), source: source.into(), device: device.map(str::to_string) }
+    Subject { label: label.into(), source: source.into(), device: device.map(str::to_string), folder: None }
 }
 
 /// The three rows (MB/s, IOPS, mean latency) of one test and direction from per-subject MB/s
