@@ -181,9 +181,18 @@ fn target_in_missing_directory() {
 fn target_is_a_directory() {
     let dir = tempdir();
     std::fs::create_dir(dir.path().join("sub")).expect("mkdir");
-    let o = output(dm_in(dir.path()).args(["run", "--target", "sub"]).args(SMALL));
-    assert_usage_error(&o, "sub");
-    assert_eq!(entries(dir.path()), vec!["sub".to_string()]);
+    // --target names a folder: its test file, made and removed (tests/cli_folders.rs has more).
+    let doc = run_json(dm_in(dir.path()).args(["run", "--target", "sub"]).args(SMALL));
+    assert_eq!(
+        (doc["target"]["path"].as_str(), doc["target"]["folder"].as_str()),
+        (Some("sub/diskmeter.test"), Some("sub"))
+    );
+    assert_eq!(entries(&dir.path().join("sub")), Vec::<String>::new(), "the test file is removed");
+    // A job file's filename= names files, as in fio: a directory there is refused.
+    std::fs::write(dir.path().join("j.fio"), "[j]\nfilename=sub\nrw=randread\nsize=1m\nruntime=200ms\n").expect("job");
+    let o = output(dm_in(dir.path()).args(["run", "j.fio"]));
+    assert_usage_error(&o, "is a directory");
+    assert_eq!(entries(dir.path()), vec!["j.fio".to_string(), "sub".to_string()]);
     assert_eq!(entries(&dir.path().join("sub")), Vec::<String>::new(), "nothing may be created inside it");
 }
 
