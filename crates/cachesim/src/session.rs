@@ -283,8 +283,8 @@ impl Consumer for Run {
 /// CPU time of the calling thread: what a policy's simulation costs, whether or not it had a
 /// core to itself.
 fn thread_cpu() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    Duration::new(u64::try_from(t.tv_sec).unwrap_or(0), u32::try_from(t.tv_nsec).unwrap_or(0))
+    // Zero where the OS keeps no per-thread CPU time.
+    platform::mem::thread_cpu_time().unwrap_or_default()
 }
 
 /// `opt`'s first read, and the time it took.

@@ -46,8 +46,8 @@ pub fn read_capped(path: &Path, what: &str, cap: u64) -> Result<Vec<u8>, FileErr
     if meta.len() > cap {
         return Err(too_big(meta.len()));
     }
-    let f = fs::File::open(path).map_err(|e| match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => {
+    let f = fs::File::open(path).map_err(|e| match platform::classify(&e) {
+        platform::IoErrorClass::Permission => {
             FileError::Usage(format!("cannot read {what} {}: permission denied", shown(path)))
         }
         _ => FileError::Runtime(format!("cannot open {what} {}: {e}", shown(path))),

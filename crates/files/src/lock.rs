@@ -4,10 +4,7 @@
 
 use crate::path::shown;
 use crate::FileError;
-use rustix::fs::{flock, FlockOperation};
 use std::fs::File;
-use std::os::fd::AsFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -44,15 +41,14 @@ pub fn lock_exclusive(
 ) -> Result<Locked, FileError> {
     let mut waited = false;
     loop {
-        match flock(file.as_fd(), FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => return Ok(if waited { Locked::AfterWaiting } else { Locked::Now }),
-            Err(rustix::io::Errno::WOULDBLOCK) => {}
-            Err(rustix::io::Errno::INTR) => continue,
+        match platform::lock::try_lock_exclusive(file) {
+            Ok(true) => return Ok(if waited { Locked::AfterWaiting } else { Locked::Now }),
+            Ok(false) => {}
             Err(e) => {
                 return Err(FileError::Runtime(format!("cannot lock {}: {e}", shown(path))));
             }
         }
-        let (pid, holder) = holder(file).unwrap_or((0, "another process".into()));
+        let (pid, holder) = platform::lock::holder(file).unwrap_or((0, "another process".into()));
         if pid == std::process::id() {
             // Waiting for ourselves would never end: the same target under two names.
             return Err(FileError::Usage(format!(
@@ -79,44 +75,9 @@ pub fn lock_exclusive(
     }
 }
 
-/// The pid of the process holding a flock on `file` and "diskmeter (pid 1234)" for messages,
-/// from /proc/locks.
-fn holder(file: &File) -> Option<(u32, String)> {
-    let meta = file.metadata().ok()?;
-    let (maj, min) = (libc::major(meta.dev()), libc::minor(meta.dev()));
-    let key = format!("{maj:02x}:{min:02x}:{}", meta.ino());
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    let pid = find_holder(&locks, &key)?;
-    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).map(|s| s.trim().to_string());
-    Some((
-        pid,
-        match comm {
-            Ok(c) if !c.is_empty() => format!("{c} (pid {pid})"),
-            _ => format!("process {pid}"),
-        },
-    ))
-}
-
-/// The pid of the first FLOCK on `key` (`MAJ:MIN:INODE`, major/minor in hex) in /proc/locks text.
-fn find_holder(locks: &str, key: &str) -> Option<u32> {
-    locks.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().filter(|w| *w != "->").collect();
-        // "1: FLOCK ADVISORY WRITE 1234 08:01:5678 0 EOF"
-        (f.get(1) == Some(&"FLOCK") && f.get(5) == Some(&key)).then(|| f.get(4)?.parse().ok()).flatten()
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_proc_locks() {
-        let text = "1: POSIX  ADVISORY  WRITE 99 00:19:42 0 EOF\n2: FLOCK  ADVISORY  WRITE 1234 fd:01:5678 0 EOF\n\
-                    2: -> FLOCK  ADVISORY  WRITE 77 fd:01:5678 0 EOF\n";
-        assert_eq!(find_holder(text, "fd:01:5678"), Some(1234));
-        assert_eq!(find_holder(text, "00:19:42"), None, "POSIX locks are not ours");
-    }
 
     #[test]
     fn a_second_lock_waits_or_is_refused() {

@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::AsFd;
 use std::path::Path;
 
 const XATTR: &str = "user.diskmeter";
@@ -12,16 +11,13 @@ const OUTPUT: &[u8] = b"output";
 /// Marks `file` as a diskmeter output. Failure (no user xattrs on this file system) only means
 /// the file is later recognised by its contents, or not at all, which is the safe side.
 pub fn set_output_mark(file: &File) {
-    let _ = rustix::fs::fsetxattr(file.as_fd(), XATTR, OUTPUT, rustix::fs::XattrFlags::empty());
+    let _ = platform::mark::set(file, XATTR, OUTPUT);
 }
 
 /// What kind of diskmeter file `path` is, or `None` when nothing says it is diskmeter's.
 pub fn is_ours(path: &Path) -> Option<&'static str> {
-    let mut buf = [0u8; 16];
-    if let Ok(n) = rustix::fs::getxattr(path, XATTR, &mut buf) {
-        if &buf[..n] == OUTPUT {
-            return Some("a diskmeter output");
-        }
+    if platform::mark::get(path, XATTR, 16).is_some_and(|v| v == OUTPUT) {
+        return Some("a diskmeter output");
     }
     let mut head = Vec::with_capacity(2048);
     File::open(path).ok()?.take(2048).read_to_end(&mut head).ok()?;

@@ -13,7 +13,6 @@ use crate::path::{self, shown};
 use crate::FileError;
 use std::fs;
 use std::io::{self, Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// A checked output destination.
@@ -85,7 +84,8 @@ impl OutputFile {
                  add --force to replace it, or choose another name"
             )));
         }
-        Ok(Some(meta.permissions().mode() & 0o7777))
+        // Where the OS keeps no mode bits, the new file gets the usual 0644.
+        Ok(Some(platform::fs::mode_of(&meta).map_or(0o644, |m| m & 0o7777)))
     }
 
     /// Starts writing: a temporary file in the destination's directory.
@@ -109,9 +109,9 @@ impl OutputFile {
     }
 
     fn runtime(&self, what: &str, e: &io::Error) -> FileError {
-        let note = match e.raw_os_error() {
-            Some(libc::ENOSPC) => "; the file system is full",
-            Some(libc::EDQUOT) => "; the disk quota is exhausted",
+        let note = match platform::classify(e) {
+            platform::IoErrorClass::NoSpace => "; the file system is full",
+            platform::IoErrorClass::Quota => "; the disk quota is exhausted",
             _ => "",
         };
         FileError::Runtime(format!("{what} {}: {e}{note}; nothing was written there", shown(&self.given)))
@@ -142,9 +142,9 @@ impl AtomicFile {
         tmp.as_file().sync_all().map_err(|e| out.runtime("cannot write", &e))?;
         let mode = match out.replaced_mode {
             Some(m) => m,
-            None => 0o666 & !umask(),
+            None => 0o666 & !platform::fs::umask(),
         };
-        let _ = tmp.as_file().set_permissions(fs::Permissions::from_mode(mode));
+        let _ = platform::fs::set_mode(tmp.as_file(), mode);
         crate::set_output_mark(tmp.as_file());
         // The destination may have changed while the work ran: check it again.
         out.check_existing()?;
@@ -166,16 +166,6 @@ impl Seek for AtomicFile {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         self.file()?.seek(pos)
     }
-}
-
-/// The process's umask, read without changing it (Linux ≥ 4.7 shows it in /proc/self/status).
-fn umask() -> u32 {
-    fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 //! What is wrong with a path, found before anything is opened or created.
 
 use crate::FileError;
+use platform::IoErrorClass as C;
 use std::fs;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path};
 
 /// Longest file name a Linux file system takes, in bytes.
@@ -27,23 +26,7 @@ pub fn shown(path: &Path) -> String {
 
 /// What kind of thing a file type is, for messages ("a directory", "a FIFO", …).
 pub fn kind_of(ft: fs::FileType) -> &'static str {
-    if ft.is_dir() {
-        "a directory"
-    } else if ft.is_char_device() {
-        "a character device"
-    } else if ft.is_block_device() {
-        "a block device"
-    } else if ft.is_fifo() {
-        "a FIFO"
-    } else if ft.is_socket() {
-        "a socket"
-    } else if ft.is_symlink() {
-        "a symbolic link"
-    } else if ft.is_file() {
-        "a regular file"
-    } else {
-        "not a regular file"
-    }
+    platform::fs::kind_of(ft)
 }
 
 /// Checks `path` (named `what` in messages, e.g. "--output" or "the target") for the faults that
@@ -51,7 +34,7 @@ pub fn kind_of(ft: fs::FileType) -> &'static str {
 /// `/` (a file is expected), a dangling symlink, a symlink loop, a non-directory used as a
 /// directory. Does not require the path to exist.
 pub fn check(path: &Path, what: &str) -> Result<(), FileError> {
-    let bytes = path.as_os_str().as_bytes();
+    let bytes = path.as_os_str().as_encoded_bytes();
     if bytes.is_empty() {
         return Err(FileError::Usage(format!("{what} is empty; give a path")));
     }
@@ -85,16 +68,16 @@ pub fn check(path: &Path, what: &str) -> Result<(), FileError> {
             Err(e) => Err(symlink_error(path, what, &e)),
         },
         Ok(_) => Ok(()),
-        Err(e) => match e.raw_os_error() {
-            Some(libc::ENOENT) => Ok(()),
+        Err(e) => match platform::classify(&e) {
+            C::NotFound => Ok(()),
             _ => Err(lookup_error(path, what, &e)),
         },
     }
 }
 
 fn symlink_error(path: &Path, what: &str, e: &io::Error) -> FileError {
-    match e.raw_os_error() {
-        Some(libc::ENOENT) => {
+    match platform::classify(e) {
+        C::NotFound => {
             let to = fs::read_link(path).map(|t| shown(&t)).unwrap_or_else(|_| "?".into());
             FileError::Usage(format!(
                 "{what} {} is a dangling symbolic link (it points to {to}, which does not exist); fix the link \
@@ -110,20 +93,18 @@ fn symlink_error(path: &Path, what: &str, e: &io::Error) -> FileError {
 /// errors are runtime faults.
 pub fn lookup_error(path: &Path, what: &str, e: &io::Error) -> FileError {
     let p = shown(path);
-    match e.raw_os_error() {
-        Some(libc::ELOOP) => FileError::Usage(format!(
+    match platform::classify(e) {
+        C::LinkLoop => FileError::Usage(format!(
             "{what} {p} is a loop of symbolic links (too many levels); fix the links or give another path"
         )),
-        Some(libc::ENAMETOOLONG) => {
-            FileError::Usage(format!("{what} {p} is too long for the file system; use a shorter path"))
-        }
-        Some(libc::ENOTDIR) => FileError::Usage(format!(
+        C::NameTooLong => FileError::Usage(format!("{what} {p} is too long for the file system; use a shorter path")),
+        C::NotADirectory => FileError::Usage(format!(
             "{what} {p}: a part of the path that should be a directory is a file; check the path"
         )),
-        Some(libc::EACCES) => FileError::Usage(format!(
+        C::Permission => FileError::Usage(format!(
             "{what} {p}: permission denied on a directory in the path; pick a path you can reach"
         )),
-        Some(libc::ENOENT) => FileError::Usage(format!("{what} {p} does not exist")),
+        C::NotFound => FileError::Usage(format!("{what} {p} does not exist")),
         _ => FileError::Runtime(format!("cannot look up {what} {p}: {e}")),
     }
 }
@@ -153,23 +134,24 @@ pub fn check_writable_dir(dir: &Path, what: &str) -> Result<(), FileError> {
         }
         Err(e) => return Err(lookup_error(dir, what, &e)),
     }
-    match rustix::fs::access(dir, rustix::fs::Access::WRITE_OK) {
+    match platform::fs::dir_writable(dir) {
         Ok(()) => Ok(()),
-        Err(rustix::io::Errno::ROFS) => Err(FileError::Usage(format!(
+        Err((C::ReadOnly, _)) => Err(FileError::Usage(format!(
             "{what}: {} is on a read-only file system; choose a writable directory",
             shown(dir)
         ))),
-        Err(rustix::io::Errno::ACCESS) | Err(rustix::io::Errno::PERM) => Err(FileError::Usage(format!(
+        Err((C::Permission, _)) => Err(FileError::Usage(format!(
             "{what}: no permission to create files in {}; choose a writable directory",
             shown(dir)
         ))),
-        Err(e) => Err(FileError::Runtime(format!("cannot check directory {}: {e}", shown(dir)))),
+        Err((_, e)) => Err(FileError::Runtime(format!("cannot check directory {}: {e}", shown(dir)))),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::ffi::OsStrExt;
 
     fn usage(r: Result<(), FileError>) -> String {
         match r {

@@ -592,29 +592,10 @@ impl Source {
 fn system_var(name: &str) -> Option<String> {
     match name {
         "ncpus" => Some(std::thread::available_parallelism().map_or(1, |n| n.get()).to_string()),
-        "pagesize" => Some(page_size().to_string()),
-        "mb_memory" => std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-                .map(|kb| (kb / 1024).to_string())
-        }),
+        "pagesize" => Some(platform::mem::page_size().to_string()),
+        "mb_memory" => platform::mem::total_bytes().map(|b| (b >> 20).to_string()),
         _ => None,
     }
-}
-
-fn page_size() -> u64 {
-    // The kernel's page size, as the auxiliary vector gives it (AT_PAGESZ = 6); 4096 elsewhere.
-    std::fs::read("/proc/self/auxv")
-        .ok()
-        .and_then(|a| {
-            a.chunks_exact(16).find_map(|c| {
-                let key = u64::from_ne_bytes(c[..8].try_into().ok()?);
-                let value = u64::from_ne_bytes(c[8..].try_into().ok()?);
-                (key == 6).then_some(value)
-            })
-        })
-        .unwrap_or(4096)
 }
 
 /// fio's expansion of an option value: `${NAME}` is the environment variable NAME (empty when
@@ -2076,7 +2057,7 @@ mod tests {
         assert_eq!(j.bs, 16 << 10);
         assert_eq!(j.threads as usize, std::thread::available_parallelism().map_or(1, |n| n.get()));
         assert!(system_var("mb_memory").unwrap().parse::<u64>().unwrap() > 0);
-        assert!(page_size() >= 4096);
+        assert!(system_var("pagesize").unwrap().parse::<u64>().unwrap() >= 4096);
     }
 
     fn scratch(name: &str) -> PathBuf {

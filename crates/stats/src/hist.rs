@@ -95,43 +95,24 @@ pub const CDF_FRACTIONS: [f64; 30] = [
 ];
 
 /// A zeroed counts array: anonymous pages from the kernel, so untouched pages cost nothing;
-/// the C heap if mapping fails (e.g. the map count limit).
+/// the heap if mapping fails (e.g. the map count limit) or the OS has no such mapping.
 enum Counts {
-    Mapped(std::ptr::NonNull<u64>),
+    Mapped(platform::mem::ZeroedPages),
     Heap(Box<[u64]>),
 }
 
-// SAFETY: `Mapped` owns its private mapping exactly as a Box owns its allocation; it is only
-// reached through `&self`/`&mut self`.
-unsafe impl Send for Counts {}
-// SAFETY: as above; shared references only read.
-unsafe impl Sync for Counts {}
-
 impl Counts {
     fn new() -> Self {
-        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                LAT_HIST_BYTES as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        match std::ptr::NonNull::new(p.cast::<u64>()) {
-            Some(nn) if p != libc::MAP_FAILED => Counts::Mapped(nn),
-            _ => Counts::Heap(vec![0u64; LAT_BINS].into_boxed_slice()),
+        match platform::mem::ZeroedPages::new(LAT_BINS) {
+            Some(z) => Counts::Mapped(z),
+            None => Counts::Heap(vec![0u64; LAT_BINS].into_boxed_slice()),
         }
     }
 
     #[inline]
     fn as_slice(&self) -> &[u64] {
         match self {
-            // SAFETY: the mapping holds LAT_BINS zero-initialised u64s (page-aligned) and lives
-            // as long as self.
-            Counts::Mapped(p) => unsafe { std::slice::from_raw_parts(p.as_ptr(), LAT_BINS) },
+            Counts::Mapped(z) => z.as_slice(),
             Counts::Heap(b) => b,
         }
     }
@@ -139,18 +120,8 @@ impl Counts {
     #[inline]
     fn as_mut_slice(&mut self) -> &mut [u64] {
         match self {
-            // SAFETY: as in as_slice; &mut self makes the access exclusive.
-            Counts::Mapped(p) => unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), LAT_BINS) },
+            Counts::Mapped(z) => z.as_mut_slice(),
             Counts::Heap(b) => b,
-        }
-    }
-}
-
-impl Drop for Counts {
-    fn drop(&mut self) {
-        if let Counts::Mapped(p) = self {
-            // SAFETY: unmaps exactly the mapping made in `new`, which nothing references any more.
-            unsafe { libc::munmap(p.as_ptr().cast(), LAT_HIST_BYTES as usize) };
         }
     }
 }

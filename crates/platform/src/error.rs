@@ -1,0 +1,142 @@
+//! What an OS error means, in words every layer above the OS can act on. The OS's own code
+//! ([`code_name`]: `EIO`, `ENOSPC`, …) is kept only for messages.
+
+use std::io;
+
+/// The meaning of an I/O error, whatever the OS. One classifier for the engine's results, the
+/// surface scan and the file checks: each decides what a class means for it (a surface scan
+/// records `Media` and goes on, stops on `Vanished`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoErrorClass {
+    /// The medium failed at this place (EIO, ENODATA, EILSEQ, EBADMSG, EREMOTEIO, …).
+    Media,
+    /// The device or its link is gone (ENODEV, ENXIO, ESHUTDOWN, ENOLINK).
+    Vanished,
+    /// The file system is full (ENOSPC).
+    NoSpace,
+    /// The user's disk quota is exhausted (EDQUOT).
+    Quota,
+    /// Not allowed (EACCES, EPERM).
+    Permission,
+    /// A read-only file system or device (EROFS).
+    ReadOnly,
+    /// Nothing there (ENOENT).
+    NotFound,
+    /// A part of the path that should be a directory is not (ENOTDIR).
+    NotADirectory,
+    /// A directory where a file was expected (EISDIR).
+    IsADirectory,
+    /// A loop of symbolic links (ELOOP).
+    LinkLoop,
+    /// A name or path longer than the file system takes (ENAMETOOLONG).
+    NameTooLong,
+    /// The request itself was wrong: alignment, size, flags (EINVAL, EFAULT, EBADF).
+    Invalid,
+    /// The file system or device cannot do this (EOPNOTSUPP, ENOTSUP, ENOSYS, ENOTTY).
+    Unsupported,
+    /// Out of memory or of a kernel resource (ENOMEM, EMFILE, ENFILE).
+    Resources,
+    /// Held by someone else (EBUSY, ETXTBSY).
+    Busy,
+    /// Try again (EAGAIN/EWOULDBLOCK).
+    WouldBlock,
+    /// A signal came (EINTR).
+    Interrupted,
+    /// The device did not answer in time (ETIMEDOUT).
+    TimedOut,
+    /// Anything else, or an error without an OS code.
+    Other,
+}
+
+impl IoErrorClass {
+    /// The class's name in results and messages (`media`, `vanished`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Media => "media",
+            Self::Vanished => "vanished",
+            Self::NoSpace => "no-space",
+            Self::Quota => "quota",
+            Self::Permission => "permission",
+            Self::ReadOnly => "read-only",
+            Self::NotFound => "not-found",
+            Self::NotADirectory => "not-a-directory",
+            Self::IsADirectory => "is-a-directory",
+            Self::LinkLoop => "link-loop",
+            Self::NameTooLong => "name-too-long",
+            Self::Invalid => "invalid",
+            Self::Unsupported => "unsupported",
+            Self::Resources => "resources",
+            Self::Busy => "busy",
+            Self::WouldBlock => "would-block",
+            Self::Interrupted => "interrupted",
+            Self::TimedOut => "timed-out",
+            Self::Other => "other",
+        }
+    }
+}
+
+/// The class of `e` (from its OS code; an error without one is classed by its kind).
+pub fn classify(e: &io::Error) -> IoErrorClass {
+    match e.raw_os_error() {
+        Some(code) => classify_code(code),
+        None => match e.kind() {
+            io::ErrorKind::NotFound => IoErrorClass::NotFound,
+            io::ErrorKind::PermissionDenied => IoErrorClass::Permission,
+            io::ErrorKind::Interrupted => IoErrorClass::Interrupted,
+            io::ErrorKind::WouldBlock => IoErrorClass::WouldBlock,
+            io::ErrorKind::InvalidInput => IoErrorClass::Invalid,
+            io::ErrorKind::Unsupported => IoErrorClass::Unsupported,
+            io::ErrorKind::TimedOut => IoErrorClass::TimedOut,
+            _ => IoErrorClass::Other,
+        },
+    }
+}
+
+/// The class of the OS error code `code` (an errno on Linux).
+pub fn classify_code(code: i32) -> IoErrorClass {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::errno::classify(code)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        crate::other::classify_code(code)
+    }
+}
+
+/// The OS's own name of `code` for messages (`EIO`), or `errno N` / `error N`.
+pub fn code_name(code: i32) -> String {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::errno::name(code).map_or_else(|| format!("errno {code}"), str::to_string)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        format!("error {code}")
+    }
+}
+
+/// The OS error code for a class, where a backend reports a class it found without one (an
+/// injected fault, a short transfer): EIO for media, ENOSPC for no space, …
+pub fn code_of(class: IoErrorClass) -> Option<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::errno::code_of(class)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = class;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_without_a_code_are_classed_by_kind() {
+        assert_eq!(classify(&io::Error::new(io::ErrorKind::NotFound, "x")), IoErrorClass::NotFound);
+        assert_eq!(classify(&io::Error::other("x")), IoErrorClass::Other);
+    }
+}

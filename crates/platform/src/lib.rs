@@ -1,0 +1,22 @@
+//! diskmeter's one seam to the operating system. Every other crate above the engine's
+//! backends asks this one: what a block device is and what sits under it, the kernel's disk
+//! counters, file locks and owner markers, memory and CPU facts, and what an OS error means
+//! ([`error::IoErrorClass`]).
+//!
+//! Per OS one module, as fio keeps `os/` and bottom its per-OS collectors: [`linux`] now;
+//! elsewhere the portable fallbacks in [`other`] (std only) keep the crates above compiling
+//! and safe — a lock through std's file locks, no owner marker (so diskmeter treats its own
+//! files as foreign and only reads them), facts unknown.
+
+pub mod error;
+pub mod fs;
+pub mod lock;
+pub mod mark;
+pub mod mem;
+
+#[cfg(target_os = "linux")]
+pub mod linux;
+#[cfg(not(target_os = "linux"))]
+pub mod other;
+
+pub use error::{classify, IoErrorClass};

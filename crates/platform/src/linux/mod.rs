@@ -1,0 +1,7 @@
+//! Linux: sysfs, procfs, flock, extended attributes, mmap.
+
+pub mod errno;
+pub mod fs;
+pub mod lock;
+pub mod mem;
+pub mod xattr;
