@@ -5,6 +5,7 @@
 //! injection). [`verify`] is the I/O-free core of data verification. Whole commands live in the `app` crate.
 pub mod error;
 pub mod io;
+pub mod scan;
 pub mod target;
 pub mod verify;
 

@@ -130,6 +130,15 @@ pub fn code_of(class: IoErrorClass) -> Option<i32> {
     }
 }
 
+/// An error of `class` as the OS reports it (its code where it has one), for faults found
+/// without an OS error: a short read is a media error, a failed allocation a resource one.
+pub fn os_error(class: IoErrorClass) -> io::Error {
+    match code_of(class) {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::other(class.name()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,6 @@
 
 mod badblocks;
 mod command;
-mod io;
 mod policy;
 pub mod slow;
 
@@ -27,8 +26,8 @@ use engine::buffers::{fill_pattern, BufferPool};
 use engine::error::{EngineError, Result};
 use engine::fault::{self, Hook};
 use engine::probe::{self, Probe, TargetKind};
+use engine::scan::{self as io, Dev, IoClass};
 use engine::target::{self, Access, Purpose, WhenBusy};
-use io::{Dev, IoClass};
 use rand::Rng;
 use slow::SlowDetector;
 use spec::DataPattern;
@@ -574,7 +573,7 @@ impl Scan<'_> {
             return Err(fatal(
                 self.start,
                 "allocating a read buffer",
-                &std::io::Error::from_raw_os_error(libc::ENOMEM),
+                &platform::error::os_error(platform::IoErrorClass::Resources),
             ));
         }
         Ok(())
@@ -607,7 +606,7 @@ impl Scan<'_> {
             return Ok(());
         };
         if n < len {
-            return Err(fatal(off, "reading (short read)", &std::io::Error::from_raw_os_error(libc::EIO)));
+            return Err(fatal(off, "reading (short read)", &platform::error::os_error(platform::IoErrorClass::Media)));
         }
         self.reads.push((off, len as u64, ns));
         self.judge(off, len, ns);

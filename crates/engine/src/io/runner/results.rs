@@ -230,10 +230,11 @@ pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
         ("io", format!("short {what} at {place}: {} of {} bytes", f.transferred, f.len))
     } else {
         let err = std::io::Error::from_raw_os_error(f.errno);
-        let kind = match f.errno {
-            libc::ENOSPC => "enospc",
-            libc::EIO => "eio",
-            libc::ENODEV | libc::ENXIO | libc::ENOENT | libc::ESHUTDOWN => "vanished",
+        // EIO alone is `eio`: other media errors (ENODATA, EILSEQ, …) stay `io` in results.
+        let kind = match platform::error::classify_code(f.errno) {
+            platform::IoErrorClass::NoSpace => "enospc",
+            platform::IoErrorClass::Media if platform::error::code_name(f.errno) == "EIO" => "eio",
+            platform::IoErrorClass::Vanished | platform::IoErrorClass::NotFound => "vanished",
             _ => "io",
         };
         let at = if f.op == Op::Fsync { String::new() } else { format!(" at {place}") };

@@ -1,12 +1,15 @@
-//! Timed, fault-injectable `pread`/`pwrite` of whole blocks.
+//! The surface scan's I/O: timed, fault-injectable `pread`/`pwrite` of whole blocks, and what an
+//! error means for a scan. The scan's policy (modes, narrowing, the bad-block list) is
+//! `app::surface`'s.
 
-use engine::fault::{Hook, Op};
+use crate::target::fault::{Hook, Op};
+use platform::IoErrorClass as C;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
-pub(super) struct Dev<'a> {
+pub struct Dev<'a> {
     pub file: &'a File,
     pub hook: &'a Hook,
     /// Logical block size: the unit of narrowing.
@@ -15,7 +18,7 @@ pub(super) struct Dev<'a> {
 
 /// What an I/O error means for the scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum IoClass {
+pub enum IoClass {
     /// The medium failed at this place (EIO, ENODATA, EILSEQ, …): record and go on.
     Media,
     /// The device is gone (ENODEV, ENXIO): stop with partial results.
@@ -24,34 +27,20 @@ pub(super) enum IoClass {
     Fatal,
 }
 
-pub(super) fn classify(e: &io::Error) -> IoClass {
-    match e.raw_os_error() {
-        Some(libc::ENODEV) | Some(libc::ENXIO) => IoClass::Vanished,
-        Some(libc::EINVAL) | Some(libc::EFAULT) | Some(libc::EBADF) | Some(libc::ENOMEM) | Some(libc::EPERM)
-        | Some(libc::EACCES) | Some(libc::EROFS) => IoClass::Fatal,
-        Some(_) => IoClass::Media,
-        None => IoClass::Fatal,
+pub fn classify(e: &io::Error) -> IoClass {
+    if e.raw_os_error().is_none() {
+        return IoClass::Fatal;
+    }
+    match platform::classify(e) {
+        C::Vanished => IoClass::Vanished,
+        C::Invalid | C::Resources | C::Permission | C::ReadOnly => IoClass::Fatal,
+        _ => IoClass::Media,
     }
 }
 
 /// `EIO`, `ENODATA`, … (or `errno N`).
-pub(crate) fn errno_name(n: i32) -> String {
-    let s = match n {
-        libc::EIO => "EIO",
-        libc::ENODATA => "ENODATA",
-        libc::EILSEQ => "EILSEQ",
-        libc::EBADMSG => "EBADMSG",
-        libc::EREMOTEIO => "EREMOTEIO",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::ENOSPC => "ENOSPC",
-        libc::ENODEV => "ENODEV",
-        libc::ENXIO => "ENXIO",
-        libc::ENOLINK => "ENOLINK",
-        libc::EPROTO => "EPROTO",
-        libc::EAGAIN => "EAGAIN",
-        _ => return format!("errno {n}"),
-    };
-    s.to_string()
+pub fn errno_name(n: i32) -> String {
+    platform::error::code_name(n)
 }
 
 impl Dev<'_> {
@@ -98,8 +87,8 @@ impl Dev<'_> {
     /// Test builds only: write a corrupted copy (aligned for O_DIRECT).
     #[cold]
     fn write_corrupted(&self, off: u64, buf: &[u8]) -> io::Result<()> {
-        let mut pool = engine::buffers::BufferPool::new(1, buf.len().max(4096), 4096)
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        let mut pool = crate::io::buffers::BufferPool::new(1, buf.len().max(4096), 4096)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
         let copy = &mut pool.slot_mut(0)[..buf.len()];
         copy.copy_from_slice(buf);
         self.hook.corrupt(Op::Write, off, copy);
