@@ -1,7 +1,8 @@
 //! `diskmeter top`: options → app::top (the live I/O monitor).
 
+use crate::output::Outcome;
 use crate::progress::Progress;
-use app::top::{self, Outcome};
+use app::top;
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -81,7 +82,7 @@ impl TopArgs {
     }
 }
 
-pub fn run(a: &TopArgs) -> crate::Outcome {
+pub fn run(a: &TopArgs) -> Outcome {
     // top shows newlines in messages as `?` too (its messages quote device and process names).
     let shown = |e: app::Error| match e {
         app::Error::Usage(m) => app::Error::Usage(top::sanitize(&m)),
@@ -94,7 +95,7 @@ pub fn run(a: &TopArgs) -> crate::Outcome {
     // Not locked for the whole run: the TUI writes to the terminal, and so may its panic hook on
     // another thread.
     match top::run(cfg, stop, &mut progress, &mut std::io::stdout()).map_err(shown)? {
-        Outcome::Done => Ok(0),
-        Outcome::Interrupted => Ok(130),
+        top::Outcome::Done => Ok(0),
+        top::Outcome::Interrupted => Ok(130),
     }
 }

@@ -1,6 +1,7 @@
-//! `diskmeter steady`: the clap declaration and the field copies into `app::steady`.
+//! `diskmeter steady`: the SNIA PTS IOPS steady-state test.
 
-use crate::args::{OutputArgs, TargetArgs};
+use super::common::{OutputArgs, TargetArgs};
+use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -65,4 +66,10 @@ impl From<&SteadyArgs> for app::steady::Options {
             flags: (&a.target_args).into(),
         }
     }
+}
+
+pub fn run(a: &SteadyArgs) -> Outcome {
+    output::measure("steady", &(&a.out).into(), |stop, obs| {
+        app::steady::run(&app::steady::Config::new(&a.into())?, stop, obs)
+    })
 }

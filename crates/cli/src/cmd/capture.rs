@@ -1,9 +1,9 @@
 //! `diskmeter capture`: options → app::capture; the trace is written, then its summary
 //! (text, or JSON with --json) goes to stdout.
 
+use crate::output::{self, Outcome};
 use crate::progress::Progress;
-use crate::{signals, Outcome};
-use app::output::{print_stdout, sanitize};
+use crate::signals;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -58,23 +58,7 @@ pub fn run(a: &CaptureArgs) -> Outcome {
     let stop = signals::install();
     let mut progress = Progress::new(a.quiet);
     let summary = app::capture::run(&cfg, &stop, &mut progress)?;
+    // The progress line is cleared before the summary takes the terminal.
     drop(progress);
-    if a.json {
-        let json = report::capture_json(&summary)
-            .map_err(|e| app::Error::runtime(format!("cannot write the summary: {e}")))?;
-        print_stdout(&json)?;
-    } else if !a.quiet {
-        print_stdout(&sanitize(&report::capture_text(&summary)))?;
-    }
-    if a.json || a.quiet {
-        for w in report::capture_warnings(&summary) {
-            eprintln!("warning: {}", sanitize(&w));
-        }
-    }
-    if summary.interrupted {
-        let what = signals::describe(signals::received().unwrap_or(libc::SIGINT));
-        eprintln!("{what}: the trace covers the {:.1} s before it", summary.duration_s);
-        return Ok(130);
-    }
-    Ok(0)
+    output::capture(&summary, a.json, a.quiet)
 }

@@ -1,6 +1,7 @@
-//! `diskmeter replay`: the clap declaration and the field copies into `app::replay`.
+//! `diskmeter replay`: a block trace played against a file or device.
 
-use crate::args::{OutputArgs, TargetArgs};
+use super::common::{OutputArgs, TargetArgs, TraceReadArgs};
+use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -10,7 +11,7 @@ pub struct ReplayArgs {
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     #[command(flatten)]
-    pub read: crate::args::TraceReadArgs,
+    pub read: TraceReadArgs,
     /// File or block device to replay onto (writes need --overwrite or --destroy-data).
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
@@ -66,4 +67,10 @@ impl From<&ReplayArgs> for app::replay::Options {
             flags: (&a.target_args).into(),
         }
     }
+}
+
+pub fn run(a: &ReplayArgs) -> Outcome {
+    output::measure("replay", &(&a.out).into(), |stop, obs| {
+        app::replay::run(&app::replay::Config::new(&a.into())?, stop, obs)
+    })
 }

@@ -1,12 +1,10 @@
 //! `diskmeter health`: options → app::health (SMART and endurance), then the report and the exit.
 
+use crate::output::{self, Outcome};
 use crate::progress::Progress;
-use crate::Outcome;
 use app::health::{self, Config};
-use app::output::{print_stdout, sanitize};
 use clap::Args;
 use std::path::PathBuf;
-
 const AFTER_HELP: &str = "\
 SMART comes from smartctl's JSON output (smartmontools ≥ 7.0; apt-get install smartmontools). \
 Reading SMART needs root. A virtual disk (virtio, Xen, Hyper-V, loop, zram) has no SMART and is \
@@ -109,36 +107,12 @@ impl HealthArgs {
     }
 }
 
-/// The report on stdout (JSON or text), its warnings and unreadable disks on stderr, the -o file.
-fn write_out(doc: &health::HealthDoc, cfg: &Config) -> Result<(), app::Error> {
-    if let Some(t) = cfg.stdout_text(doc) {
-        print_stdout(&t)?;
-    }
-    for w in &doc.warnings {
-        eprintln!("warning: {}", sanitize(w));
-    }
-    for line in cfg.error_lines(doc) {
-        eprintln!("error: {}", sanitize(&line));
-    }
-    cfg.write_output(doc)
-}
-
 pub fn run(a: &HealthArgs) -> Outcome {
     let cfg = Config::new(&a.options())?;
     let stop = crate::signals::install();
     let mut progress = Progress::new(a.quiet);
     let res = health::run(&cfg, &stop, &mut progress);
     drop(progress);
-    let doc = res.inspect_err(|e| {
-        if let Some(json) = health::error_json(e).filter(|_| cfg.json) {
-            println!("{json}");
-        }
-    })?;
-    write_out(&doc, &cfg)?;
-    if doc.interrupted {
-        if let Some(t) = &doc.self_test {
-            eprintln!("{}", sanitize(&t.message));
-        }
-    }
-    Ok(doc.exit_code())
+    let doc = res.inspect_err(|e| output::health_failed(&cfg, e))?;
+    output::health(&doc, &cfg)
 }
