@@ -43,7 +43,7 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub input: TraceArgs,
     /// Cache preset: database (1M/8K/PoR 2/PoW 0), filesystem (2M/16K/2/2), web (4M/64K/2/0).
-    #[arg(long, default_value = "database", value_name = "PRESET")]
+    #[arg(long, default_value = app::cache::PRESET, value_name = "PRESET")]
     pub preset: String,
     /// SSD cache capacity.
     #[arg(long, value_name = "SIZE", required = true)]
@@ -61,16 +61,16 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "N")]
     pub pow: Option<u32>,
     /// Write mode: wt (write-through), wb (write-back), wa (write-around), ro (read-only).
-    #[arg(long, default_value = "wt", value_name = "MODE")]
+    #[arg(long, default_value = app::cache::MODE, value_name = "MODE")]
     pub mode: String,
     /// Bypass sequential streams longer than this.
     #[arg(long, value_name = "SIZE")]
     pub seq_cutoff: Option<String>,
     /// Policies: qsan (the model), lru, nhit, s3fifo, opt, or all; comma-separated.
-    #[arg(long, default_value = "qsan", value_name = "LIST")]
+    #[arg(long, default_value = app::cache::POLICY, value_name = "LIST")]
     pub policy: String,
     /// Cache unit of the comparison policies (lru, nhit, s3fifo, opt).
-    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    #[arg(long, default_value = app::cache::UNIT, value_name = "SIZE")]
     pub unit: String,
     /// Bound the QSAN read/write counter table to N backing blocks (CLOCK replacement; memory is
     /// preallocated) [default: unbounded, one entry per block ever missed].
@@ -83,25 +83,25 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "SIZE")]
     pub ssd_size: Option<String>,
     /// Random IOPS of one HDD (performance prediction).
-    #[arg(long, default_value = "150", value_name = "N")]
+    #[arg(long, default_value = app::cache::HDD_IOPS, value_name = "N")]
     pub hdd_iops: String,
     /// Mean latency of one HDD I/O.
-    #[arg(long, default_value = "8ms", value_name = "DURATION")]
+    #[arg(long, default_value = app::cache::HDD_LATENCY, value_name = "DURATION")]
     pub hdd_latency: String,
     /// Number of HDDs.
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value_t = app::cache::HDDS, value_name = "N")]
     pub hdds: u32,
     /// Back-end writes per host write on the HDDs (RAID10 2, RAID5 4, RAID6 6).
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value_t = app::cache::RAID_PENALTY, value_name = "N")]
     pub raid_penalty: f64,
     /// Random IOPS of one SSD.
-    #[arg(long, default_value = "50000", value_name = "N")]
+    #[arg(long, default_value = app::cache::SSD_IOPS, value_name = "N")]
     pub ssd_iops: String,
     /// Mean latency of one SSD I/O.
-    #[arg(long, default_value = "100us", value_name = "DURATION")]
+    #[arg(long, default_value = app::cache::SSD_LATENCY, value_name = "DURATION")]
     pub ssd_latency: String,
     /// Number of SSDs.
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value_t = app::cache::SSDS, value_name = "N")]
     pub ssds: u32,
     #[command(flatten)]
     pub out: OutputArgs,
@@ -112,7 +112,7 @@ pub struct MrcArgs {
     #[command(flatten)]
     pub input: TraceArgs,
     /// Cache unit (block) size of the curve.
-    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    #[arg(long, default_value = app::cache::UNIT, value_name = "SIZE")]
     pub unit: String,
     /// Cache sizes to report, comma-separated (e.g. 1G,2G,4G) [default: the whole curve].
     #[arg(long, value_name = "LIST")]
@@ -124,10 +124,10 @@ pub struct MrcArgs {
     #[arg(long)]
     pub reads_only: bool,
     /// lru (exact stack distances) or qsan (one simulation per size of --sizes, in parallel).
-    #[arg(long, default_value = "lru", value_name = "POLICY")]
+    #[arg(long, default_value = app::cache::MRC_POLICY, value_name = "POLICY")]
     pub policy: String,
     /// Preset for --policy qsan.
-    #[arg(long, default_value = "database", value_name = "PRESET")]
+    #[arg(long, default_value = app::cache::PRESET, value_name = "PRESET")]
     pub preset: String,
     #[command(flatten)]
     pub out: OutputArgs,
@@ -166,19 +166,19 @@ pub struct SynthArgs {
     #[arg(long, value_name = "N")]
     pub requests: String,
     /// Request (and block) size.
-    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    #[arg(long, default_value = app::cache::SYNTH_BLOCK_SIZE, value_name = "SIZE")]
     pub block_size: String,
     /// Share of reads, percent.
-    #[arg(long, default_value = "70", value_name = "PCT")]
+    #[arg(long, default_value = app::cache::SYNTH_READ_PCT, value_name = "PCT")]
     pub read_pct: String,
     /// Request rate for the timestamps.
-    #[arg(long, default_value = "1000", value_name = "N")]
+    #[arg(long, default_value = app::cache::SYNTH_IOPS, value_name = "N")]
     pub iops: String,
     /// Keep zipf's hottest blocks contiguous at the start (default: scattered).
     #[arg(long)]
     pub contiguous: bool,
     /// Random seed.
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value_t = app::cache::SYNTH_SEED, value_name = "N")]
     pub seed: u64,
     /// Output trace: binary format, or CSV for a .csv name.
     #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]

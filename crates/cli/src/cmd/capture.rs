@@ -27,8 +27,7 @@ pub struct CaptureArgs {
     /// The trace to write (diskmeter's binary format, e.g. trace.dmt).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
-    /// Kernel trace buffer per CPU [default: 256 MiB shared by the CPUs, 4 to 32 MiB each].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = buffer_help())]
     pub buffer: Option<String>,
     /// Print the summary as JSON (schema diskmeter.capture.v1); warnings go to stderr.
     #[arg(long)]
@@ -61,4 +60,14 @@ pub fn run(a: &CaptureArgs) -> Outcome {
     // The progress line is cleared before the summary takes the terminal.
     drop(progress);
     output::capture(&summary, a.json, a.quiet)
+}
+
+/// `--buffer`'s help, its defaults read from the constants that set them.
+fn buffer_help() -> String {
+    format!(
+        "Kernel trace buffer per CPU [default: {} MiB shared by the CPUs, {} to {} MiB each]",
+        app::capture::BUFFER_SHARED >> 20,
+        app::capture::BUFFER_PER_CPU_MIN >> 20,
+        app::capture::BUFFER_PER_CPU_MAX >> 20
+    )
 }

@@ -61,10 +61,12 @@ pub struct TargetArgs {
     /// Let the scheduler place worker threads instead of pinning each to one allowed CPU.
     #[arg(long)]
     pub no_pin: bool,
-    /// An io_uring worker waiting for completions polls its ring this many microseconds
-    /// before it sleeps, when the run's workers leave a CPU free (0 = sleep at once, as fio)
-    /// [default: 100 for workers of QD ≤ 8, deeper ones sleep; 0 for several MPI ranks]
-    #[arg(long, value_name = "US", value_parser = clap::value_parser!(u64).range(0..=app::session::MAX_POLL_US))]
+    #[arg(
+        long,
+        value_name = "US",
+        value_parser = clap::value_parser!(u64).range(0..=app::session::MAX_POLL_US),
+        help = poll_us_help()
+    )]
     pub poll_us: Option<u64>,
     /// Skip the tool-bottleneck and memory-bandwidth checks (short null- and mem-engine runs
     /// after each job).
@@ -144,4 +146,23 @@ impl From<&TargetArgs> for app::session::TargetFlags {
             histograms: false,
         }
     }
+}
+
+/// The help of a TARGET that may be a folder, which then holds diskmeter's own test file, as
+/// does the working directory when no target is named.
+pub fn target_help(to: &str) -> String {
+    let t = app::session::DEFAULT_TARGET;
+    format!("File, block device or folder (a mount point: its {t}){to} [default: ./{t}, created and removed]")
+}
+
+/// `--poll-us`'s help, its defaults read from the constants that set them.
+fn poll_us_help() -> String {
+    format!(
+        "An io_uring worker waiting for completions polls its ring this many microseconds \
+         before it sleeps, when the run's workers leave a CPU free (0 = sleep at once, as \
+         fio) [default: {} for workers of QD ≤ {}, deeper ones sleep; 0 for several MPI \
+         ranks]",
+        app::session::DEFAULT_POLL_US,
+        engine::io::runner::DEFAULT_POLL_MAX_DEPTH
+    )
 }

@@ -28,44 +28,41 @@ pub struct CompareArgs {
     #[arg(long, value_name = "LIST")]
     pub labels: Option<String>,
     /// mark profile to run: default, nvme, peak, real (ignored when --rw is given).
-    #[arg(long, default_value = "default", value_name = "PROFILE")]
+    #[arg(long, default_value = app::mark::PROFILE, value_name = "PROFILE")]
     pub profile: String,
     /// Run one job instead of a mark profile: read, write, randread, randwrite, randrw, readwrite.
     #[arg(long, value_name = "MODE")]
     pub rw: Option<String>,
     /// Block size of the job (with --rw).
-    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    #[arg(long, default_value = app::compare::BS, value_name = "SIZE")]
     pub bs: String,
     /// Queue depth per worker of the job (with --rw).
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value = app::compare::QD, value_name = "N")]
     pub qd: String,
     /// Workers of the job (with --rw).
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value = app::compare::THREADS, value_name = "N")]
     pub threads: String,
     /// Read share of a mixed job (with --rw randrw), percent.
     #[arg(long, value_name = "PCT")]
     pub mix: Option<String>,
-    /// Measured passes per test and target [default: 5; --quick: 3].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = passes_help())]
     pub passes: Option<String>,
-    /// Length of each pass [default: 5s; --quick: 1s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", help = time_help())]
     pub time: Option<String>,
     /// Skip the unmeasured warm-up pass per test and target.
     #[arg(long)]
     pub no_warmup: bool,
-    /// Test area size per target [default: 1G; --quick: 256M].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = size_help())]
     pub size: Option<String>,
     /// A verdict in about a minute: 256M per target, a warm-up and 3 passes of 1 s per test
     /// (the default profile on two targets: about 1 min against about 8 min).
     #[arg(long)]
     pub quick: bool,
     /// I/O engine: io_uring, psync (or null: no device).
-    #[arg(long, default_value = "io_uring", value_name = "ENGINE")]
+    #[arg(long, default_value = app::session::DEFAULT_ENGINE, value_name = "ENGINE")]
     pub engine: String,
     /// Significance test: welch (Welch's t) or mann-whitney.
-    #[arg(long, default_value = "welch", value_name = "TEST")]
+    #[arg(long, default_value = app::compare::TEST, value_name = "TEST")]
     pub test: String,
     /// Random seed.
     #[arg(long, value_name = "N")]
@@ -105,4 +102,23 @@ pub fn run(a: &CompareArgs) -> Outcome {
     output::measure("compare", &(&a.out).into(), |stop, obs| {
         app::compare::run(&app::compare::Config::new(&a.into())?, stop, obs)
     })
+}
+
+/// `--passes`'s help, its defaults read from the constants that set them.
+fn passes_help() -> String {
+    format!(
+        "Measured passes per test and target [default: {}; --quick: {}]",
+        app::compare::PASSES,
+        app::compare::QUICK_PASSES
+    )
+}
+
+/// `--time`'s help, its defaults read from the constants that set them.
+fn time_help() -> String {
+    format!("Length of each pass [default: {}; --quick: {}]", app::compare::TIME, app::compare::QUICK_TIME)
+}
+
+/// `--size`'s help, its defaults read from the constants that set them.
+fn size_help() -> String {
+    format!("Test area size per target [default: {}; --quick: {}]", app::compare::SIZE, app::compare::QUICK_SIZE)
 }

@@ -49,8 +49,7 @@ pub struct HealthArgs {
     /// Rated drive writes per day; TBW = DWPD × capacity × 365 × warranty years.
     #[arg(long, value_name = "N")]
     pub dwpd: Option<String>,
-    /// Warranty years for --dwpd [default: 5].
-    #[arg(long = "warranty-years", value_name = "YEARS")]
+    #[arg(long = "warranty-years", value_name = "YEARS", help = warranty_years_help())]
     pub warranty_years: Option<String>,
     /// History file for write rate and wear slope [default: $XDG_STATE_HOME/diskmeter/health.json].
     #[arg(long, value_name = "FILE")]
@@ -67,9 +66,7 @@ pub struct HealthArgs {
     /// The smartctl to run [default: $DISKMETER_SMARTCTL, else smartctl in PATH, /usr/sbin, /sbin].
     #[arg(long, value_name = "PATH")]
     pub smartctl: Option<PathBuf>,
-    /// How long one smartctl call may take before it and what it started are killed
-    /// (a number alone is seconds) [default: 60s].
-    #[arg(long = "smartctl-timeout", value_name = "DURATION")]
+    #[arg(long = "smartctl-timeout", value_name = "DURATION", help = smartctl_timeout_help())]
     pub smartctl_timeout: Option<String>,
     /// smartctl's device type (-d), for USB bridges and RAID controllers: sat, nvme, megaraid,N, …
     #[arg(short = 'd', long = "device-type", value_name = "TYPE")]
@@ -115,4 +112,18 @@ pub fn run(a: &HealthArgs) -> Outcome {
     drop(progress);
     let doc = res.inspect_err(|e| output::health_failed(&cfg, e))?;
     output::health(&doc, &cfg)
+}
+
+/// `--warranty-years`'s help, its defaults read from the constants that set them.
+fn warranty_years_help() -> String {
+    format!("Warranty years for --dwpd [default: {}]", app::health::WARRANTY_YEARS)
+}
+
+/// `--smartctl-timeout`'s help, its defaults read from the constants that set them.
+fn smartctl_timeout_help() -> String {
+    format!(
+        "How long one smartctl call may take before it and what it started are killed (a \
+         number alone is seconds) [default: {}s]",
+        app::health::SMARTCTL_TIMEOUT.as_secs()
+    )
 }

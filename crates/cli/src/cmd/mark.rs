@@ -1,6 +1,6 @@
 //! `diskmeter mark`: the CrystalDiskMark card, on one host or on every rank under mpirun.
 
-use super::common::{HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
+use super::common::{target_help, HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use app::cluster::Cluster;
 use clap::Args;
@@ -8,30 +8,24 @@ use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct MarkArgs {
-    /// File, block device or folder (a mount point: its diskmeter.test) to test
-    /// [default: ./diskmeter.test, created and removed].
-    #[arg(value_name = "TARGET")]
+    #[arg(value_name = "TARGET", help = target_help(" to test"))]
     pub target_pos: Option<PathBuf>,
     /// Same as the positional TARGET.
     #[arg(long, value_name = "PATH", conflicts_with = "target_pos")]
     pub target: Option<PathBuf>,
     /// Test set: default (SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1), nvme, peak, real.
-    #[arg(long, default_value = "default", value_name = "PROFILE")]
+    #[arg(long, default_value = app::mark::PROFILE, value_name = "PROFILE")]
     pub profile: String,
     /// Also run every test as a mixed stream of 70 % reads / 30 % writes.
     #[arg(long)]
     pub mix: bool,
-    /// Test area size [default: 1G; --quick: 256M].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = size_help())]
     pub size: Option<String>,
-    /// Measured passes per test; the card shows the best (CrystalDiskMark 9) [default: 3].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = passes_help())]
     pub passes: Option<u32>,
-    /// Length of each pass [default: 5s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", help = time_help())]
     pub time: Option<String>,
-    /// Pause between tests [default: 5s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", help = interval_help())]
     pub interval: Option<String>,
     /// Skip the unmeasured warm-up pass before each test.
     #[arg(long)]
@@ -40,7 +34,7 @@ pub struct MarkArgs {
     #[arg(long)]
     pub quick: bool,
     /// I/O engine: io_uring, psync (or null: no device, the tool's own ceiling).
-    #[arg(long, default_value = "io_uring", value_name = "ENGINE")]
+    #[arg(long, default_value = app::session::DEFAULT_ENGINE, value_name = "ENGINE")]
     pub engine: String,
     /// Random seed (offsets and data are reproducible for a given seed).
     #[arg(long, value_name = "N")]
@@ -83,4 +77,24 @@ pub fn run(a: &MarkArgs, cluster: &mut Cluster) -> Outcome {
     output::measure_on(cluster, "mark", &(&a.out).into(), a.hosts.shared, |stop, obs| {
         app::mark::run(&app::mark::Config::new(&o)?, stop, obs)
     })
+}
+
+/// `--size`'s help, its defaults read from the constants that set them.
+fn size_help() -> String {
+    format!("Test area size [default: {}; --quick: {}]", app::mark::SIZE, app::mark::QUICK_SIZE)
+}
+
+/// `--passes`'s help, its defaults read from the constants that set them.
+fn passes_help() -> String {
+    format!("Measured passes per test; the card shows the best (CrystalDiskMark 9) [default: {}]", app::mark::PASSES)
+}
+
+/// `--time`'s help, its defaults read from the constants that set them.
+fn time_help() -> String {
+    format!("Length of each pass [default: {}]", app::mark::TIME)
+}
+
+/// `--interval`'s help, its defaults read from the constants that set them.
+fn interval_help() -> String {
+    format!("Pause between tests [default: {}]", app::mark::INTERVAL)
 }

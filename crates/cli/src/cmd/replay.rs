@@ -20,13 +20,12 @@ pub struct ReplayArgs {
     pub devices_to_targets: Vec<String>,
     /// original (the trace's times, open loop), afap (as fast as possible under --qd), depth (the
     /// trace's own outstanding count).
-    #[arg(long, value_name = "TIMING", default_value = "original")]
+    #[arg(long, value_name = "TIMING", default_value = app::replay::TIMING)]
     pub timing: String,
     /// Time scale of --timing original: 2.0 replays twice as fast.
     #[arg(long, value_name = "FACTOR")]
     pub speed: Option<String>,
-    /// Requests outstanding at most [default: 32 for afap, 256 otherwise].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = qd_help())]
     pub qd: Option<String>,
     /// How trace addresses land on the target: modulo, scale or offset [default: offset when the
     /// trace's span fits the target, else modulo].
@@ -73,4 +72,13 @@ pub fn run(a: &ReplayArgs) -> Outcome {
     output::measure("replay", &(&a.out).into(), |stop, obs| {
         app::replay::run(&app::replay::Config::new(&a.into())?, stop, obs)
     })
+}
+
+/// `--qd`'s help, its defaults read from the constants that set them.
+fn qd_help() -> String {
+    format!(
+        "Requests outstanding at most [default: {} for afap, {} otherwise]",
+        app::replay::DEFAULT_QD_AFAP,
+        app::replay::DEFAULT_QD_OPEN
+    )
 }

@@ -1,7 +1,7 @@
 //! `diskmeter run`: any workload (options or an fio job file), on one host or on every rank
 //! under mpirun.
 
-use super::common::{HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
+use super::common::{target_help, HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use app::cluster::Cluster;
 use clap::Args;
@@ -10,11 +10,13 @@ use std::path::PathBuf;
 /// `run --verify` and its options.
 #[derive(Debug, Args, Clone)]
 pub struct VerifyArgs {
-    /// Verify the data: every written chunk carries a header (offset, job, generation, time,
-    /// seed, checksum); reads check it, and after the writes every written chunk is read back.
-    /// A failure is diagnosed (torn, stale, misdirected, zeroed, unwritten, corrupt) and makes
-    /// the exit status 1. KIND: crc32c, md5, sha256, xxhash, meta, pattern [default: crc32c].
-    #[arg(long, value_name = "KIND", num_args = 0..=1, default_missing_value = "crc32c")]
+    #[arg(
+        long,
+        value_name = "KIND",
+        num_args = 0..=1,
+        default_missing_value = app::run::VERIFY_KIND,
+        help = verify_help()
+    )]
     pub verify: Option<String>,
     /// Bytes per checked chunk, each with its own header [default: the block size].
     #[arg(long, value_name = "SIZE")]
@@ -46,9 +48,7 @@ pub struct RunArgs {
     /// An fio job file; command-line workload options then act as defaults for its jobs.
     #[arg(value_name = "JOBFILE")]
     pub jobfile: Option<PathBuf>,
-    /// File, block device or folder (a mount point: its diskmeter.test)
-    /// [default: ./diskmeter.test, created and removed].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help = target_help(""))]
     pub target: Option<PathBuf>,
     /// Job name shown in the results.
     #[arg(long, value_name = "NAME")]
@@ -80,10 +80,7 @@ pub struct RunArgs {
     /// Read share in percent for randrw/readwrite [default: 70].
     #[arg(long, value_name = "PCT")]
     pub mix: Option<String>,
-    /// I/O engine: io_uring, psync, null (no device: the tool's own ceiling), mem (memcpy
-    /// over a --size memory region: this machine's memory bandwidth for the shape)
-    /// [default: io_uring].
-    #[arg(long, value_name = "ENGINE")]
+    #[arg(long, value_name = "ENGINE", help = engine_help())]
     pub engine: Option<String>,
     /// Open-loop rate for the job (latency counted from the intended issue time).
     #[arg(long, value_name = "N")]
@@ -166,4 +163,26 @@ pub fn run(a: &RunArgs, cluster: &mut Cluster) -> Outcome {
     output::measure_on(cluster, "run", &(&a.out).into(), a.hosts.shared, |stop, obs| {
         app::run::run(&app::run::Config::new(&o)?, stop, obs)
     })
+}
+
+/// `--verify`'s help, its defaults read from the constants that set them.
+fn verify_help() -> String {
+    format!(
+        "Verify the data: every written chunk carries a header (offset, job, generation, \
+         time, seed, checksum); reads check it, and after the writes every written chunk is \
+         read back. A failure is diagnosed (torn, stale, misdirected, zeroed, unwritten, \
+         corrupt) and makes the exit status 1. KIND: crc32c, md5, sha256, xxhash, meta, \
+         pattern [default: {}]",
+        app::run::VERIFY_KIND
+    )
+}
+
+/// `--engine`'s help, its defaults read from the constants that set them.
+fn engine_help() -> String {
+    format!(
+        "I/O engine: io_uring, psync, null (no device: the tool's own ceiling), mem (memcpy \
+         over a --size memory region: this machine's memory bandwidth for the shape) \
+         [default: {}]",
+        app::session::DEFAULT_ENGINE
+    )
 }

@@ -1,15 +1,13 @@
 //! `diskmeter sla`: the most IOPS under a latency bound.
 
-use super::common::{OutputArgs, TargetArgs};
+use super::common::{target_help, OutputArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct SlaArgs {
-    /// File, block device or folder (a mount point: its diskmeter.test) to test
-    /// [default: ./diskmeter.test, created and removed].
-    #[arg(value_name = "TARGET")]
+    #[arg(value_name = "TARGET", help = target_help(" to test"))]
     pub target_pos: Option<PathBuf>,
     /// Same as the positional TARGET.
     #[arg(long, value_name = "PATH", conflicts_with = "target_pos")]
@@ -18,20 +16,20 @@ pub struct SlaArgs {
     #[arg(long, value_name = "DURATION", required = true)]
     pub latency: String,
     /// Which latency statistic the bound applies to: mean, 50, 90, 99, 99.9.
-    #[arg(long, default_value = "mean", value_name = "STAT")]
+    #[arg(long, default_value = app::sla::DEFAULT_PERCENTILE, value_name = "STAT")]
     pub percentile: String,
     /// Workload: randread, randwrite, randrw, read, write, or two independent streams such as
     /// randread+randwrite (their depths scale together, split by --mix).
-    #[arg(long, default_value = "randread", value_name = "MODE")]
+    #[arg(long, default_value = app::sla::DEFAULT_RW, value_name = "MODE")]
     pub rw: String,
     /// Block size per I/O.
-    #[arg(long, default_value = "4k", value_name = "SIZE")]
+    #[arg(long, default_value = app::sla::DEFAULT_BS, value_name = "SIZE")]
     pub bs: String,
     /// Read share (randrw), or the first stream's share of the depth (two streams), percent.
     #[arg(long, value_name = "PCT")]
     pub mix: Option<String>,
     /// Deepest queue per worker to try (at most 32768).
-    #[arg(long, default_value = "256", value_name = "N")]
+    #[arg(long, default_value = app::sla::DEFAULT_MAX_QD, value_name = "N")]
     pub max_qd: String,
     /// Most workers to try [default: the CPUs this process may use].
     #[arg(long, value_name = "N")]
@@ -43,26 +41,26 @@ pub struct SlaArgs {
     #[arg(long)]
     pub open_loop: bool,
     /// Test area size.
-    #[arg(long, default_value = "1G", value_name = "SIZE")]
+    #[arg(long, default_value = app::sla::DEFAULT_SIZE, value_name = "SIZE")]
     pub size: String,
     /// Unmeasured ramp before each point.
-    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, default_value = app::sla::DEFAULT_RAMP, value_name = "DURATION")]
     pub ramp: String,
     /// Fewest one-second windows per point.
-    #[arg(long, default_value = "3", value_name = "N")]
+    #[arg(long, default_value = app::sla::DEFAULT_MIN_WINDOWS, value_name = "N")]
     pub min_windows: String,
     /// Most one-second windows per point (a point that has not settled by then is flagged).
-    #[arg(long, default_value = "10", value_name = "N")]
+    #[arg(long, default_value = app::sla::DEFAULT_MAX_WINDOWS, value_name = "N")]
     pub max_windows: String,
     /// A point is stable when its IOPS and latency are known to within this (relative standard
     /// error over its one-second windows).
-    #[arg(long, default_value = "5%", value_name = "PCT")]
+    #[arg(long, default_value = app::sla::DEFAULT_CV, value_name = "PCT")]
     pub cv: String,
     /// Points whose latency is within this distance of the bound are measured twice.
-    #[arg(long, default_value = "10%", value_name = "PCT")]
+    #[arg(long, default_value = app::sla::DEFAULT_GUARD, value_name = "PCT")]
     pub guard: String,
     /// I/O engine: io_uring, psync (or null: no device).
-    #[arg(long, default_value = "io_uring", value_name = "ENGINE")]
+    #[arg(long, default_value = app::session::DEFAULT_ENGINE, value_name = "ENGINE")]
     pub engine: String,
     /// Random offset distribution: uniform, zipf:THETA, pareto:H, hotset:OPS%/AREA%.
     #[arg(long, value_name = "DIST")]

@@ -45,10 +45,10 @@ pub struct SurfaceArgs {
     #[arg(long, value_name = "PATH", conflicts_with = "target_pos")]
     pub target: Option<PathBuf>,
     /// read (never writes), nondestructive (read, write pattern, verify, restore) or destructive.
-    #[arg(long, default_value = "read", value_name = "MODE")]
+    #[arg(long, default_value = app::surface::MODE, value_name = "MODE")]
     pub mode: String,
     /// Bytes per scanned block (a multiple of the logical block size).
-    #[arg(long, default_value = "1M", value_name = "SIZE")]
+    #[arg(long, default_value = app::surface::BLOCK, value_name = "SIZE")]
     pub block: String,
     /// Start of the span [default: 0].
     #[arg(long, value_name = "SIZE")]
@@ -60,34 +60,34 @@ pub struct SurfaceArgs {
     #[arg(long, value_name = "N")]
     pub sample: Option<String>,
     /// Blocks in flight during a read scan (read mode; slow-block re-reads run at 1).
-    #[arg(long, default_value = "1", value_name = "N")]
+    #[arg(long, default_value = app::surface::QD, value_name = "N")]
     pub qd: String,
     /// Zones of the transfer-rate chart (MB/s per zone = bytes / summed time of its blocks).
-    #[arg(long, default_value = "100", value_name = "N")]
+    #[arg(long, default_value = app::surface::ZONES, value_name = "N")]
     pub zones: String,
     /// A block is slow above this many times the rolling median latency.
-    #[arg(long, default_value = "5", value_name = "K")]
+    #[arg(long, default_value = app::surface::SLOW_FACTOR, value_name = "K")]
     pub slow_factor: String,
     /// Blocks in the rolling median.
-    #[arg(long, default_value = "64", value_name = "N")]
+    #[arg(long, default_value = app::surface::SLOW_WINDOW, value_name = "N")]
     pub slow_window: String,
     /// Never flag a block faster than this (jitter on fast devices), e.g. 20ms.
-    #[arg(long, default_value = "20ms", value_name = "DURATION")]
+    #[arg(long, default_value = app::surface::SLOW_FLOOR, value_name = "DURATION")]
     pub slow_floor: String,
     /// Re-reads of a slow block to tell confirmed from transient (1 to 10).
-    #[arg(long, default_value = "2", value_name = "N")]
+    #[arg(long, default_value = app::surface::REREADS, value_name = "N")]
     pub rereads: String,
     /// Random 4k reads for the access time after the scan (0 = none).
-    #[arg(long, default_value = "200", value_name = "N")]
+    #[arg(long, default_value = app::surface::ACCESS, value_name = "N")]
     pub access: String,
     /// Measure only the random access time (no scan).
     #[arg(long)]
     pub access_only: bool,
     /// Non-destructive mode's pattern: a byte such as 0xaa, or random.
-    #[arg(long, default_value = "0xaa", value_name = "BYTE")]
+    #[arg(long, default_value = app::surface::PATTERN, value_name = "BYTE")]
     pub pattern: String,
     /// Destructive mode's patterns, written and verified in this order.
-    #[arg(long, default_value = "0xaa,0x55,0xff,0x00", value_name = "LIST")]
+    #[arg(long, default_value = app::surface::PATTERNS, value_name = "LIST")]
     pub patterns: String,
     /// Write the bad blocks as e2fsck -l / mke2fs -l read them: block numbers in --fs-block
     /// units from the start of TARGET, one per line (an empty file when there are none).
@@ -95,7 +95,7 @@ pub struct SurfaceArgs {
     pub badblocks_out: Option<PathBuf>,
     /// File-system block size of --badblocks-out (a power of two; badblocks' own default is
     /// 1024, ext4's usual block is 4096).
-    #[arg(long, default_value = "4096", value_name = "SIZE")]
+    #[arg(long, default_value = app::surface::FS_BLOCK, value_name = "SIZE")]
     pub fs_block: String,
     /// Read through the page cache instead of direct I/O (measures RAM; the result is flagged).
     #[arg(long)]

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct TopArgs {
     /// Time between reports (iostat's interval); at least 100ms.
-    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    #[arg(long, value_name = "DURATION", default_value = app::top::INTERVAL)]
     pub interval: String,
     /// Print N reports, then exit (plain mode; without it, run until Ctrl-C).
     #[arg(long, value_name = "N")]
@@ -31,7 +31,7 @@ pub struct TopArgs {
     pub devices: Vec<String>,
     /// Order devices (and processes) by: name, iops, read, write, await, queue, util, iodelay
     /// (processes by IO%, devices by %util).
-    #[arg(long, value_name = "KEY", default_value = "name")]
+    #[arg(long, value_name = "KEY", default_value = app::top::SORT)]
     pub sort: String,
     /// Plain text even on a terminal (no TUI).
     #[arg(long)]
