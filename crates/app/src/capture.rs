@@ -45,11 +45,16 @@ pub struct Config {
     pub output: OutputFile,
 }
 
+/// The kernel buffer the CPUs share by default, and the bounds of one CPU's share.
+pub const BUFFER_SHARED: u64 = 256 << 20;
+pub const BUFFER_PER_CPU_MIN: u64 = 4 << 20;
+pub const BUFFER_PER_CPU_MAX: u64 = 32 << 20;
+
 /// The default kernel buffer per CPU: 256 MiB shared by the CPUs, 4 to 32 MiB each (at
 /// 100 000 events/s a CPU fills 4 MiB in about half a second, and the buffers are read
 /// every 50 ms).
 pub fn default_buffer(cpus: u64) -> u64 {
-    ((256u64 << 20) / cpus.max(1)).clamp(4 << 20, 32 << 20)
+    (BUFFER_SHARED / cpus.max(1)).clamp(BUFFER_PER_CPU_MIN, BUFFER_PER_CPU_MAX)
 }
 
 fn from_monitor(e: MonitorError) -> Error {

@@ -56,6 +56,13 @@ pub struct Options {
     pub flags: TargetFlags,
 }
 
+/// The job of `--rw` (block size, depth, workers) and the significance test when the command
+/// line leaves them out, as typed.
+pub const BS: &str = "4k";
+pub const QD: &str = "1";
+pub const THREADS: &str = "1";
+pub const TEST: &str = "welch";
+
 /// Measured passes per test and target, by default and with `--quick`. Three is the fewest
 /// that gives Welch's t a usable interval (two passes draw the `compare-caveat` warning).
 pub const PASSES: u32 = 5;

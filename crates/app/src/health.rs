@@ -17,6 +17,11 @@ pub use health::render::clean;
 pub use health::report::HealthDoc;
 pub use health::selftest::WaitObserver;
 
+/// Warranty years of `--dwpd` when `--warranty-years` is not given.
+pub const WARRANTY_YEARS: f64 = 5.0;
+/// How long one smartctl call may take when `--smartctl-timeout` is not given.
+pub const SMARTCTL_TIMEOUT: Duration = smartctl::DEFAULT_TIMEOUT;
+
 /// The options of `diskmeter health`, as given.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -84,7 +89,7 @@ fn rated(o: &Options) -> Result<Option<RatedSpec>> {
             let dwpd = units::parse_positive("--dwpd", d, "drive writes per day", 100.0)?;
             let years = match &o.warranty_years {
                 Some(y) => units::parse_positive("--warranty-years", y, "years of warranty", 50.0)?,
-                None => 5.0,
+                None => WARRANTY_YEARS,
             };
             Some(RatedSpec::Dwpd { dwpd, years })
         }
@@ -148,7 +153,7 @@ impl Config {
         };
         let smartctl_timeout = match &o.smartctl_timeout {
             Some(t) => smartctl::check_timeout("--smartctl-timeout", duration("--smartctl-timeout", t)?)?,
-            None => smartctl::DEFAULT_TIMEOUT,
+            None => SMARTCTL_TIMEOUT,
         };
         let output = output(o)?;
         let state_path = if o.no_state {

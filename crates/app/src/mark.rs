@@ -134,6 +134,15 @@ pub struct Config {
     sustained: Option<Vec<Duration>>,
 }
 
+/// The card's test set, area, passes, pass length and pause when the command line leaves them
+/// out, as typed; `--quick` takes [`QUICK_SIZE`].
+pub const PROFILE: &str = "default";
+pub const SIZE: &str = "1G";
+pub const QUICK_SIZE: &str = "256M";
+pub const PASSES: u32 = 3;
+pub const TIME: &str = "5s";
+pub const INTERVAL: &str = "5s";
+
 /// Most measured passes per test.
 const MAX_PASSES: u32 = 100;
 
@@ -152,11 +161,11 @@ impl Config {
             start_at: None,
             profile: profile("--profile", &o.profile)?,
             mix: o.mix,
-            size: 1 << 30,
+            size: units::parse_size("--size", SIZE)?,
             size_explicit: false,
-            passes: 3,
-            time: Duration::from_secs(5),
-            interval: Duration::from_secs(5),
+            passes: PASSES,
+            time: units::parse_duration("--time", TIME, TimeUnit::Seconds)?,
+            interval: units::parse_duration("--interval", INTERVAL, TimeUnit::Seconds)?,
             warmup: true,
             engine: EngineKind::IoUring,
             direct: true,
@@ -179,7 +188,7 @@ impl Config {
             return Err(SpecError::value("--recovery", "re-tests the write cliff: add --sustained"));
         }
         if o.quick {
-            c.size = 256 << 20;
+            c.size = units::parse_size("--size", QUICK_SIZE)?;
             c.passes = 1;
             c.time = Duration::from_secs(1);
             c.interval = Duration::ZERO;

@@ -28,11 +28,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use trace::{Op, ReadOptions, TraceFormat, TraceReader};
 
+/// The timing when the command line names none.
+pub const TIMING: &str = "original";
 /// The largest request replayed; longer ones are cut to it (and counted).
 pub const MAX_REQUEST: u64 = 64 << 20;
 /// Default requests outstanding at most: `afap`, and the slots of the open-loop timings.
-const DEFAULT_QD_AFAP: u32 = 32;
-const DEFAULT_QD_OPEN: u32 = 256;
+pub const DEFAULT_QD_AFAP: u32 = 32;
+pub const DEFAULT_QD_OPEN: u32 = 256;
 /// The buffers (2 per slot) may take at most this much memory; --qd is lowered to fit.
 const MAX_POOL: u64 = 1 << 30;
 /// A test file diskmeter creates for a trace is at most this large unless --size says so.

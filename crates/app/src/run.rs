@@ -58,6 +58,9 @@ pub struct Options {
     pub force: bool,
 }
 
+/// The checksum of a bare `--verify`.
+pub const VERIFY_KIND: &str = "crc32c";
+
 /// `--verify` and its options as typed (the checksum kind is `Some` when `--verify` was given).
 #[derive(Debug, Clone, Default)]
 pub struct VerifyOptions {

@@ -106,6 +106,9 @@ pub struct SessionOptions {
 }
 
 /// `--poll-us` by default: [`engine::runner::DEFAULT_POLL_NS`] in microseconds.
+/// The I/O engine of `mark`, `run`, `sla` and `compare` when none is named.
+pub const DEFAULT_ENGINE: &str = "io_uring";
+
 pub const DEFAULT_POLL_US: u64 = engine::runner::DEFAULT_POLL_NS / 1000;
 /// The longest `--poll-us`: one second.
 pub const MAX_POLL_US: u64 = 1_000_000;

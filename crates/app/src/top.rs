@@ -18,6 +18,10 @@ use std::time::Duration;
 pub use monitor::render::sanitize;
 pub use monitor::run::Outcome;
 
+/// The report interval and the sort key when the command line names none, as typed.
+pub const INTERVAL: &str = "1s";
+pub const SORT: &str = "name";
+
 /// The options of `diskmeter top`, as given.
 #[derive(Debug, Clone, Default)]
 pub struct Options {

@@ -6,7 +6,7 @@ use app::health::WaitObserver;
 use app::session::Observer;
 use app::surface::SurfaceObserver;
 use app::top::TopObserver;
-use engine::runner::Tick;
+use engine::io::runner::Tick;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;

@@ -16,6 +16,26 @@ use stats::ResultDoc;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+/// `simulate`'s cache and back end when the command line leaves them out, as typed.
+pub const PRESET: &str = "database";
+pub const MODE: &str = "wt";
+pub const POLICY: &str = "qsan";
+pub const UNIT: &str = "4k";
+pub const HDD_IOPS: &str = "150";
+pub const HDD_LATENCY: &str = "8ms";
+pub const HDDS: u32 = 1;
+pub const RAID_PENALTY: f64 = 1.0;
+pub const SSD_IOPS: &str = "50000";
+pub const SSD_LATENCY: &str = "100us";
+pub const SSDS: u32 = 1;
+/// `mrc`'s policy when none is named (its unit is [`UNIT`], its preset [`PRESET`]).
+pub const MRC_POLICY: &str = "lru";
+/// `synth`'s request size, read share, rate and seed when the command line leaves them out.
+pub const SYNTH_BLOCK_SIZE: &str = "4k";
+pub const SYNTH_READ_PCT: &str = "70";
+pub const SYNTH_IOPS: &str = "1000";
+pub const SYNTH_SEED: u64 = 1;
+
 /// Which trace and how to read it, as given on the command line.
 #[derive(Debug, Clone, Default)]
 pub struct TraceOptions {

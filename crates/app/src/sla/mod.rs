@@ -55,6 +55,18 @@ pub struct Options {
 }
 
 /// Most one-second windows per point.
+/// The search's settings when the command line leaves them out, as typed.
+pub const DEFAULT_PERCENTILE: &str = "mean";
+pub const DEFAULT_RW: &str = "randread";
+pub const DEFAULT_BS: &str = "4k";
+pub const DEFAULT_MAX_QD: &str = "256";
+pub const DEFAULT_SIZE: &str = "1G";
+pub const DEFAULT_RAMP: &str = "1s";
+pub const DEFAULT_MIN_WINDOWS: &str = "3";
+pub const DEFAULT_MAX_WINDOWS: &str = "10";
+pub const DEFAULT_CV: &str = "5%";
+pub const DEFAULT_GUARD: &str = "10%";
+
 const MAX_WINDOWS: u32 = 3600;
 
 /// A validated `sla`: everything it needs besides the target. Built only by [`Config::new`],

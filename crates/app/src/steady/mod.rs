@@ -32,6 +32,11 @@ pub const PTS_MIXES: [u8; 7] = [100, 95, 65, 50, 35, 5, 0];
 /// PTS block sizes, in the order a round runs them within a mix.
 pub const PTS_SIZES: [u64; 8] = [1 << 20, 128 << 10, 64 << 10, 32 << 10, 16 << 10, 8 << 10, 4 << 10, 512];
 /// The tracking variables' points (block size, read percent): 4K 0/100, 64K 65/35, 1M 100/0.
+/// The test matrix, round length and preconditioning when the command line leaves them out,
+/// as typed (the profile's is [`ENTERPRISE`]).
+pub const MATRIX: &str = "pts";
+pub const ROUND_TIME: &str = "60s";
+pub const PRECONDITION_PASSES: &str = "2";
 const TRACKED: [(u64, u8); 3] = [(4 << 10, 0), (64 << 10, 65), (1 << 20, 100)];
 /// Preconditioning: 128 KiB sequential writes at this depth.
 const PRECONDITION_BS: u64 = 128 << 10;

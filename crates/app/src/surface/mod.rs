@@ -22,6 +22,20 @@ pub mod slow;
 pub use command::{parse_byte, parse_fs_block, parse_patterns, run, Config, Options, Outcome};
 pub use policy::Ending;
 
+/// The scan's settings when the command line leaves them out, as typed.
+pub const MODE: &str = "read";
+pub const BLOCK: &str = "1M";
+pub const QD: &str = "1";
+pub const ZONES: &str = "100";
+pub const SLOW_FACTOR: &str = "5";
+pub const SLOW_WINDOW: &str = "64";
+pub const SLOW_FLOOR: &str = "20ms";
+pub const REREADS: &str = "2";
+pub const ACCESS: &str = "200";
+pub const PATTERN: &str = "0xaa";
+pub const PATTERNS: &str = "0xaa,0x55,0xff,0x00";
+pub const FS_BLOCK: &str = "4096";
+
 use engine::buffers::{fill_pattern, BufferPool};
 use engine::error::{EngineError, Result};
 use engine::fault::{self, Hook};

@@ -1,9 +1,9 @@
 //! `diskmeter capture`: options → app::capture; the trace is written, then its summary
 //! (text, or JSON with --json) goes to stdout.
 
+use crate::output::{self, Outcome};
 use crate::progress::Progress;
-use crate::{signals, Outcome};
-use app::output::{print_stdout, sanitize};
+use crate::signals;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -27,8 +27,7 @@ pub struct CaptureArgs {
     /// The trace to write (diskmeter's binary format, e.g. trace.dmt).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
-    /// Kernel trace buffer per CPU [default: 256 MiB shared by the CPUs, 4 to 32 MiB each].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = buffer_help())]
     pub buffer: Option<String>,
     /// Print the summary as JSON (schema diskmeter.capture.v1); warnings go to stderr.
     #[arg(long)]
@@ -58,23 +57,17 @@ pub fn run(a: &CaptureArgs) -> Outcome {
     let stop = signals::install();
     let mut progress = Progress::new(a.quiet);
     let summary = app::capture::run(&cfg, &stop, &mut progress)?;
+    // The progress line is cleared before the summary takes the terminal.
     drop(progress);
-    if a.json {
-        let json = report::capture_json(&summary)
-            .map_err(|e| app::Error::runtime(format!("cannot write the summary: {e}")))?;
-        print_stdout(&json)?;
-    } else if !a.quiet {
-        print_stdout(&sanitize(&report::capture_text(&summary)))?;
-    }
-    if a.json || a.quiet {
-        for w in report::capture_warnings(&summary) {
-            eprintln!("warning: {}", sanitize(&w));
-        }
-    }
-    if summary.interrupted {
-        let what = signals::describe(signals::received().unwrap_or(libc::SIGINT));
-        eprintln!("{what}: the trace covers the {:.1} s before it", summary.duration_s);
-        return Ok(130);
-    }
-    Ok(0)
+    output::capture(&summary, a.json, a.quiet)
+}
+
+/// `--buffer`'s help, its defaults read from the constants that set them.
+fn buffer_help() -> String {
+    format!(
+        "Kernel trace buffer per CPU [default: {} MiB shared by the CPUs, {} to {} MiB each]",
+        app::capture::BUFFER_SHARED >> 20,
+        app::capture::BUFFER_PER_CPU_MIN >> 20,
+        app::capture::BUFFER_PER_CPU_MAX >> 20
+    )
 }

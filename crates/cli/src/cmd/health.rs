@@ -1,12 +1,10 @@
 //! `diskmeter health`: options → app::health (SMART and endurance), then the report and the exit.
 
+use crate::output::{self, Outcome};
 use crate::progress::Progress;
-use crate::Outcome;
 use app::health::{self, Config};
-use app::output::{print_stdout, sanitize};
 use clap::Args;
 use std::path::PathBuf;
-
 const AFTER_HELP: &str = "\
 SMART comes from smartctl's JSON output (smartmontools ≥ 7.0; apt-get install smartmontools). \
 Reading SMART needs root. A virtual disk (virtio, Xen, Hyper-V, loop, zram) has no SMART and is \
@@ -51,8 +49,7 @@ pub struct HealthArgs {
     /// Rated drive writes per day; TBW = DWPD × capacity × 365 × warranty years.
     #[arg(long, value_name = "N")]
     pub dwpd: Option<String>,
-    /// Warranty years for --dwpd [default: 5].
-    #[arg(long = "warranty-years", value_name = "YEARS")]
+    #[arg(long = "warranty-years", value_name = "YEARS", help = warranty_years_help())]
     pub warranty_years: Option<String>,
     /// History file for write rate and wear slope [default: $XDG_STATE_HOME/diskmeter/health.json].
     #[arg(long, value_name = "FILE")]
@@ -69,9 +66,7 @@ pub struct HealthArgs {
     /// The smartctl to run [default: $DISKMETER_SMARTCTL, else smartctl in PATH, /usr/sbin, /sbin].
     #[arg(long, value_name = "PATH")]
     pub smartctl: Option<PathBuf>,
-    /// How long one smartctl call may take before it and what it started are killed
-    /// (a number alone is seconds) [default: 60s].
-    #[arg(long = "smartctl-timeout", value_name = "DURATION")]
+    #[arg(long = "smartctl-timeout", value_name = "DURATION", help = smartctl_timeout_help())]
     pub smartctl_timeout: Option<String>,
     /// smartctl's device type (-d), for USB bridges and RAID controllers: sat, nvme, megaraid,N, …
     #[arg(short = 'd', long = "device-type", value_name = "TYPE")]
@@ -109,36 +104,26 @@ impl HealthArgs {
     }
 }
 
-/// The report on stdout (JSON or text), its warnings and unreadable disks on stderr, the -o file.
-fn write_out(doc: &health::HealthDoc, cfg: &Config) -> Result<(), app::Error> {
-    if let Some(t) = cfg.stdout_text(doc) {
-        print_stdout(&t)?;
-    }
-    for w in &doc.warnings {
-        eprintln!("warning: {}", sanitize(w));
-    }
-    for line in cfg.error_lines(doc) {
-        eprintln!("error: {}", sanitize(&line));
-    }
-    cfg.write_output(doc)
-}
-
 pub fn run(a: &HealthArgs) -> Outcome {
     let cfg = Config::new(&a.options())?;
     let stop = crate::signals::install();
     let mut progress = Progress::new(a.quiet);
     let res = health::run(&cfg, &stop, &mut progress);
     drop(progress);
-    let doc = res.inspect_err(|e| {
-        if let Some(json) = health::error_json(e).filter(|_| cfg.json) {
-            println!("{json}");
-        }
-    })?;
-    write_out(&doc, &cfg)?;
-    if doc.interrupted {
-        if let Some(t) = &doc.self_test {
-            eprintln!("{}", sanitize(&t.message));
-        }
-    }
-    Ok(doc.exit_code())
+    let doc = res.inspect_err(|e| output::health_failed(&cfg, e))?;
+    output::health(&doc, &cfg)
+}
+
+/// `--warranty-years`'s help, its defaults read from the constants that set them.
+fn warranty_years_help() -> String {
+    format!("Warranty years for --dwpd [default: {}]", app::health::WARRANTY_YEARS)
+}
+
+/// `--smartctl-timeout`'s help, its defaults read from the constants that set them.
+fn smartctl_timeout_help() -> String {
+    format!(
+        "How long one smartctl call may take before it and what it started are killed (a \
+         number alone is seconds) [default: {}s]",
+        app::health::SMARTCTL_TIMEOUT.as_secs()
+    )
 }

@@ -1,6 +1,7 @@
-//! `diskmeter replay`: the clap declaration and the field copies into `app::replay`.
+//! `diskmeter replay`: a block trace played against a file or device.
 
-use crate::args::{OutputArgs, TargetArgs};
+use super::common::{OutputArgs, TargetArgs, TraceReadArgs};
+use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -10,7 +11,7 @@ pub struct ReplayArgs {
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     #[command(flatten)]
-    pub read: crate::args::TraceReadArgs,
+    pub read: TraceReadArgs,
     /// File or block device to replay onto (writes need --overwrite or --destroy-data).
     #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
@@ -19,13 +20,12 @@ pub struct ReplayArgs {
     pub devices_to_targets: Vec<String>,
     /// original (the trace's times, open loop), afap (as fast as possible under --qd), depth (the
     /// trace's own outstanding count).
-    #[arg(long, value_name = "TIMING", default_value = "original")]
+    #[arg(long, value_name = "TIMING", default_value = app::replay::TIMING)]
     pub timing: String,
     /// Time scale of --timing original: 2.0 replays twice as fast.
     #[arg(long, value_name = "FACTOR")]
     pub speed: Option<String>,
-    /// Requests outstanding at most [default: 32 for afap, 256 otherwise].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = qd_help())]
     pub qd: Option<String>,
     /// How trace addresses land on the target: modulo, scale or offset [default: offset when the
     /// trace's span fits the target, else modulo].
@@ -66,4 +66,19 @@ impl From<&ReplayArgs> for app::replay::Options {
             flags: (&a.target_args).into(),
         }
     }
+}
+
+pub fn run(a: &ReplayArgs) -> Outcome {
+    output::measure("replay", &(&a.out).into(), |stop, obs| {
+        app::replay::run(&app::replay::Config::new(&a.into())?, stop, obs)
+    })
+}
+
+/// `--qd`'s help, its defaults read from the constants that set them.
+fn qd_help() -> String {
+    format!(
+        "Requests outstanding at most [default: {} for afap, {} otherwise]",
+        app::replay::DEFAULT_QD_AFAP,
+        app::replay::DEFAULT_QD_OPEN
+    )
 }

@@ -1,7 +1,8 @@
 //! `diskmeter top`: options → app::top (the live I/O monitor).
 
+use crate::output::Outcome;
 use crate::progress::Progress;
-use app::top::{self, Outcome};
+use app::top;
 use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct TopArgs {
     /// Time between reports (iostat's interval); at least 100ms.
-    #[arg(long, value_name = "DURATION", default_value = "1s")]
+    #[arg(long, value_name = "DURATION", default_value = app::top::INTERVAL)]
     pub interval: String,
     /// Print N reports, then exit (plain mode; without it, run until Ctrl-C).
     #[arg(long, value_name = "N")]
@@ -30,7 +31,7 @@ pub struct TopArgs {
     pub devices: Vec<String>,
     /// Order devices (and processes) by: name, iops, read, write, await, queue, util, iodelay
     /// (processes by IO%, devices by %util).
-    #[arg(long, value_name = "KEY", default_value = "name")]
+    #[arg(long, value_name = "KEY", default_value = app::top::SORT)]
     pub sort: String,
     /// Plain text even on a terminal (no TUI).
     #[arg(long)]
@@ -81,7 +82,7 @@ impl TopArgs {
     }
 }
 
-pub fn run(a: &TopArgs) -> crate::Outcome {
+pub fn run(a: &TopArgs) -> Outcome {
     // top shows newlines in messages as `?` too (its messages quote device and process names).
     let shown = |e: app::Error| match e {
         app::Error::Usage(m) => app::Error::Usage(top::sanitize(&m)),
@@ -94,7 +95,7 @@ pub fn run(a: &TopArgs) -> crate::Outcome {
     // Not locked for the whole run: the TUI writes to the terminal, and so may its panic hook on
     // another thread.
     match top::run(cfg, stop, &mut progress, &mut std::io::stdout()).map_err(shown)? {
-        Outcome::Done => Ok(0),
-        Outcome::Interrupted => Ok(130),
+        top::Outcome::Done => Ok(0),
+        top::Outcome::Interrupted => Ok(130),
     }
 }

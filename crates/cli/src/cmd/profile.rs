@@ -1,8 +1,9 @@
 //! `diskmeter profile`: options → app::profile; the result is written like every result
 //! document (text, --json, -o), the job file by app.
 
-use crate::args::OutputArgs;
-use crate::{measure, Outcome};
+use super::common::TraceReadArgs;
+use crate::output::{self, Outcome};
+use app::output::OutputOptions;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -22,7 +23,7 @@ pub struct ProfileArgs {
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     #[command(flatten)]
-    pub read: crate::args::TraceReadArgs,
+    pub read: TraceReadArgs,
     /// Also write an fio job file (diskmeter's dialect) that reproduces the workload.
     #[arg(long, value_name = "FILE.fio")]
     pub emit_job: Option<PathBuf>,
@@ -52,7 +53,7 @@ impl From<&ProfileArgs> for app::profile::Options {
 }
 
 pub fn run(a: &ProfileArgs) -> Outcome {
-    let out = OutputArgs { json: a.json, output: a.output.clone(), quiet: a.quiet, html: None, force: a.force };
+    let out = OutputOptions { json: a.json, output: a.output.clone(), quiet: a.quiet, html: None, force: a.force };
     let opts = app::profile::Options::from(a);
-    measure("profile", &out, |stop, obs| app::profile::run(&app::profile::Config::new(&opts)?, &stop, obs))
+    output::measure("profile", &out, |stop, obs| app::profile::run(&app::profile::Config::new(&opts)?, &stop, obs))
 }

@@ -1,6 +1,7 @@
-//! `diskmeter steady`: the clap declaration and the field copies into `app::steady`.
+//! `diskmeter steady`: the SNIA PTS IOPS steady-state test.
 
-use crate::args::{OutputArgs, TargetArgs};
+use super::common::{OutputArgs, TargetArgs};
+use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -20,17 +21,17 @@ pub struct SteadyArgs {
     #[arg(value_name = "TARGET")]
     pub target: PathBuf,
     /// enterprise (QD32, 4 workers, 100 % of the range) or client (QD16, 2 workers, 75 %).
-    #[arg(long, value_name = "PROFILE", default_value = "enterprise")]
+    #[arg(long, value_name = "PROFILE", default_value = app::steady::ENTERPRISE.name)]
     pub profile: String,
     /// Test points: pts (7 read/write mixes x 8 block sizes, 1M to 512B) or quick (4K 0/100,
     /// 4K 65/35, 64K 65/35).
-    #[arg(long, value_name = "MATRIX", default_value = "pts")]
+    #[arg(long, value_name = "MATRIX", default_value = app::steady::MATRIX)]
     pub matrix: String,
     /// Length of each test point in every round (whole seconds).
-    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    #[arg(long, value_name = "DURATION", default_value = app::steady::ROUND_TIME)]
     pub round_time: String,
     /// Sequential 128 KiB write passes over the whole range before the rounds (0 skips).
-    #[arg(long, value_name = "N", default_value = "2")]
+    #[arg(long, value_name = "N", default_value = app::steady::PRECONDITION_PASSES)]
     pub precondition_passes: String,
     /// Also track p99 latency of the tracking points (a latency steady state).
     #[arg(long)]
@@ -38,8 +39,7 @@ pub struct SteadyArgs {
     /// Test range from the start [default: a block device whole; a file 1G].
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Most rounds, 5 to 25 [default: 25].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = max_rounds_help())]
     pub max_rounds: Option<String>,
     /// Random seed.
     #[arg(long, value_name = "N")]
@@ -65,4 +65,15 @@ impl From<&SteadyArgs> for app::steady::Options {
             flags: (&a.target_args).into(),
         }
     }
+}
+
+pub fn run(a: &SteadyArgs) -> Outcome {
+    output::measure("steady", &(&a.out).into(), |stop, obs| {
+        app::steady::run(&app::steady::Config::new(&a.into())?, stop, obs)
+    })
+}
+
+/// `--max-rounds`'s help, its defaults read from the constants that set them.
+fn max_rounds_help() -> String {
+    format!("Most rounds, {} to {max} [default: {max}]", stats::steady::WINDOW_ROUNDS, max = stats::steady::MAX_ROUNDS)
 }
