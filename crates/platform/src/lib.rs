@@ -8,6 +8,8 @@
 //! and safe — a lock through std's file locks, no owner marker (so diskmeter treats its own
 //! files as foreign and only reads them), facts unknown.
 
+pub mod block;
+pub mod diskstats;
 pub mod error;
 pub mod fs;
 pub mod lock;
