@@ -144,6 +144,13 @@ impl Device {
     }
 }
 
+/// A device number the OS does not list: where the walker looked and why it found nothing.
+#[derive(Debug)]
+pub struct NotListed {
+    pub path: PathBuf,
+    pub error: std::io::Error,
+}
+
 /// The block-device walker over one set of [`Roots`].
 #[derive(Debug, Clone, Default)]
 pub struct Topology {
@@ -179,6 +186,11 @@ impl Topology {
 
     /// The device of a major:minor pair.
     pub fn by_number(&self, major: u32, minor: u32) -> Option<Device> {
+        self.lookup_number(major, minor).ok()
+    }
+
+    /// [`Topology::by_number`] saying where it looked and what failed, for messages.
+    pub fn lookup_number(&self, major: u32, minor: u32) -> Result<Device, NotListed> {
         #[cfg(target_os = "linux")]
         {
             crate::linux::block::by_number(&self.roots, major, minor)
@@ -186,7 +198,7 @@ impl Topology {
         #[cfg(not(target_os = "linux"))]
         {
             let _ = (major, minor);
-            None
+            Err(NotListed { path: PathBuf::new(), error: std::io::Error::from(std::io::ErrorKind::Unsupported) })
         }
     }
 
@@ -276,6 +288,19 @@ impl Topology {
         #[cfg(not(target_os = "linux"))]
         {
             Ok(Vec::new())
+        }
+    }
+
+    /// The partitions of a whole disk, in name order.
+    pub fn partitions(&self, disk: &str) -> Vec<Device> {
+        #[cfg(target_os = "linux")]
+        {
+            crate::linux::block::partitions(&self.roots, disk)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = disk;
+            Vec::new()
         }
     }
 

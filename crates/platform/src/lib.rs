@@ -15,6 +15,7 @@ pub mod fs;
 pub mod lock;
 pub mod mark;
 pub mod mem;
+pub mod mounts;
 
 #[cfg(target_os = "linux")]
 pub mod linux;

@@ -206,3 +206,13 @@ fn real_loop_device_shows_its_backing_file() {
     assert_eq!(d.queue.logical_block_size, Some(512));
     drop(lo);
 }
+
+#[test]
+fn partitions_of_a_disk() {
+    let (_t, s) = tree();
+    let sda = sata(&s);
+    s.partition(&sda, "sda2", (8, 2), 2, 1_052_672, 4096).unwrap();
+    let parts: Vec<(String, u32)> =
+        Topology::new(s.roots()).partitions("sda").into_iter().map(|p| (p.name, p.minor)).collect();
+    assert_eq!(parts, [("sda1".to_string(), 1), ("sda2".to_string(), 2)]);
+}

@@ -2,7 +2,7 @@
 //! directory; a partition's directory sits inside its disk's, which holds the queue and the
 //! `device/` link to the hardware.
 
-use crate::block::{parse_scheduler, split_dev, transport_of, Device, Ident, Partition, Queue, Roots};
+use crate::block::{parse_scheduler, split_dev, transport_of, Device, Ident, NotListed, Partition, Queue, Roots};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -64,12 +64,18 @@ pub fn by_name(roots: &Roots, name: &str) -> Option<Device> {
     from_dir(&fs::canonicalize(link_of(roots, name)?).ok()?)
 }
 
-pub fn by_number(roots: &Roots, major: u32, minor: u32) -> Option<Device> {
+pub fn by_number(roots: &Roots, major: u32, minor: u32) -> Result<Device, NotListed> {
+    let path = roots.sys.join(format!("dev/block/{major}:{minor}"));
+    let fail = |path: PathBuf, kind: std::io::ErrorKind| Err(NotListed { path, error: kind.into() });
     if major == 0 {
-        return None;
+        // Major 0 is the kernel's anonymous devices (tmpfs, overlay, btrfs subvolumes).
+        return fail(path, std::io::ErrorKind::NotFound);
     }
-    let dir = fs::canonicalize(roots.sys.join(format!("dev/block/{major}:{minor}"))).ok()?;
-    let mut d = from_dir(&dir)?;
+    let dir = match fs::canonicalize(&path) {
+        Ok(d) => d,
+        Err(error) => return Err(NotListed { path, error }),
+    };
+    let Some(mut d) = from_dir(&dir) else { return fail(path, std::io::ErrorKind::InvalidData) };
     // Trees without `dev` files still answer by the numbers asked for.
     if (d.major, d.minor) == (0, 0) {
         (d.major, d.minor) = (major, minor);
@@ -77,7 +83,17 @@ pub fn by_number(roots: &Roots, major: u32, minor: u32) -> Option<Device> {
             (d.disk_major, d.disk_minor) = (major, minor);
         }
     }
-    Some(d)
+    Ok(d)
+}
+
+pub fn partitions(roots: &Roots, disk: &str) -> Vec<Device> {
+    let Some(dir) = link_of(roots, disk).and_then(|l| fs::canonicalize(l).ok()) else { return Vec::new() };
+    list_names(&dir)
+        .into_iter()
+        .map(|child| dir.join(child))
+        .filter(|c| c.join("partition").exists())
+        .filter_map(|c| from_dir(&c))
+        .collect()
 }
 
 pub fn list(roots: &Roots, name: &str, what: &str) -> Vec<String> {
