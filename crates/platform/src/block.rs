@@ -280,7 +280,7 @@ impl Topology {
     }
 
     /// The whole disks and stacked devices the kernel lists (`block/`), sorted.
-    pub fn disk_names(&self) -> std::io::Result<Vec<String>> {
+    pub fn disk_names(&self) -> Result<Vec<String>, NotListed> {
         #[cfg(target_os = "linux")]
         {
             crate::linux::block::disk_names(&self.roots)

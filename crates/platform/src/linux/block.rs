@@ -104,8 +104,13 @@ pub fn attr(roots: &Roots, name: &str, rel: &str) -> Option<String> {
     read_trim(&link_of(roots, name)?.join(rel))
 }
 
-pub fn disk_names(roots: &Roots) -> std::io::Result<Vec<String>> {
-    let mut v: Vec<String> = fs::read_dir(roots.sys.join("block"))?
+pub fn disk_names(roots: &Roots) -> Result<Vec<String>, NotListed> {
+    let path = roots.sys.join("block");
+    let rd = match fs::read_dir(&path) {
+        Ok(rd) => rd,
+        Err(error) => return Err(NotListed { path, error }),
+    };
+    let mut v: Vec<String> = rd
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
