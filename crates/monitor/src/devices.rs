@@ -2,8 +2,8 @@
 //! another virtual device, and which latency class it belongs to. Read from sysfs under a
 //! root that tests point at a fake tree.
 
-use serde::{Deserialize, Serialize};
 use platform::block::Topology;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// The kind of block device.

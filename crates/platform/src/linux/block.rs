@@ -110,10 +110,7 @@ pub fn disk_names(roots: &Roots) -> Result<Vec<String>, NotListed> {
         Ok(rd) => rd,
         Err(error) => return Err(NotListed { path, error }),
     };
-    let mut v: Vec<String> = rd
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut v: Vec<String> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     Ok(v)
 }
