@@ -1,13 +1,14 @@
 //! From what the user named (a disk, partition, dm/md/loop device, mount point or any
-//! file) to the physical whole disks that hold it, through sysfs:
-//! `/sys/class/block/X/partition` → the parent disk, `slaves/` for dm and md
-//! (recursively), `st_dev` of a file → `/sys/dev/block/MAJ:MIN`.
+//! file) to the physical whole disks that hold it, through platform's block walker: a
+//! partition → its disk, dm and md → their slaves (recursively), a file → the device of
+//! its `st_dev`.
 //!
 //! Virtual disks (virtio, Xen, Hyper-V, loop, RAM disks, zram, nbd, anything under
 //! `/sys/devices/virtual`, QEMU/VirtualBox/VMware disk models) have no SMART of their
 //! own: they are reported as "SMART unavailable: virtual device", not as failures.
 
 use crate::HealthError;
+use platform::block::{Roots, Topology};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fs;
@@ -24,7 +25,8 @@ pub struct SysPaths {
 
 impl Default for SysPaths {
     fn default() -> Self {
-        Self { sys: "/sys".into(), proc_dir: "/proc".into(), dev: "/dev".into() }
+        let r = Roots::default();
+        Self { sys: r.sys, proc_dir: r.proc, dev: r.dev }
     }
 }
 
@@ -42,76 +44,55 @@ pub struct Disk {
     pub size_bytes: Option<u64>,
 }
 
-fn major_minor(dev: u64) -> (u64, u64) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    (major, minor)
-}
-
-fn read_trim(p: &Path) -> Option<String> {
-    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+fn major_minor(dev: u64) -> (u32, u32) {
+    platform::block::split_dev(dev)
 }
 
 impl SysPaths {
-    fn class(&self, name: &str) -> PathBuf {
-        self.sys.join("class/block").join(name)
+    fn topo(&self) -> Topology {
+        Topology::new(Roots { sys: self.sys.clone(), proc: self.proc_dir.clone(), dev: self.dev.clone() })
     }
 
     fn exists(&self, name: &str) -> bool {
-        !name.is_empty() && !name.contains('/') && self.class(name).exists()
+        self.topo().exists(name)
     }
 
-    /// The kernel name behind `/sys/dev/block/MAJ:MIN`.
+    /// The kernel name behind a device number.
     fn name_of_dev(&self, dev: u64) -> Option<String> {
         let (ma, mi) = major_minor(dev);
-        let link = self.sys.join(format!("dev/block/{ma}:{mi}"));
-        let target = fs::canonicalize(&link).ok()?;
-        target.file_name().map(|n| n.to_string_lossy().into_owned())
+        self.topo().by_number(ma, mi).map(|d| d.name)
     }
 
-    /// Sectors written (512 B units) from `/sys/block/X/stat`, field 7.
+    /// Sectors written (512 B units) from the device's `stat`, field 7.
     pub fn sectors_written(&self, name: &str) -> Option<u64> {
-        let s = read_trim(&self.class(name).join("stat"))?;
+        let s = self.topo().attr(name, "stat")?;
         s.split_whitespace().nth(6)?.parse().ok()
     }
 
     /// Seconds since boot, from `/proc/uptime`.
     pub fn uptime_s(&self) -> Option<f64> {
-        let s = read_trim(&self.proc_dir.join("uptime"))?;
+        let s = fs::read_to_string(self.proc_dir.join("uptime")).ok()?;
         s.split_whitespace().next()?.parse().ok().filter(|u: &f64| u.is_finite() && *u > 0.0)
     }
 
     fn size_bytes(&self, name: &str) -> Option<u64> {
-        read_trim(&self.class(name).join("size"))?.parse::<u64>().ok().map(|s| s * 512)
-    }
-
-    fn dm_name(&self, name: &str) -> Option<String> {
-        read_trim(&self.class(name).join("dm/name")).filter(|s| !s.is_empty())
+        self.topo().device(name)?.size_bytes()
     }
 
     fn label(&self, name: &str) -> String {
-        match self.dm_name(name) {
+        match self.topo().device(name).and_then(|d| d.dm_name) {
             Some(dm) => format!("{name} ({dm})"),
             None => name.to_string(),
         }
     }
 
     fn slaves(&self, name: &str) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(self.class(name).join("slaves"))
-            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-            .unwrap_or_default();
-        v.sort();
-        v
+        self.topo().slaves(name)
     }
 
     /// The parent disk of a partition.
     fn partition_parent(&self, name: &str) -> Option<String> {
-        let dir = self.class(name);
-        if !dir.join("partition").exists() {
-            return None;
-        }
-        let real = fs::canonicalize(&dir).ok()?;
-        real.parent()?.file_name().map(|n| n.to_string_lossy().into_owned())
+        self.topo().device(name)?.partition.map(|p| p.disk)
     }
 
     /// Why `name` is a virtual disk, or `None` for a physical one.
@@ -128,8 +109,8 @@ impl SysPaths {
                 return Some(kind.into());
             }
         }
-        let real =
-            fs::canonicalize(self.class(name)).ok().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let dev = self.topo().device(name);
+        let real = dev.as_ref().map(|d| d.node_path.to_string_lossy().into_owned()).unwrap_or_default();
         if real.contains("/devices/virtual/") {
             return Some("virtual block device with no physical disk below it".into());
         }
@@ -142,8 +123,9 @@ impl SysPaths {
         if real.to_ascii_lowercase().contains("vmbus") {
             return Some("Hyper-V virtual disk".into());
         }
-        let model = read_trim(&self.class(name).join("device/model")).unwrap_or_default();
-        let vendor = read_trim(&self.class(name).join("device/vendor")).unwrap_or_default();
+        let ident = dev.map(|d| d.ident).unwrap_or_default();
+        let model = ident.model.unwrap_or_default();
+        let vendor = ident.vendor.unwrap_or_default();
         let both = format!("{vendor} {model}");
         for needle in ["QEMU", "VBOX", "VMware", "Virtual disk", "Virtual HD", "Msft"] {
             if both.contains(needle) {
@@ -235,11 +217,10 @@ impl SysPaths {
     /// loop, RAM and zram devices, empty devices (card readers without a card), and
     /// dm/md devices (their member disks are listed themselves).
     pub fn all_disks(&self) -> Result<Vec<Disk>, HealthError> {
-        let dir = self.sys.join("block");
-        let rd = fs::read_dir(&dir).map_err(|e| HealthError::Runtime(format!("cannot list {}: {e}", dir.display())))?;
-        let mut names: Vec<String> =
-            rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
+        let names = self
+            .topo()
+            .disk_names()
+            .map_err(|nl| HealthError::Runtime(format!("cannot list {}: {}", nl.path.display(), nl.error)))?;
         Ok(names
             .iter()
             .filter(|n| !["loop", "ram", "zram"].iter().any(|p| n.starts_with(p)))

@@ -2,8 +2,9 @@
 //! another virtual device, and which latency class it belongs to. Read from sysfs under a
 //! root that tests point at a fake tree.
 
+use platform::block::Topology;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The kind of block device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -131,46 +132,24 @@ fn class_from_name(name: &str, kind: Kind, rotational: Option<bool>) -> Class {
     }
 }
 
-/// sysfs reader; `root` is `/sys` on a live system.
-#[derive(Debug, Clone)]
+/// sysfs reader over platform's block walker; `root` is `/sys` on a live system.
+#[derive(Debug, Clone, Default)]
 pub struct Sysfs {
-    root: PathBuf,
-}
-
-impl Default for Sysfs {
-    fn default() -> Self {
-        Sysfs { root: PathBuf::from("/sys") }
-    }
-}
-
-fn read_trim(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok().map(|s| s.trim().to_string())
-}
-
-fn list_dir(p: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(p)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
+    topo: Topology,
 }
 
 impl Sysfs {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Sysfs { root: root.into() }
+        Sysfs { topo: Topology::with_sys(root) }
     }
 
     /// Classify one kernel block-device name.
     pub fn classify(&self, name: &str) -> DeviceInfo {
-        let class_dir = self.root.join("class/block").join(name);
-        if !class_dir.exists() && !self.root.join("block").join(name).exists() {
+        let Some(dev) = self.topo.device(name) else {
             return DeviceInfo::guess(name);
-        }
-        if class_dir.join("partition").exists() {
-            // /sys/class/block/sda1 → …/block/sda/sda1: the parent is the directory above.
-            let parent = std::fs::canonicalize(&class_dir)
-                .ok()
-                .and_then(|p| p.parent().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned()));
+        };
+        if dev.is_partition() {
+            let parent = Some(dev.disk.clone());
             let pinfo = parent.as_deref().map(|p| self.classify(p));
             return DeviceInfo {
                 name: name.to_string(),
@@ -182,17 +161,14 @@ impl Sysfs {
                 slaves: Vec::new(),
             };
         }
-        let block = self.root.join("block").join(name);
-        let rotational = read_trim(&block.join("queue/rotational")).map(|s| s == "1");
-        let slaves = list_dir(&block.join("slaves"));
-        let is_virtual =
-            std::fs::canonicalize(&block).map(|p| p.to_string_lossy().contains("/devices/virtual/")).unwrap_or(false);
+        let rotational = dev.queue.rotational;
+        let slaves = dev.slaves;
         let kind = match kind_from_name(name) {
             Some(k) => k,
-            None if is_virtual => Kind::Virtual,
+            None if dev.is_virtual => Kind::Virtual,
             None => Kind::Disk,
         };
-        let mapper = if kind == Kind::Dm { read_trim(&block.join("dm/name")).filter(|s| !s.is_empty()) } else { None };
+        let mapper = if kind == Kind::Dm { dev.dm_name } else { None };
         let mut class = class_from_name(name, kind, rotational);
         // Stacked devices take the slowest class of their members (an LV on an HDD is an HDD).
         if matches!(kind, Kind::Dm | Kind::Md) && !slaves.is_empty() {
@@ -247,6 +223,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::fs;
+    use std::path::Path;
 
     fn mk(root: &Path, rel: &str, content: Option<&str>) {
         let p = root.join(rel);

@@ -1,4 +1,4 @@
-//! `/proc/diskstats`: lines of 14, 18 or 20 columns, and modular deltas between two samples.
+//! `/proc/diskstats` counters (read by platform's one reader) and modular deltas between two samples.
 //!
 //! Counts and sectors are `unsigned long` in the kernel (64 bits on 64-bit kernels, 32 on
 //! 32-bit ones); the millisecond fields are `unsigned int` and wrap at 2^32 (~49.7 days of
@@ -44,71 +44,49 @@ pub struct DiskLine {
     pub counters: Counters,
 }
 
-/// Why a line was not understood.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ParseError {
-    #[error("diskstats line has {0} columns; expected 14, 18 or 20")]
-    Columns(usize),
-    #[error("diskstats column {column} is not a number: {value:?}")]
-    Number { column: usize, value: String },
+pub use platform::diskstats::ParseError;
+
+impl From<platform::diskstats::Counters> for Counters {
+    fn from(c: platform::diskstats::Counters) -> Self {
+        Counters {
+            rd_ios: c.rd_ios,
+            rd_merges: c.rd_merges,
+            rd_sectors: c.rd_sectors,
+            rd_ticks: c.rd_ticks,
+            wr_ios: c.wr_ios,
+            wr_merges: c.wr_merges,
+            wr_sectors: c.wr_sectors,
+            wr_ticks: c.wr_ticks,
+            inflight: c.inflight,
+            io_ticks: c.io_ticks,
+            time_in_queue: c.time_in_queue,
+            dc_ios: c.dc_ios,
+            dc_merges: c.dc_merges,
+            dc_sectors: c.dc_sectors,
+            dc_ticks: c.dc_ticks,
+            fl_ios: c.fl_ios,
+            fl_ticks: c.fl_ticks,
+            columns: c.columns,
+        }
+    }
 }
 
-/// Parse one line of `/proc/diskstats`. Extra columns beyond 20 (future kernels) are ignored;
-/// other counts are an error.
+impl From<platform::diskstats::DiskLine> for DiskLine {
+    fn from(l: platform::diskstats::DiskLine) -> Self {
+        DiskLine { major: l.major, minor: l.minor, name: l.name, counters: l.counters.into() }
+    }
+}
+
+/// Parse one line of `/proc/diskstats` (platform's reader; this crate adds serde and deltas).
 pub fn parse_line(line: &str) -> Result<DiskLine, ParseError> {
-    let f: Vec<&str> = line.split_whitespace().collect();
-    let n = f.len();
-    if n < 14 || (n > 14 && n < 18) || n == 19 {
-        return Err(ParseError::Columns(n));
-    }
-    let num = |i: usize| -> Result<u64, ParseError> {
-        f[i].parse::<u64>().map_err(|_| ParseError::Number { column: i + 1, value: f[i].to_string() })
-    };
-    let small = |i: usize| -> Result<u32, ParseError> {
-        f[i].parse::<u32>().map_err(|_| ParseError::Number { column: i + 1, value: f[i].to_string() })
-    };
-    let mut c = Counters {
-        rd_ios: num(3)?,
-        rd_merges: num(4)?,
-        rd_sectors: num(5)?,
-        rd_ticks: num(6)?,
-        wr_ios: num(7)?,
-        wr_merges: num(8)?,
-        wr_sectors: num(9)?,
-        wr_ticks: num(10)?,
-        inflight: num(11)?,
-        io_ticks: num(12)?,
-        time_in_queue: num(13)?,
-        columns: 14,
-        ..Counters::default()
-    };
-    if n >= 18 {
-        c.dc_ios = num(14)?;
-        c.dc_merges = num(15)?;
-        c.dc_sectors = num(16)?;
-        c.dc_ticks = num(17)?;
-        c.columns = 18;
-    }
-    if n >= 20 {
-        c.fl_ios = num(18)?;
-        c.fl_ticks = num(19)?;
-        c.columns = 20;
-    }
-    Ok(DiskLine { major: small(0)?, minor: small(1)?, name: f[2].to_string(), counters: c })
+    platform::diskstats::parse_line(line).map(DiskLine::from)
 }
 
 /// Parse a whole file; lines that cannot be parsed are counted, not fatal (a kernel with a
 /// new layout must not stop the monitor).
 pub fn parse(text: &str) -> (Vec<DiskLine>, usize) {
-    let mut out = Vec::new();
-    let mut bad = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        match parse_line(line) {
-            Ok(d) => out.push(d),
-            Err(_) => bad += 1,
-        }
-    }
-    (out, bad)
+    let (lines, bad) = platform::diskstats::parse(text);
+    (lines.into_iter().map(DiskLine::from).collect(), bad)
 }
 
 /// Difference of two readings of a counter that is `bits` wide in the kernel. A value past

@@ -61,6 +61,14 @@ fn wall_clock() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
 }
 
+/// The kernel's disk counters as text, through platform's one reader.
+fn read_diskstats() -> Result<String, MonitorError> {
+    let roots = platform::block::Roots::default();
+    platform::diskstats::read_text(&roots).map_err(|e| {
+        MonitorError::Runtime(format!("cannot read {}: {e}", platform::diskstats::source(&roots).display()))
+    })
+}
+
 /// Reads /proc (and /sys for classification).
 pub struct LiveSource {
     sysfs: Sysfs,
@@ -77,9 +85,7 @@ impl LiveSource {
 
     /// Check once that /proc/diskstats is readable, for a clear error before any output.
     pub fn probe() -> Result<(), MonitorError> {
-        std::fs::read_to_string("/proc/diskstats")
-            .map(|_| ())
-            .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/diskstats: {e}")))
+        read_diskstats().map(|_| ())
     }
 
     /// Refuse `--devices` names that no device has now (a typo would otherwise show an empty
@@ -88,8 +94,7 @@ impl LiveSource {
         if names.is_empty() {
             return Ok(());
         }
-        let ds = std::fs::read_to_string("/proc/diskstats")
-            .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/diskstats: {e}")))?;
+        let ds = read_diskstats()?;
         let (lines, _) = crate::diskstats::parse(&ds);
         unknown_names(names, &lines, &Sysfs::default())
     }
@@ -131,8 +136,7 @@ impl SampleSource for LiveSource {
             .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/uptime: {e}")))?;
         let uptime_cs =
             parse_uptime_cs(&up).ok_or_else(|| MonitorError::Runtime(format!("cannot parse /proc/uptime: {up:?}")))?;
-        let ds = std::fs::read_to_string("/proc/diskstats")
-            .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/diskstats: {e}")))?;
+        let ds = read_diskstats()?;
         let diskstats: Vec<String> = ds.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
         let psi = crate::psi::read();
         let procs = if self.processes {

@@ -8,11 +8,14 @@
 //! and safe — a lock through std's file locks, no owner marker (so diskmeter treats its own
 //! files as foreign and only reads them), facts unknown.
 
+pub mod block;
+pub mod diskstats;
 pub mod error;
 pub mod fs;
 pub mod lock;
 pub mod mark;
 pub mod mem;
+pub mod mounts;
 
 #[cfg(target_os = "linux")]
 pub mod linux;

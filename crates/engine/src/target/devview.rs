@@ -4,7 +4,6 @@
 use crate::target::probe::{Probe, TargetKind};
 use stats::DiskCounters;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// Where a target's I/O can be watched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,46 +28,49 @@ pub fn watch_for(p: &Probe) -> Watch {
 
 /// Devices under `name`: a loop device's backing file's device, a dm/md device's members.
 fn backing(name: &str) -> Vec<String> {
-    let sys = Path::new("/sys/class/block").join(name);
+    let Some(dev) = platform::block::Topology::default().device(name) else { return Vec::new() };
     let mut out = Vec::new();
-    if let Ok(file) = std::fs::read_to_string(sys.join("loop/backing_file")) {
-        if let Ok(p) = crate::target::probe::probe(Path::new(file.trim())) {
+    if let Some(file) = &dev.loop_backing_file {
+        if let Ok(p) = crate::target::probe::probe(file) {
             if let Some(d) = p.device {
                 out.push(d);
             }
         }
     }
-    if let Ok(rd) = std::fs::read_dir(sys.join("slaves")) {
-        let mut v: Vec<String> = rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        v.sort();
-        out.extend(v);
-    }
+    out.extend(dev.slaves);
     out
 }
 
-fn counters(d: &procfs::DiskStat) -> DiskCounters {
+fn counters(c: &platform::diskstats::Counters) -> DiskCounters {
     DiskCounters {
-        reads: d.reads,
-        read_merges: d.merged,
-        read_sectors: d.sectors_read,
-        read_ms: d.time_reading,
-        writes: d.writes,
-        write_merges: d.writes_merged,
-        write_sectors: d.sectors_written,
-        write_ms: d.time_writing,
-        io_ms: d.time_in_progress,
-        weighted_ms: d.weighted_time_in_progress,
+        reads: c.rd_ios,
+        read_merges: c.rd_merges,
+        read_sectors: c.rd_sectors,
+        read_ms: c.rd_ticks,
+        writes: c.wr_ios,
+        write_merges: c.wr_merges,
+        write_sectors: c.wr_sectors,
+        write_ms: c.wr_ticks,
+        io_ms: c.io_ticks,
+        weighted_ms: c.time_in_queue,
     }
 }
 
+fn all_lines() -> Vec<platform::diskstats::DiskLine> {
+    platform::diskstats::read(&platform::block::Roots::default()).map(|(lines, _)| lines).unwrap_or_default()
+}
+
 fn snapshot_one(name: &str) -> Option<DiskCounters> {
-    procfs::diskstats().ok()?.iter().find(|d| d.name == name).map(counters)
+    all_lines().iter().find(|d| d.name == name).map(|d| counters(&d.counters))
 }
 
 /// Counters of every named device, read in one pass of /proc/diskstats.
 pub fn snapshot(names: &[String]) -> BTreeMap<String, DiskCounters> {
-    let Ok(all) = procfs::diskstats() else { return BTreeMap::new() };
-    all.iter().filter(|d| names.iter().any(|n| n == &d.name)).map(|d| (d.name.clone(), counters(d))).collect()
+    all_lines()
+        .iter()
+        .filter(|d| names.iter().any(|n| n == &d.name))
+        .map(|d| (d.name.clone(), counters(&d.counters)))
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,14 +3,13 @@
 //! Everything here is read-only: `probe` never creates, opens for writing or
 //! modifies the target. Facts that cannot be established are `None`, never guessed.
 
-use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::EngineError;
+use platform::block::Topology;
 
 /// What kind of object a target path names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,10 +187,11 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
         let disk = leaf_disks(&bd.name).into_iter().next();
         let queue_of = disk.clone().unwrap_or_else(|| bd.disk.clone());
         fill_disk_facts(&mut p, &bd, &queue_of);
-        if let Some(lb) = read_u32(&sys_block(&queue_of).join("queue/logical_block_size")) {
+        let queue = topology().device(&queue_of).map(|d| d.queue).unwrap_or_default();
+        if let Some(lb) = queue.logical_block_size {
             p.logical_block = lb;
         }
-        p.physical_block = read_u32(&sys_block(&queue_of).join("queue/physical_block_size")).unwrap_or(p.logical_block);
+        p.physical_block = queue.physical_block_size.unwrap_or(p.logical_block);
         p.disk = Some(queue_of);
         p.backing_is_ram = fs_is_ram || device_is_ram(&bd.name);
     } else {
@@ -245,31 +245,13 @@ pub fn open_error(path: &Path, e: io::Error) -> EngineError {
 
 fn fill_disk_facts(p: &mut Probe, bd: &BlockDev, disk: &str) {
     p.device = Some(bd.name.clone());
-    let dir = sys_block(disk);
+    let facts = topology().device(disk);
     p.model = loop_backing_file(&bd.name)
         .or_else(|| loop_backing_file(disk))
         .map(|b| format!("loop over {}", b.display()))
-        .or_else(|| read_trimmed(&dir.join("device/model")));
-    p.rotational = read_trimmed(&dir.join("queue/rotational")).and_then(|s| match s.as_str() {
-        "0" => Some(false),
-        "1" => Some(true),
-        _ => None,
-    });
-    p.scheduler = read_trimmed(&dir.join("queue/scheduler")).and_then(|s| parse_scheduler(&s));
-}
-
-/// The active scheduler: the bracketed word, or the only word.
-fn parse_scheduler(s: &str) -> Option<String> {
-    if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {
-        if a < b {
-            return Some(s[a + 1..b].to_string());
-        }
-    }
-    let mut words = s.split_whitespace();
-    match (words.next(), words.next()) {
-        (Some(w), None) => Some(w.to_string()),
-        _ => None,
-    }
+        .or_else(|| facts.as_ref().and_then(|d| d.ident.model.clone()));
+    p.rotational = facts.as_ref().and_then(|d| d.queue.rotational);
+    p.scheduler = facts.and_then(|d| d.queue.scheduler);
 }
 
 /// Size of an open block device: BLKGETSIZE64, falling back to seeking to the end.
@@ -303,9 +285,9 @@ fn dio_align(path: &Path) -> (Option<u32>, Option<u32>) {
     }
 }
 
-// ---------------------------------------------------------------- sysfs helpers
+// ---------------------------------------------------------------- block topology
 
-/// A block device as sysfs sees it.
+/// A block device as the platform's walker sees it, reduced to what probe and safety use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct BlockDev {
     /// Kernel name ("sda1").
@@ -315,87 +297,35 @@ pub(crate) struct BlockDev {
     pub is_partition: bool,
 }
 
-pub fn sys_block(name: &str) -> PathBuf {
-    Path::new("/sys/class/block").join(name)
-}
-
-/// Resolve a dev_t (st_dev of a file or st_rdev of a device node) to its sysfs block device.
-pub(crate) fn block_dev_from_dev_t(dev: u64) -> Option<BlockDev> {
-    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
-    if maj == 0 {
-        return None;
+impl From<platform::block::Device> for BlockDev {
+    fn from(d: platform::block::Device) -> Self {
+        BlockDev { is_partition: d.is_partition(), name: d.name, disk: d.disk }
     }
-    let link = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
-    let dir = fs::canonicalize(link).ok()?;
-    block_dev_from_sysdir(&dir)
 }
 
-fn block_dev_from_sysdir(dir: &Path) -> Option<BlockDev> {
-    let name = dir.file_name()?.to_str()?.to_string();
-    let is_partition = dir.join("partition").exists();
-    let disk = if is_partition { dir.parent()?.file_name()?.to_str()?.to_string() } else { name.clone() };
-    Some(BlockDev { name, disk, is_partition })
+pub(crate) fn topology() -> Topology {
+    Topology::default()
+}
+
+/// Resolve a dev_t (st_dev of a file or st_rdev of a device node) to its block device.
+pub(crate) fn block_dev_from_dev_t(dev: u64) -> Option<BlockDev> {
+    let (maj, min) = platform::block::split_dev(dev);
+    topology().by_number(maj, min).map(BlockDev::from)
 }
 
 /// Block device by kernel name.
 pub(crate) fn block_dev_by_name(name: &str) -> Option<BlockDev> {
-    let dir = fs::canonicalize(sys_block(name)).ok()?;
-    block_dev_from_sysdir(&dir)
-}
-
-/// Names in a sysfs list directory (holders/, slaves/), sorted.
-pub(crate) fn list_dir_names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).filter_map(|e| e.file_name().to_str().map(str::to_string)).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
-/// Visit `name` and every dm/md slave below it, depth first, each once (sysfs can hold
-/// cycles only through bugs, but a bounded walk costs nothing). `visit` gets each name and
-/// its slaves.
-fn walk_slaves(name: &str, visit: &mut dyn FnMut(&str, &[String])) {
-    fn go(name: &str, seen: &mut Vec<String>, depth: u32, visit: &mut dyn FnMut(&str, &[String])) {
-        if depth > 16 || seen.iter().any(|s| s == name) {
-            return;
-        }
-        seen.push(name.to_string());
-        let slaves = list_dir_names(&sys_block(name).join("slaves"));
-        visit(name, &slaves);
-        for s in &slaves {
-            go(s, seen, depth + 1, visit);
-        }
-    }
-    go(name, &mut Vec::new(), 0, visit)
+    topology().device(name).map(BlockDev::from)
 }
 
 /// Whole disks under a device, tracing dm/md slaves down; a partition maps to its disk.
 pub(crate) fn leaf_disks(name: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    walk_slaves(name, &mut |n, slaves| {
-        if slaves.is_empty() {
-            let disk = block_dev_by_name(n).map_or_else(|| n.to_string(), |b| b.disk);
-            if !out.contains(&disk) {
-                out.push(disk);
-            }
-        }
-    });
-    out
+    topology().leaf_disks(name)
 }
 
 /// Every name in the stack under `name` (itself, dm/md slaves, partitions' disks).
 pub(crate) fn device_stack(name: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    walk_slaves(name, &mut |n, _| {
-        out.push(n.to_string());
-        if let Some(bd) = block_dev_by_name(n) {
-            if bd.disk != bd.name && !out.contains(&bd.disk) {
-                out.push(bd.disk);
-            }
-        }
-    });
-    out
+    topology().stack(name)
 }
 
 /// Backing file of a loop device, if `name` is one and it is bound.
@@ -403,7 +333,7 @@ pub(crate) fn loop_backing_file(name: &str) -> Option<PathBuf> {
     if !name.starts_with("loop") {
         return None;
     }
-    read_trimmed(&sys_block(name).join("loop/backing_file")).map(PathBuf::from)
+    topology().device(name)?.loop_backing_file
 }
 
 fn device_is_ram(name: &str) -> bool {
@@ -426,103 +356,12 @@ fn device_is_ram(name: &str) -> bool {
     false
 }
 
-pub fn read_trimmed(path: &Path) -> Option<String> {
-    let s = fs::read_to_string(path).ok()?;
-    let t = s.trim();
-    if t.is_empty() {
-        None
-    } else {
-        Some(t.to_string())
-    }
-}
-
-fn read_u32(path: &Path) -> Option<u32> {
-    read_trimmed(path)?.parse().ok()
-}
-
 // ---------------------------------------------------------------- mounts & fs types
 
-/// One line of /proc/self/mountinfo.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MountEntry {
-    pub major: u32,
-    pub minor: u32,
-    pub mount_point: PathBuf,
-    pub fstype: String,
-    pub source: String,
-}
+pub(crate) use platform::mounts::{longest_mount, unescape_octal, MountEntry};
 
 pub(crate) fn read_mountinfo() -> Vec<MountEntry> {
-    fs::read_to_string("/proc/self/mountinfo").map(|s| parse_mountinfo(&s)).unwrap_or_default()
-}
-
-/// Parse mountinfo text (see proc(5)); malformed lines are skipped.
-pub(crate) fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let Some((pre, post)) = line.split_once(" - ") else {
-            continue;
-        };
-        let pre: Vec<&str> = pre.split(' ').collect();
-        let post: Vec<&str> = post.split(' ').collect();
-        if pre.len() < 5 || post.len() < 2 {
-            continue;
-        }
-        let Some((maj, min)) = pre[2].split_once(':') else {
-            continue;
-        };
-        let (Ok(major), Ok(minor)) = (maj.parse(), min.parse()) else {
-            continue;
-        };
-        out.push(MountEntry {
-            major,
-            minor,
-            mount_point: PathBuf::from(OsStr::from_bytes(&unescape_octal(pre[4]))),
-            fstype: post[0].to_string(),
-            source: String::from_utf8_lossy(&unescape_octal(post[1])).into_owned(),
-        });
-    }
-    out
-}
-
-/// Undo the kernel's `\ooo` escaping of spaces, tabs, newlines and backslashes.
-pub(crate) fn unescape_octal(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\' && i + 3 < b.len() {
-            let oct = &b[i + 1..i + 4];
-            if oct.iter().all(|c| (b'0'..=b'7').contains(c)) {
-                let v = oct.iter().fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
-                if let Ok(byte) = u8::try_from(v) {
-                    out.push(byte);
-                    i += 4;
-                    continue;
-                }
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    out
-}
-
-/// The mount whose mount point is the longest prefix of `path` (later mounts win ties).
-pub(crate) fn longest_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
-    let mut best: Option<&MountEntry> = None;
-    for m in mounts {
-        if path.starts_with(&m.mount_point) {
-            let better = match best {
-                None => true,
-                Some(b) => m.mount_point.as_os_str().len() >= b.mount_point.as_os_str().len(),
-            };
-            if better {
-                best = Some(m);
-            }
-        }
-    }
-    best
+    platform::mounts::read(topology().roots())
 }
 
 pub(crate) const TMPFS_MAGIC: u32 = 0x0102_1994;
@@ -609,6 +448,8 @@ fn parse_meminfo_total(meminfo: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use platform::block::parse_scheduler;
+    use platform::mounts::parse_mountinfo;
     use std::io::Write;
     use std::process::Command;
 

@@ -14,8 +14,8 @@ use std::sync::Mutex;
 
 use crate::error::EngineError;
 use crate::target::probe::{
-    block_dev_by_name, block_dev_from_dev_t, block_device_size, device_stack, list_dir_names, longest_mount,
-    open_error, parse_mountinfo, read_trimmed, sys_block, unescape_octal, BlockDev, MountEntry,
+    block_dev_by_name, block_dev_from_dev_t, block_device_size, device_stack, longest_mount, open_error,
+    read_mountinfo, topology, unescape_octal, BlockDev, MountEntry,
 };
 
 /// An on-disk signature found on a device.
@@ -104,7 +104,7 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
     let no_override = "--destroy-data does not override this";
 
     // 3. Mounted (this namespace; other namespaces show up as EBUSY below).
-    let mounts = fs::read_to_string("/proc/self/mountinfo").map(|s| parse_mountinfo(&s)).unwrap_or_default();
+    let mounts = read_mountinfo();
     for (member, dev) in &members {
         if let Some(m) = find_mount(&mounts, *dev, member, &canon) {
             return Err(refuse(format!(
@@ -137,7 +137,7 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
         if member.is_empty() {
             continue;
         }
-        let holders = list_dir_names(&sys_block(member).join("holders"));
+        let holders = topology().device(member).map(|d| d.holders).unwrap_or_default();
         if !holders.is_empty() {
             return Err(refuse(format!(
                 "{} is held by {} (device-mapper/LVM, md RAID or bcache); release it first, \
@@ -236,25 +236,12 @@ fn describe(s: &Signature) -> String {
 
 /// Partitions of a whole device: (name, dev_t).
 fn partitions_of(name: &str) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    let Ok(dir) = fs::canonicalize(sys_block(name)) else {
-        return out;
-    };
-    for child in list_dir_names(&dir) {
-        let cdir = dir.join(&child);
-        if !cdir.join("partition").exists() {
-            continue;
-        }
-        if let Some(dev) = read_trimmed(&cdir.join("dev")).and_then(|s| parse_maj_min(&s)) {
-            out.push((child, dev));
-        }
-    }
-    out
-}
-
-fn parse_maj_min(s: &str) -> Option<u64> {
-    let (a, b) = s.trim().split_once(':')?;
-    Some(rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?))
+    topology()
+        .partitions(name)
+        .into_iter()
+        .filter(|p| p.major != 0)
+        .map(|p| (p.name, rustix::fs::makedev(p.major, p.minor)))
+        .collect()
 }
 
 fn find_mount<'a>(mounts: &'a [MountEntry], dev: u64, member: &str, canon_device: &Path) -> Option<&'a MountEntry> {
@@ -284,7 +271,7 @@ fn parse_swaps(text: &str) -> Vec<PathBuf> {
 
 /// Why `bd` is (part of) the disk holding `/` or the running binary, if it is.
 fn system_disk_reason(bd: &BlockDev) -> Option<String> {
-    let mounts = fs::read_to_string("/proc/self/mountinfo").map(|s| parse_mountinfo(&s)).unwrap_or_default();
+    let mounts = read_mountinfo();
     let mut checks: Vec<(String, PathBuf)> = vec![("the root file system".into(), "/".into())];
     if let Ok(exe) = std::env::current_exe() {
         checks.push(("the running diskmeter binary".into(), exe));

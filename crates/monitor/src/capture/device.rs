@@ -6,6 +6,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::MonitorError;
+use platform::block::{Roots, Topology};
 
 /// A partition's place on its disk, in 512-byte sectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,25 +39,11 @@ impl BlockDevice {
     }
 }
 
-/// glibc's `dev_t` encoding of a device node's numbers.
-fn split_dev(rdev: u64) -> (u32, u32) {
-    let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
-    let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
-    (major as u32, minor as u32)
-}
-
-fn read_trim(p: &Path) -> Option<String> {
-    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
-}
-
-fn parse_maj_min(s: &str) -> Option<(u32, u32)> {
-    let (a, b) = s.trim().split_once(':')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
-}
+use platform::block::split_dev;
 
 /// Resolves `path` (a device node) with the system's sysfs.
 pub fn resolve(path: &Path) -> Result<BlockDevice, MonitorError> {
-    resolve_in(path, Path::new("/sys"))
+    resolve_in(path, &Roots::default().sys)
 }
 
 /// [`resolve`] with sysfs at `sys` (tests).
@@ -79,18 +66,18 @@ pub fn resolve_in(path: &Path, sys: &Path) -> Result<BlockDevice, MonitorError> 
     from_sysfs(path, major, minor, sys)
 }
 
-/// The sysfs half of [`resolve_in`]: `sys/dev/block/MAJ:MIN` names the device and, for a
-/// partition, holds `partition`, `start` and `size` and sits in its disk's directory.
+/// The sysfs half of [`resolve_in`], through platform's walker: the device of MAJ:MIN and,
+/// for a partition, its start, size and disk.
 pub fn from_sysfs(path: &Path, major: u32, minor: u32, sys: &Path) -> Result<BlockDevice, MonitorError> {
-    let link = sys.join(format!("dev/block/{major}:{minor}"));
-    let dir = fs::canonicalize(&link).map_err(|e| {
+    let d = Topology::with_sys(sys).lookup_number(major, minor).map_err(|nl| {
         MonitorError::Runtime(format!(
-            "cannot find {} ({major}:{minor}) in sysfs ({}: {e}); is /sys mounted?",
+            "cannot find {} ({major}:{minor}) in sysfs ({}: {}); is /sys mounted?",
             path.display(),
-            link.display()
+            nl.path.display(),
+            nl.error
         ))
     })?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = d.name.clone();
     let mut dev = BlockDevice {
         path: path.to_path_buf(),
         name: name.clone(),
@@ -100,28 +87,21 @@ pub fn from_sysfs(path: &Path, major: u32, minor: u32, sys: &Path) -> Result<Blo
         disk_minor: minor,
         partition: None,
     };
-    let disk_dir = if dir.join("partition").exists() {
-        let number = |f: &str| read_trim(&dir.join(f)).and_then(|s| s.parse::<u64>().ok());
-        let (Some(start), Some(size)) = (number("start"), number("size")) else {
+    if let Some(p) = &d.partition {
+        let (Some(start), Some(size)) = (p.start_sector, p.sectors) else {
             return Err(MonitorError::Runtime(format!("cannot read the start and size of partition {name} in sysfs")));
         };
-        let disk_dir = dir.parent().map(Path::to_path_buf).unwrap_or_default();
-        let (dmaj, dmin) = read_trim(&disk_dir.join("dev"))
-            .as_deref()
-            .and_then(parse_maj_min)
-            .ok_or_else(|| MonitorError::Runtime(format!("cannot find the disk partition {name} is on in sysfs")))?;
-        dev.disk_major = dmaj;
-        dev.disk_minor = dmin;
-        let disk = disk_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        dev.partition = Some(Partition { disk, start_sector: start, sectors: size });
-        disk_dir
-    } else {
-        dir
-    };
-    // Request-based (blk-mq) disks have an `mq` directory; bio-based ones (device-mapper,
+        if (d.disk_major, d.disk_minor) == (0, 0) {
+            return Err(MonitorError::Runtime(format!("cannot find the disk partition {name} is on in sysfs")));
+        }
+        dev.disk_major = d.disk_major;
+        dev.disk_minor = d.disk_minor;
+        dev.partition = Some(Partition { disk: p.disk.clone(), start_sector: start, sectors: size });
+    }
+    // Request-based (blk-mq) disks queue requests of their own; bio-based ones (device-mapper,
     // md, NVMe multipath heads, zram) never go through the request tracepoints.
-    if !disk_dir.join("mq").is_dir() {
-        let disk = disk_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if !d.request_based {
+        let disk = &d.disk;
         return Err(MonitorError::Usage(format!(
             "{} ({disk}) does not queue requests of its own (device-mapper, md, zram or a multipath head \
              hands its I/O to the devices below it), so the block request tracepoints never see it; capture \

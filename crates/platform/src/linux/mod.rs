@@ -1,5 +1,6 @@
 //! Linux: sysfs, procfs, flock, extended attributes, mmap.
 
+pub mod block;
 pub mod errno;
 pub mod fs;
 pub mod lock;

@@ -1,0 +1,108 @@
+//! The mount table (`/proc/self/mountinfo` on Linux): which file system, from which source,
+//! is mounted where.
+
+use crate::block::Roots;
+use std::path::{Path, PathBuf};
+
+/// One mount.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    pub major: u32,
+    pub minor: u32,
+    pub mount_point: PathBuf,
+    pub fstype: String,
+    pub source: String,
+}
+
+/// The calling process's mounts; empty where the OS keeps no such table or it cannot be read.
+pub fn read(roots: &Roots) -> Vec<MountEntry> {
+    #[cfg(target_os = "linux")]
+    {
+        std::fs::read_to_string(roots.proc.join("self/mountinfo")).map(|s| parse_mountinfo(&s)).unwrap_or_default()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = roots;
+        Vec::new()
+    }
+}
+
+/// Parse mountinfo text (see proc(5)); malformed lines are skipped.
+pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some((pre, post)) = line.split_once(" - ") else {
+            continue;
+        };
+        let pre: Vec<&str> = pre.split(' ').collect();
+        let post: Vec<&str> = post.split(' ').collect();
+        if pre.len() < 5 || post.len() < 2 {
+            continue;
+        }
+        let Some((maj, min)) = pre[2].split_once(':') else {
+            continue;
+        };
+        let (Ok(major), Ok(minor)) = (maj.parse(), min.parse()) else {
+            continue;
+        };
+        out.push(MountEntry {
+            major,
+            minor,
+            mount_point: path_from_bytes(unescape_octal(pre[4])),
+            fstype: post[0].to_string(),
+            source: String::from_utf8_lossy(&unescape_octal(post[1])).into_owned(),
+        });
+    }
+    out
+}
+
+#[cfg(unix)]
+fn path_from_bytes(b: Vec<u8>) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    PathBuf::from(std::ffi::OsString::from_vec(b))
+}
+
+#[cfg(not(unix))]
+fn path_from_bytes(b: Vec<u8>) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Undo the kernel's `\ooo` escaping of spaces, tabs, newlines and backslashes.
+pub fn unescape_octal(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 3 < b.len() {
+            let oct = &b[i + 1..i + 4];
+            if oct.iter().all(|c| (b'0'..=b'7').contains(c)) {
+                let v = oct.iter().fold(0u32, |acc, c| acc * 8 + u32::from(c - b'0'));
+                if let Ok(byte) = u8::try_from(v) {
+                    out.push(byte);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The mount whose mount point is the longest prefix of `path` (later mounts win ties).
+pub fn longest_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
+    let mut best: Option<&MountEntry> = None;
+    for m in mounts {
+        if path.starts_with(&m.mount_point) {
+            let better = match best {
+                None => true,
+                Some(b) => m.mount_point.as_os_str().len() >= b.mount_point.as_os_str().len(),
+            };
+            if better {
+                best = Some(m);
+            }
+        }
+    }
+    best
+}
