@@ -15,7 +15,6 @@ use spec::units::{self, TimeUnit};
 use stats::profile::{CaptureDropped, CapturePartition, CaptureSummary, CAPTURE_SCHEMA};
 use stats::LatHist;
 use std::cell::Cell;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -127,15 +126,15 @@ struct Live {
 /// own writes too).
 fn output_on_device(out: &Path, dev: &BlockDevice) -> bool {
     let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let Ok(meta) = std::fs::metadata(dir) else { return false };
-    let (maj, min) = (libc::major(meta.dev()), libc::minor(meta.dev()));
+    let Some((maj, min)) = platform::block::dev_numbers(dir) else { return false };
     if (maj, min) == (dev.major, dev.minor) {
         return true;
     }
     // A whole disk holds its partitions' file systems.
     dev.partition.is_none()
-        && std::fs::read_to_string(format!("/sys/dev/block/{maj}:{min}/../dev"))
-            .is_ok_and(|d| d.trim() == format!("{}:{}", dev.major, dev.minor))
+        && platform::block::Topology::default()
+            .by_number(maj, min)
+            .is_some_and(|fs| fs.is_partition() && (fs.disk_major, fs.disk_minor) == (dev.major, dev.minor))
 }
 
 fn trace_error(e: trace::TraceError) -> Error {

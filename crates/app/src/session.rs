@@ -231,9 +231,8 @@ fn device_warnings(doc: &mut ResultDoc, target: Option<&OpenTarget>) {
 /// the device: said before the run starts, naming the limit.
 pub(crate) fn split_limit_warning(doc: &mut ResultDoc, jobs: &[&JobSpec], t: &OpenTarget, obs: &mut dyn Observer) {
     let Some(disk) = t.probe.disk.as_deref().or(t.probe.device.as_deref()) else { return };
-    let Some(kb) = std::fs::read_to_string(format!("/sys/block/{disk}/queue/max_sectors_kb"))
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
+    let Some(kb) =
+        platform::block::Topology::default().device(disk).and_then(|d| d.queue.max_sectors_kb).map(u64::from)
     else {
         return;
     };

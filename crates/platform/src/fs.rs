@@ -95,6 +95,21 @@ pub fn set_mode(file: &std::fs::File, mode: u32) -> std::io::Result<()> {
     }
 }
 
+/// A file's identity: (device number, inode) where the OS has them (Unix), to tell two paths to
+/// one file apart from two files.
+pub fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
 /// The process's umask (0o022 where unknown): the bits a new file's mode loses.
 pub fn umask() -> u32 {
     #[cfg(target_os = "linux")]

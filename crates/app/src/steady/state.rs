@@ -55,21 +55,25 @@ fn file() -> Option<PathBuf> {
 
 /// The key of an open target (`None` when its metadata cannot be read).
 pub fn key(t: &OpenTarget) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let m = t.file.metadata().ok()?;
     match t.probe.kind {
         TargetKind::Block => {
-            let rdev = m.rdev();
-            let (maj, min) = (libc::major(rdev), libc::minor(rdev));
-            let sys = format!("/sys/dev/block/{maj}:{min}");
-            let ident = ["device/serial", "device/wwid", "wwid", "loop/backing_file"]
-                .iter()
-                .find_map(|f| std::fs::read_to_string(format!("{sys}/{f}")).ok())
+            let (maj, min) = platform::block::dev_numbers(&t.path)?;
+            let topo = platform::block::Topology::default();
+            let ident = topo
+                .by_number(maj, min)
+                .and_then(|d| {
+                    ["device/serial", "device/wwid", "wwid", "loop/backing_file"]
+                        .iter()
+                        .find_map(|f| topo.attr(&d.name, f))
+                })
                 .map(|s| s.trim().to_string())
                 .unwrap_or_default();
             Some(format!("block {maj}:{min} {} {ident}", t.probe.size_bytes))
         }
-        TargetKind::File => Some(format!("file {}:{} {}", m.dev(), m.ino(), t.probe.size_bytes)),
+        TargetKind::File => {
+            let (dev, ino) = platform::fs::file_id(&t.file.metadata().ok()?)?;
+            Some(format!("file {dev}:{ino} {}", t.probe.size_bytes))
+        }
     }
 }
 
