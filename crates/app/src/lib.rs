@@ -23,5 +23,6 @@ pub mod surface;
 #[cfg(test)]
 mod test_support;
 pub mod top;
+pub mod trace_options;
 pub mod verify;
 pub use error::{Error, Result};

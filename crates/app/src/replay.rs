@@ -8,9 +8,9 @@
 //! `--overwrite`, a created test file filled before it is read), then streams the trace again
 //! for each pass through [`Mapper`] into `engine::replay`.
 
-use crate::cache::TraceOptions;
 use crate::parse::{engine, u32_count};
 use crate::session::{finish_error, new_doc, target_event, Observer, TargetFlags};
+use crate::trace_options::TraceOptions;
 use crate::{Error, Result};
 use engine::replay::{Lane, ReplayConfig, ReplayItem, ReplayOp, ReplayOutcome, ReplaySource, Timing, CHUNK};
 use engine::target::{direct_block, mem_align, open_target, target_info, Needs, OpenTarget};
@@ -102,7 +102,7 @@ pub struct Config {
 impl Config {
     /// Checks every option (the trace itself is read by [`run`]).
     pub fn new(o: &Options) -> Result<Config> {
-        let input = crate::cache::trace_input(&o.input)?;
+        let input = crate::trace_options::trace_input(&o.input)?;
         let timing = match o.timing.as_deref().unwrap_or("original") {
             "original" => Timing::Original,
             "afap" => Timing::Afap,
@@ -278,13 +278,12 @@ fn open_reader(cfg: &Config, format: &TraceFormat) -> Result<TraceReader> {
 }
 
 fn bad_trace(path: &Path, e: trace::TraceError) -> Error {
-    cachesim::session::from_the_start(path, e).into()
+    trace::from_the_start(path, e).into()
 }
 
 fn format_of(cfg: &Config) -> Result<TraceFormat> {
-    let input =
-        cachesim::session::TraceInput { path: cfg.path.clone(), format: cfg.format.clone(), opts: cfg.read.clone() };
-    Ok(cachesim::session::trace_format(&input)?)
+    let input = trace::TraceInput { path: cfg.path.clone(), format: cfg.format.clone(), opts: cfg.read.clone() };
+    Ok(trace::trace_format(&input)?)
 }
 
 /// Reads the whole trace once, keeping nothing but its extent: any error is exit 2 here,

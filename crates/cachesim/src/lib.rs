@@ -18,6 +18,7 @@ mod counters;
 pub mod lru;
 pub mod nhit;
 pub mod opt;
+mod outcome;
 pub mod perf;
 pub mod policy;
 pub mod qsan;
