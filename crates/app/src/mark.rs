@@ -8,8 +8,8 @@ use crate::session::{
     SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::Result;
-use engine::probe;
-use engine::runner::{bind, run_group, BoundJob};
+use engine::io::runner::{bind, run_group, BoundJob};
+use engine::target::probe;
 use engine::target::{open_target, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, RwMode, SpecError};
@@ -259,7 +259,7 @@ fn area_size(cfg: &Config) -> u64 {
 fn check_memory(cfg: &Config, card: &[CardTest], opts: &SessionOptions) -> engine::error::Result<()> {
     let biggest = card.iter().map(|t| t.read.bs * t.read.qd as u64 * t.read.threads as u64).max().unwrap_or(0);
     let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
-    engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    engine::io::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
     let shapes: Vec<JobSpec> = card
         .iter()
         .map(|t| JobSpec {
@@ -273,8 +273,8 @@ fn check_memory(cfg: &Config, card: &[CardTest], opts: &SessionOptions) -> engin
             ..JobSpec::default()
         })
         .collect();
-    let (need, _) = engine::memory::plan_footprint(shapes.iter().map(|t| (std::slice::from_ref(t), false)));
-    engine::memory::check(&need, 1, &engine::memory::Knobs::CLI)
+    let (need, _) = engine::io::memory::plan_footprint(shapes.iter().map(|t| (std::slice::from_ref(t), false)));
+    engine::io::memory::check(&need, 1, &engine::io::memory::Knobs::CLI)
 }
 
 /// Opens (creates, fills) the target; none for the null engine.
@@ -485,7 +485,7 @@ impl Runner<'_> {
                 result.cpu = r.cpu;
                 if self.opts.ceiling_check && pass_no == cfg.passes && cfg.engine != EngineKind::Null {
                     ceiling_check(doc, &r, &self.opts.ctl);
-                    engine::mem::bandwidth_check(doc, &r, &self.opts.ctl);
+                    engine::io::mem::bandwidth_check(doc, &r, &self.opts.ctl);
                 }
             }
         }

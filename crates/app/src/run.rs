@@ -7,8 +7,8 @@ use crate::session::{
     SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::{Error, Result};
-use engine::probe;
-use engine::runner::{bind, run_group};
+use engine::io::runner::{bind, run_group};
+use engine::target::probe;
 use engine::target::{open_target, target_info, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobGroup, JobSpec, RunPlan, SpecError};
@@ -436,10 +436,11 @@ fn run_plan(
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| !j.engine.uses_target());
     // Checked before any target is created or filled: bad input writes nothing.
-    let (need, njobs) = engine::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
-    engine::memory::check(&need, njobs, &engine::memory::Knobs::CLI)?;
-    let pinned = plan.groups.iter().map(|g| engine::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
-    engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    let (need, njobs) =
+        engine::io::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
+    engine::io::memory::check(&need, njobs, &engine::io::memory::Knobs::CLI)?;
+    let pinned = plan.groups.iter().map(|g| engine::io::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
+    engine::io::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
     crate::verify::precheck(&jobs, default_target)?;
 
     // Open every distinct target once (validating everything before any I/O starts).
@@ -514,10 +515,10 @@ fn run_plan(
         // fio's steadystate ends the group once every job that asks for it has attained it.
         let mut watch = crate::fioflow::SteadyWatch::new(&g.jobs, g.group_reporting);
         let mut out = if bound.is_empty() {
-            engine::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false, logs: Vec::new() }
+            engine::io::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false, logs: Vec::new() }
         } else {
             let group_verified = &mut verified[first_verified..];
-            let mut tick = |t: &engine::runner::Tick| {
+            let mut tick = |t: &engine::io::runner::Tick| {
                 // Each second: the state file follows the acknowledged writes (a power cut loses
                 // at most the last second's record, and a later check counts those as newer).
                 for v in group_verified.iter_mut() {
@@ -526,7 +527,7 @@ fn run_plan(
                 obs.tick(t)
             };
             let out = if watch.active() {
-                engine::runner::run_group_windows(&bound, g.group_reporting, &opts.ctl, &mut tick, &mut |w| {
+                engine::io::runner::run_group_windows(&bound, g.group_reporting, &opts.ctl, &mut tick, &mut |w| {
                     watch.window(w)
                 })
             } else {
@@ -543,7 +544,7 @@ fn run_plan(
                     format!(
                         "a per-I/O fio log stopped after {} I/Os of one worker (log_avg_msec=0 logs every I/O); \
                          the figures count them all; use log_avg_msec=N for averaged lines",
-                        engine::worker::IO_LOG_MAX
+                        engine::io::worker::IO_LOG_MAX
                     ),
                 );
             }
@@ -572,7 +573,7 @@ fn run_plan(
             }
             if !stop && opts.ceiling_check {
                 ceiling_check(&mut doc, &r, &opts.ctl);
-                engine::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
+                engine::io::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
             }
             rate_check(&mut doc, &r);
             doc.results.push(r);

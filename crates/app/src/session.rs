@@ -2,8 +2,8 @@
 //! shows progress, the target and safety flags, the skeleton of the result document, and the
 //! honesty checks (`docs/METHOD.md`, "Honesty checks") that every result carries.
 
-use engine::probe;
-use engine::runner::{bind, run_group, RunControl, Tick};
+use engine::io::runner::{bind, run_group, RunControl, Tick};
+use engine::target::probe;
 use engine::target::{OpenTarget, TargetOptions, WhenBusy};
 use spec::{DataPattern, EngineKind, JobSpec};
 use stats::{codes, ErrorInfo, HostInfo, JobResult, ResultDoc};
@@ -105,8 +105,8 @@ pub struct SessionOptions {
     pub default_size: u64,
 }
 
-/// `--poll-us` by default: [`engine::runner::DEFAULT_POLL_NS`] in microseconds.
-pub const DEFAULT_POLL_US: u64 = engine::runner::DEFAULT_POLL_NS / 1000;
+/// `--poll-us` by default: [`engine::io::runner::DEFAULT_POLL_NS`] in microseconds.
+pub const DEFAULT_POLL_US: u64 = engine::io::runner::DEFAULT_POLL_NS / 1000;
 /// The longest `--poll-us`: one second.
 pub const MAX_POLL_US: u64 = 1_000_000;
 
@@ -161,13 +161,17 @@ impl TargetFlags {
                 stop,
                 register_buffers: !self.no_register_buffers,
                 // Test-only (feature `fault-injection`): DISKMETER_NULL_FAULT=eio@N; `None` in a release build.
-                null_fault: engine::fault::null_fault_from_env(),
+                null_fault: engine::target::fault::null_fault_from_env(),
                 // Test-only as well: the write faults of DISKMETER_FAULTS (drop, misdirect, torn, …).
-                write_faults: engine::fault::write_faults_from_env(),
+                write_faults: engine::target::fault::write_faults_from_env(),
                 pin_workers: !self.no_pin,
                 poll_ns: self.poll_us.unwrap_or(DEFAULT_POLL_US).saturating_mul(1000),
                 // The default polls shallow queues only; a budget the user gave holds at any depth.
-                poll_max_depth: if self.poll_us.is_some() { u32::MAX } else { engine::runner::DEFAULT_POLL_MAX_DEPTH },
+                poll_max_depth: if self.poll_us.is_some() {
+                    u32::MAX
+                } else {
+                    engine::io::runner::DEFAULT_POLL_MAX_DEPTH
+                },
                 keep_histograms: self.histograms,
             },
             ceiling_check: !self.no_ceiling_check,
@@ -438,7 +442,7 @@ impl Observer for StartAt<'_> {
     }
     fn tick(&mut self, t: &Tick) {
         self.inner.tick(t);
-        if t.kind == engine::runner::TickKind::Release {
+        if t.kind == engine::io::runner::TickKind::Release {
             if let Some(at) = self.at.take() {
                 let release = at.checked_sub(t.ramp).unwrap_or(at);
                 self.inner.notice(&format!("waiting for --start-at {}", humantime::format_rfc3339_millis(at)));

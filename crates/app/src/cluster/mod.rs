@@ -20,7 +20,7 @@ mod mpi;
 
 use crate::session::Observer;
 use crate::{Error, Result};
-use engine::runner::{Tick, TickKind};
+use engine::io::runner::{Tick, TickKind};
 use stats::{ClusterSource, ErrorInfo, ResultDoc};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -320,7 +320,7 @@ impl Observer for RankObserver<'_> {
         match t.kind {
             TickKind::Release => {
                 if self.cluster.barrier() {
-                    self.cluster.release_unix_ns = Some(engine::runner::unix_ns_now());
+                    self.cluster.release_unix_ns = Some(engine::io::runner::unix_ns_now());
                 }
             }
             TickKind::Live => {

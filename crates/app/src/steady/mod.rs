@@ -11,8 +11,8 @@ use crate::session::{
     finish_error, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
 };
 use crate::Result;
-use engine::probe;
-use engine::runner::{bind, run_group_windows};
+use engine::io::runner::{bind, run_group_windows};
+use engine::target::probe;
 use engine::target::{direct_block, open_target, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
@@ -217,11 +217,11 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         runtime: cfg.round_time,
         ..JobSpec::default()
     };
-    engine::runner::check_memlock(engine::runner::pinned_bytes([&deepest]), opts.ctl.register_buffers)?;
-    engine::memory::check(
-        &engine::memory::group_footprint(std::slice::from_ref(&deepest), false),
+    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes([&deepest]), opts.ctl.register_buffers)?;
+    engine::io::memory::check(
+        &engine::io::memory::group_footprint(std::slice::from_ref(&deepest), false),
         1,
-        &engine::memory::Knobs::CLI,
+        &engine::io::memory::Knobs::CLI,
     )?;
     let needs = Needs {
         reads: false,

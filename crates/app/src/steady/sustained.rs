@@ -3,7 +3,7 @@
 //! its recovery after idle pauses.
 
 use crate::session::{Observer, SessionOptions};
-use engine::runner::{bind, run_group_windows};
+use engine::io::runner::{bind, run_group_windows};
 use engine::target::OpenTarget;
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
@@ -166,18 +166,18 @@ pub(crate) fn run_sustained(
     let mut doc = crate::session::new_doc("run");
     let range = match r.size {
         Some(s) => s,
-        None => match engine::probe::probe(&r.target) {
+        None => match engine::target::probe::probe(&r.target) {
             Ok(p) if p.exists && p.size_bytes >= r.bs => p.size_bytes,
             _ => 1 << 30,
         },
     } / r.bs
         * r.bs;
     let job = write_job("sustained", 0, range, r.bs, r.qd, r.direct, r.seed);
-    engine::runner::check_memlock(engine::runner::pinned_bytes([&job]), opts.ctl.register_buffers)?;
-    engine::memory::check(
-        &engine::memory::group_footprint(std::slice::from_ref(&job), false),
+    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes([&job]), opts.ctl.register_buffers)?;
+    engine::io::memory::check(
+        &engine::io::memory::group_footprint(std::slice::from_ref(&job), false),
         1,
-        &engine::memory::Knobs::CLI,
+        &engine::io::memory::Knobs::CLI,
     )?;
     let needs = engine::target::Needs {
         reads: false,

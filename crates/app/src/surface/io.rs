@@ -1,6 +1,6 @@
 //! Timed, fault-injectable `pread`/`pwrite` of whole blocks.
 
-use engine::fault::{Hook, Op};
+use engine::target::fault::{Hook, Op};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -98,7 +98,7 @@ impl Dev<'_> {
     /// Test builds only: write a corrupted copy (aligned for O_DIRECT).
     #[cold]
     fn write_corrupted(&self, off: u64, buf: &[u8]) -> io::Result<()> {
-        let mut pool = engine::buffers::BufferPool::new(1, buf.len().max(4096), 4096)
+        let mut pool = engine::io::buffers::BufferPool::new(1, buf.len().max(4096), 4096)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
         let copy = &mut pool.slot_mut(0)[..buf.len()];
         copy.copy_from_slice(buf);
