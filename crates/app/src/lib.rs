@@ -8,6 +8,7 @@ pub mod compare;
 pub mod error;
 mod fioflow;
 pub mod health;
+mod honesty;
 pub mod mark;
 pub mod merge;
 pub mod output;

@@ -2,10 +2,11 @@
 //! `--mix`, mixed), a warm-up and several measured passes, the best pass shown
 //! (`docs/METHOD.md`, "mark").
 
+use crate::honesty;
 use crate::parse::{device_engine, profile};
 use crate::session::{
-    ceiling_check, finish_error, honesty_warnings, new_doc, split_limit_warning, target_event, Observer,
-    SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
+    finish_error, honesty_warnings, new_doc, split_limit_warning, target_event, Observer, SessionOptions, TargetFlags,
+    TargetPath, DEFAULT_TARGET,
 };
 use crate::Result;
 use engine::io::runner::{bind, run_group, BoundJob};
@@ -484,8 +485,7 @@ impl Runner<'_> {
                 result.window = result.window.or(r.window);
                 result.cpu = r.cpu;
                 if self.opts.ceiling_check && pass_no == cfg.passes && cfg.engine != EngineKind::Null {
-                    ceiling_check(doc, &r, &self.opts.ctl);
-                    engine::io::mem::bandwidth_check(doc, &r, &self.opts.ctl);
+                    honesty::check(doc, &r, &self.opts.ctl);
                 }
             }
         }

@@ -1,10 +1,11 @@
 //! `run`: any workload — command-line options or an fio job file — as a plan of groups run in
 //! order, jobs of a group concurrently, with the honesty checks on every result.
 
+use crate::honesty;
 use crate::parse::{engine, rw, u32_count};
 use crate::session::{
-    ceiling_check, finish_error, gcd, honesty_warnings, new_doc, split_limit_warning, target_event, Observer,
-    SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
+    finish_error, gcd, honesty_warnings, new_doc, split_limit_warning, target_event, Observer, SessionOptions,
+    TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::{Error, Result};
 use engine::io::runner::{bind, run_group};
@@ -572,8 +573,7 @@ fn run_plan(
                 floor_error.get_or_insert(e);
             }
             if !stop && opts.ceiling_check {
-                ceiling_check(&mut doc, &r, &opts.ctl);
-                engine::io::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
+                honesty::check(&mut doc, &r, &opts.ctl);
             }
             rate_check(&mut doc, &r);
             doc.results.push(r);

@@ -2,11 +2,11 @@
 //! shows progress, the target and safety flags, the skeleton of the result document, and the
 //! honesty checks (`docs/METHOD.md`, "Honesty checks") that every result carries.
 
-use engine::io::runner::{bind, run_group, RunControl, Tick};
+use engine::io::runner::{RunControl, Tick};
 use engine::target::probe;
 use engine::target::{OpenTarget, TargetOptions, WhenBusy};
-use spec::{DataPattern, EngineKind, JobSpec};
-use stats::{codes, ErrorInfo, HostInfo, JobResult, ResultDoc};
+use spec::{DataPattern, JobSpec};
+use stats::{codes, ErrorInfo, HostInfo, ResultDoc};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -315,57 +315,6 @@ pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: O
             "write data is compressible (--data zeros/compress): compressing or deduplicating devices will look \
              faster than with real data",
         );
-    }
-}
-
-/// Tool-bottleneck check: run the job briefly on the null engine and compare.
-pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
-    let s = &r.spec;
-    if !s.engine.uses_target() || s.rate_iops.is_some() {
-        return;
-    }
-    let measured = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
-    if r.cpu.max_worker_pct >= 95.0 {
-        doc.warn(
-            codes::TOOL_BOTTLENECK,
-            format!(
-                "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be the limit; \
-                 add --threads or lower --qd per thread",
-                r.name, r.cpu.max_worker_pct
-            ),
-        );
-        return;
-    }
-    let mut null = s.clone();
-    null.engine = EngineKind::Null;
-    null.runtime = Duration::from_millis(300);
-    null.ramp = Duration::ZERO;
-    null.time_based = true;
-    let Ok(b) = bind(&null, None) else { return };
-    let c = RunControl {
-        stop: Default::default(),
-        register_buffers: false,
-        null_fault: None,
-        write_faults: None,
-        pin_workers: ctl.pin_workers,
-        poll_ns: 0,
-        poll_max_depth: 0,
-        keep_histograms: false,
-    };
-    if let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) {
-        if let Some(nr) = out.results.first() {
-            let ceiling = nr.read.as_ref().map_or(0.0, |d| d.iops) + nr.write.as_ref().map_or(0.0, |d| d.iops);
-            if ceiling > 0.0 && measured >= 0.8 * ceiling {
-                doc.warn(
-                    codes::TOOL_BOTTLENECK,
-                    format!(
-                        "{}: {:.0} IOPS is within 20% of diskmeter's own ceiling for this job ({:.0} IOPS on the \
-                         null engine): the tool, not the device, may be the limit",
-                        r.name, measured, ceiling
-                    ),
-                );
-            }
-        }
     }
 }
 
