@@ -31,8 +31,8 @@ impl From<trace::InputError> for SessionError {
     }
 }
 
-impl From<crate::ConfigError> for SessionError {
-    fn from(e: crate::ConfigError) -> Self {
+impl From<crate::config::ConfigError> for SessionError {
+    fn from(e: crate::config::ConfigError) -> Self {
         SessionError::Usage(e.to_string())
     }
 }

@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{ReadOptions, TraceError, TraceFormat};
+use crate::error::TraceError;
+use crate::format::TraceFormat;
+use crate::reader::ReadOptions;
 
 /// Which trace and how to read it.
 #[derive(Debug, Clone)]
@@ -40,7 +42,7 @@ pub fn trace_format(input: &TraceInput) -> Result<TraceFormat, InputError> {
     files::input::check_regular(&input.path, "--trace").map_err(|e| InputError::Usage(e.to_string()))?;
     match &input.format {
         Some(f) => Ok(f.clone()),
-        None => crate::detect_file(&input.path)?.ok_or_else(|| {
+        None => crate::detect::detect_file(&input.path)?.ok_or_else(|| {
             InputError::Usage(format!(
                 "cannot tell the format of {}; give --format blkparse|fio|msr|alibaba|tencent|csv:MAPPING|binary",
                 input.path.display()

@@ -4,9 +4,10 @@
 
 use super::{is_mixed, uring_setup_message, BoundJob, RunControl};
 use crate::error::Result;
-use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
+use crate::io::backend::{Backend, BackendConfig, Psync, Uring};
 use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
+use crate::io::null::Null;
 use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, FlowGroup, FlowShare, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;
