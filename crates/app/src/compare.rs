@@ -4,7 +4,7 @@
 //! (`--results`, before/after a change).
 
 use crate::mark::{card, Profile};
-use crate::parse::{device_engine, profile, rw, u32_count};
+use crate::parse::{device_engine, rw, u32_count};
 use crate::session::{
     finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
 };
@@ -188,7 +188,7 @@ impl Targets {
                 spec::validate::validate_job(&j)?;
                 Suite::Job(Box::new(j))
             }
-            None => Suite::Profile(profile("--profile", &o.profile)?),
+            None => Suite::Profile(Profile::from_option("--profile", &o.profile)?),
         };
         Ok(Targets {
             targets: resolved_targets(&o.targets)?,

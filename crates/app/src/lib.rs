@@ -14,6 +14,7 @@ pub mod merge;
 pub mod output;
 mod parse;
 pub mod profile;
+pub mod ranks;
 pub mod replay;
 pub mod report;
 pub mod run;

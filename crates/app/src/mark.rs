@@ -3,7 +3,7 @@
 //! (`docs/METHOD.md`, "mark").
 
 use crate::honesty;
-use crate::parse::{device_engine, profile};
+use crate::parse::device_engine;
 use crate::session::{
     finish_error, honesty_warnings, new_doc, split_limit_warning, target_event, Observer, SessionOptions, TargetFlags,
     TargetPath, DEFAULT_TARGET,
@@ -38,6 +38,12 @@ impl Profile {
             "real" => Self::Real,
             _ => return None,
         })
+    }
+
+    /// `--profile` (or another option naming a profile), its error naming the option.
+    pub(crate) fn from_option(option: &str, s: &str) -> Result<Self, SpecError> {
+        Self::parse(s)
+            .ok_or_else(|| SpecError::value(option, format!("unknown profile {s:?}; use default, nvme, peak or real")))
     }
     /// (sequential?, block size, queue depth, threads)
     pub fn tests(self) -> &'static [(bool, u64, u32, u32)] {
@@ -103,7 +109,7 @@ pub struct Options {
     /// Start the first measured window at this wall-clock instant (RFC 3339, or Unix seconds).
     pub start_at: Option<String>,
     /// What `{rank}`, `{size}` and `{host}` stand for in the target path.
-    pub rank: crate::cluster::RankNames,
+    pub rank: crate::ranks::RankNames,
     /// Write the whole test area once first and find the write cliff.
     pub sustained: bool,
     /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
@@ -151,7 +157,7 @@ impl Config {
             target: named.path,
             folder: named.folder,
             start_at: None,
-            profile: profile("--profile", &o.profile)?,
+            profile: Profile::from_option("--profile", &o.profile)?,
             mix: o.mix,
             size: 1 << 30,
             size_explicit: false,
@@ -375,7 +381,7 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
     }
     let jobs: Vec<&JobSpec> = steps.iter().map(|(_, r, _)| r).collect();
     honesty_warnings(&mut doc, &jobs, t.as_ref(), size);
-    crate::steady::device_state_checks(&mut doc, t.as_ref(), true, size);
+    crate::steady::warnings::device_state_checks(&mut doc, t.as_ref(), true, size);
     drop(t);
     Ok(doc)
 }

@@ -49,7 +49,7 @@ pub struct Options {
     /// Start the first measured window at this wall-clock instant (RFC 3339, or Unix seconds).
     pub start_at: Option<String>,
     /// What `{rank}`, `{size}` and `{host}` stand for in target paths.
-    pub rank: crate::cluster::RankNames,
+    pub rank: crate::ranks::RankNames,
     /// Write the whole range once sequentially and find the write cliff (no other job runs).
     pub sustained: bool,
     /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
@@ -607,7 +607,7 @@ fn run_plan(
     let jobs: Vec<&JobSpec> = jobs.into_iter().filter(|j| j.engine != EngineKind::Mem).collect();
     honesty_warnings(&mut doc, &jobs, first, region);
     let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
-    crate::steady::device_state_checks(&mut doc, first, writes, region);
+    crate::steady::warnings::device_state_checks(&mut doc, first, writes, region);
     Ok(doc)
 }
 

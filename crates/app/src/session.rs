@@ -141,7 +141,7 @@ impl TargetFlags {
     /// The flags on `ranks`: several ranks merge exactly only with every rank's histograms.
     /// Ranks do not poll unless `--poll-us` says so: several ranks may share a host, and
     /// none of them can see whether the others leave a CPU free.
-    pub(crate) fn for_ranks(&self, ranks: &crate::cluster::RankNames) -> TargetFlags {
+    pub(crate) fn for_ranks(&self, ranks: &crate::ranks::RankNames) -> TargetFlags {
         let poll_us = if ranks.size > 1 { Some(self.poll_us.unwrap_or(0)) } else { self.poll_us };
         TargetFlags { histograms: self.histograms || ranks.size > 1, poll_us, ..self.clone() }
     }

@@ -2,13 +2,14 @@
 //! `run`): the whole test range written once, MB/s against bytes written, the write cliff and
 //! its recovery after idle pauses.
 
+use super::warnings;
 use crate::session::{Observer, SessionOptions};
 use engine::io::runner::{bind, run_group_windows};
 use engine::target::OpenTarget;
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
 use stats::steady::{detect_cliff, ProgressPoint, Recovery, SustainedResult};
-use stats::{codes, ErrorInfo, JobResult, ResultDoc};
+use stats::{ErrorInfo, JobResult, ResultDoc};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -207,7 +208,7 @@ pub(crate) fn run_sustained(
         crate::session::finish_error(&mut doc, None, true);
     }
     crate::session::honesty_warnings(&mut doc, &[&job], Some(&t), range);
-    crate::steady::device_state_checks(&mut doc, Some(&t), true, range);
+    warnings::device_state_checks(&mut doc, Some(&t), true, range);
     Ok(doc)
 }
 
@@ -367,23 +368,6 @@ fn verdict(s: &SustainedResult, spec: &SustainedSpec) -> String {
         }
     }
     v
-}
-
-/// A `mark` whose test area is smaller than a write cache found on this device: its write
-/// figures are the cache's.
-pub(crate) fn inside_cache_warning(doc: &mut ResultDoc, area: u64, cliff: u64, how: &str) {
-    if area < cliff {
-        doc.warn(
-            codes::INSIDE_WRITE_CACHE,
-            format!(
-                "the test area ({}) is smaller than the write cache {how} ({} written before the write cliff): the \
-                 write figures are the cache's; use --size of at least {} for figures past it",
-                units::format_size(area),
-                units::format_size(cliff),
-                units::format_size(cliff.saturating_mul(2))
-            ),
-        );
-    }
 }
 
 #[cfg(test)]
