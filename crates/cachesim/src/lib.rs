@@ -12,6 +12,7 @@
 //! * [`stats::dwpd`] — SSD endurance use.
 pub mod mrc;
 
+mod access;
 mod bits;
 pub mod config;
 mod counters;
