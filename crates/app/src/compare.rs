@@ -4,13 +4,13 @@
 //! (`--results`, before/after a change).
 
 use crate::mark::{card, Profile};
-use crate::parse::{device_engine, profile, rw, u32_count};
+use crate::parse::{device_engine, rw, u32_count};
 use crate::session::{
     finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
 };
 use crate::{Error, Result};
-use engine::probe;
-use engine::runner::run_group;
+use engine::io::runner::run_group;
+use engine::target::probe;
 use engine::target::{open_target, target_info, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, SpecError};
@@ -195,7 +195,7 @@ impl Targets {
                 spec::validate::validate_job(&j)?;
                 Suite::Job(Box::new(j))
             }
-            None => Suite::Profile(profile("--profile", &o.profile)?),
+            None => Suite::Profile(Profile::from_option("--profile", &o.profile)?),
         };
         Ok(Targets {
             targets: resolved_targets(&o.targets)?,
@@ -425,10 +425,10 @@ fn plan(cfg: &Targets, tests: usize) -> (Duration, String) {
 
 /// Memory and memlock for the largest step, checked before any target is touched.
 fn check_memory(steps: &[Step], opts: &SessionOptions) -> engine::error::Result<()> {
-    let biggest = steps.iter().map(|(_, _, j)| engine::runner::pinned_bytes([j])).max().unwrap_or(0);
-    engine::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
-    let (need, _) = engine::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
-    engine::memory::check(&need, 1, &engine::memory::Knobs::CLI)
+    let biggest = steps.iter().map(|(_, _, j)| engine::io::runner::pinned_bytes([j])).max().unwrap_or(0);
+    engine::io::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
+    let (need, _) = engine::io::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
+    engine::io::memory::check(&need, 1, &engine::io::memory::Knobs::CLI)
 }
 
 /// Every target opened (created and filled as the steps need; `None` each for the null
@@ -507,7 +507,7 @@ fn run_passes(
     for (si, (test, dir, job)) in steps.iter().enumerate() {
         let bound: Vec<_> = open
             .iter()
-            .map(|o| engine::runner::bind(&JobSpec { target: None, ..job.clone() }, o.as_ref()))
+            .map(|o| engine::io::runner::bind(&JobSpec { target: None, ..job.clone() }, o.as_ref()))
             .collect::<engine::error::Result<_>>()?;
         for round in 0..runs_per_target {
             let warm = cfg.warmup && round == 0;

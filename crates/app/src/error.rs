@@ -72,6 +72,15 @@ impl From<files::FileError> for Error {
     }
 }
 
+impl From<trace::InputError> for Error {
+    fn from(e: trace::InputError) -> Self {
+        match e {
+            trace::InputError::Usage(m) => Self::Usage(m),
+            trace::InputError::Runtime(m) => Self::Runtime(m),
+        }
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

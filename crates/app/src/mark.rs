@@ -2,14 +2,15 @@
 //! `--mix`, mixed), a warm-up and several measured passes, the best pass shown
 //! (`docs/METHOD.md`, "mark").
 
-use crate::parse::{device_engine, profile};
+use crate::honesty;
+use crate::parse::device_engine;
 use crate::session::{
-    ceiling_check, finish_error, honesty_warnings, new_doc, split_limit_warning, target_event, Observer,
-    SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
+    finish_error, honesty_warnings, new_doc, split_limit_warning, target_event, Observer, SessionOptions, TargetFlags,
+    TargetPath, DEFAULT_TARGET,
 };
 use crate::Result;
-use engine::probe;
-use engine::runner::{bind, run_group, BoundJob};
+use engine::io::runner::{bind, run_group, BoundJob};
+use engine::target::probe;
 use engine::target::{open_target, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, RwMode, SpecError};
@@ -37,6 +38,12 @@ impl Profile {
             "real" => Self::Real,
             _ => return None,
         })
+    }
+
+    /// `--profile` (or another option naming a profile), its error naming the option.
+    pub(crate) fn from_option(option: &str, s: &str) -> Result<Self, SpecError> {
+        Self::parse(s)
+            .ok_or_else(|| SpecError::value(option, format!("unknown profile {s:?}; use default, nvme, peak or real")))
     }
     /// (sequential?, block size, queue depth, threads)
     pub fn tests(self) -> &'static [(bool, u64, u32, u32)] {
@@ -102,7 +109,7 @@ pub struct Options {
     /// Start the first measured window at this wall-clock instant (RFC 3339, or Unix seconds).
     pub start_at: Option<String>,
     /// What `{rank}`, `{size}` and `{host}` stand for in the target path.
-    pub rank: crate::cluster::RankNames,
+    pub rank: crate::ranks::RankNames,
     /// Write the whole test area once first and find the write cliff.
     pub sustained: bool,
     /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
@@ -159,7 +166,7 @@ impl Config {
             target: named.path,
             folder: named.folder,
             start_at: None,
-            profile: profile("--profile", &o.profile)?,
+            profile: Profile::from_option("--profile", &o.profile)?,
             mix: o.mix,
             size: units::parse_size("--size", SIZE)?,
             size_explicit: false,
@@ -268,7 +275,7 @@ fn area_size(cfg: &Config) -> u64 {
 fn check_memory(cfg: &Config, card: &[CardTest], opts: &SessionOptions) -> engine::error::Result<()> {
     let biggest = card.iter().map(|t| t.read.bs * t.read.qd as u64 * t.read.threads as u64).max().unwrap_or(0);
     let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
-    engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    engine::io::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
     let shapes: Vec<JobSpec> = card
         .iter()
         .map(|t| JobSpec {
@@ -282,8 +289,8 @@ fn check_memory(cfg: &Config, card: &[CardTest], opts: &SessionOptions) -> engin
             ..JobSpec::default()
         })
         .collect();
-    let (need, _) = engine::memory::plan_footprint(shapes.iter().map(|t| (std::slice::from_ref(t), false)));
-    engine::memory::check(&need, 1, &engine::memory::Knobs::CLI)
+    let (need, _) = engine::io::memory::plan_footprint(shapes.iter().map(|t| (std::slice::from_ref(t), false)));
+    engine::io::memory::check(&need, 1, &engine::io::memory::Knobs::CLI)
 }
 
 /// Opens (creates, fills) the target; none for the null engine.
@@ -383,7 +390,7 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
     }
     let jobs: Vec<&JobSpec> = steps.iter().map(|(_, r, _)| r).collect();
     honesty_warnings(&mut doc, &jobs, t.as_ref(), size);
-    crate::steady::device_state_checks(&mut doc, t.as_ref(), true, size);
+    crate::steady::warnings::device_state_checks(&mut doc, t.as_ref(), true, size);
     drop(t);
     Ok(doc)
 }
@@ -493,8 +500,7 @@ impl Runner<'_> {
                 result.window = result.window.or(r.window);
                 result.cpu = r.cpu;
                 if self.opts.ceiling_check && pass_no == cfg.passes && cfg.engine != EngineKind::Null {
-                    ceiling_check(doc, &r, &self.opts.ctl);
-                    engine::mem::bandwidth_check(doc, &r, &self.opts.ctl);
+                    honesty::check(doc, &r, &self.opts.ctl);
                 }
             }
         }

@@ -3,7 +3,7 @@
 //! fails; reading a saved result back (`compare --results`, `report`). The rules for the
 //! files themselves (never replace what is not diskmeter's, atomic writes) are `files`'.
 
-use crate::cluster::RankNames;
+use crate::ranks::RankNames;
 use crate::{Error, Result};
 use report::Format;
 use stats::ResultDoc;

@@ -1,7 +1,6 @@
 //! Option values as the user typed them, turned into typed values; every error names the
 //! option. Shared by the commands' `Config::new`.
 
-use crate::mark::Profile;
 use spec::units;
 use spec::{EngineKind, SpecError};
 
@@ -37,12 +36,6 @@ pub(crate) fn percent_fraction(option: &str, s: &str) -> Result<f64, SpecError> 
         return Err(SpecError::value(option, format!("{s} must be above 0%")));
     }
     Ok(p / 100.0)
-}
-
-/// `--profile`: a mark profile.
-pub(crate) fn profile(option: &str, s: &str) -> Result<Profile, SpecError> {
-    Profile::parse(s)
-        .ok_or_else(|| SpecError::value(option, format!("unknown profile {s:?}; use default, nvme, peak or real")))
 }
 
 /// `--rw`: one access pattern.

@@ -6,13 +6,13 @@
 //! it ([`scan`]: validation, span, largest request, devices — a bad trace is exit 2 before
 //! any target is touched), opens each target through the one `open_target` (safety guard,
 //! `--overwrite`, a created test file filled before it is read), then streams the trace again
-//! for each pass through [`Mapper`] into `engine::replay`.
+//! for each pass through [`Mapper`] into `engine::io::replay`.
 
-use crate::cache::TraceOptions;
 use crate::parse::{engine, u32_count};
 use crate::session::{finish_error, new_doc, target_event, Observer, TargetFlags};
+use crate::trace_options::TraceOptions;
 use crate::{Error, Result};
-use engine::replay::{Lane, ReplayConfig, ReplayItem, ReplayOp, ReplayOutcome, ReplaySource, Timing, CHUNK};
+use engine::io::replay::{Lane, ReplayConfig, ReplayItem, ReplayOp, ReplayOutcome, ReplaySource, Timing, CHUNK};
 use engine::target::{direct_block, mem_align, open_target, target_info, Needs, OpenTarget};
 use spec::units;
 use spec::{EngineKind, JobSpec, RwMode};
@@ -104,7 +104,7 @@ pub struct Config {
 impl Config {
     /// Checks every option (the trace itself is read by [`run`]).
     pub fn new(o: &Options) -> Result<Config> {
-        let input = crate::cache::trace_input(&o.input)?;
+        let input = crate::trace_options::trace_input(&o.input)?;
         let timing = match o.timing.as_deref().unwrap_or("original") {
             "original" => Timing::Original,
             "afap" => Timing::Afap,
@@ -280,13 +280,12 @@ fn open_reader(cfg: &Config, format: &TraceFormat) -> Result<TraceReader> {
 }
 
 fn bad_trace(path: &Path, e: trace::TraceError) -> Error {
-    cachesim::session::from_the_start(path, e).into()
+    trace::from_the_start(path, e).into()
 }
 
 fn format_of(cfg: &Config) -> Result<TraceFormat> {
-    let input =
-        cachesim::session::TraceInput { path: cfg.path.clone(), format: cfg.format.clone(), opts: cfg.read.clone() };
-    Ok(cachesim::session::trace_format(&input)?)
+    let input = trace::TraceInput { path: cfg.path.clone(), format: cfg.format.clone(), opts: cfg.read.clone() };
+    Ok(trace::trace_format(&input)?)
 }
 
 /// Reads the whole trace once, keeping nothing but its extent: any error is exit 2 here,
@@ -468,7 +467,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
             opened.push(None);
             continue;
         }
-        let existing = engine::probe::probe(path).ok().filter(|p| p.exists);
+        let existing = engine::target::probe::probe(path).ok().filter(|p| p.exists);
         let region_end = match (&existing, cfg.size) {
             (Some(p), Some(sz)) => sz.min(p.size_bytes),
             (Some(p), None) => p.size_bytes,
@@ -537,12 +536,12 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         qd = fit;
     }
     if cfg.engine == EngineKind::IoUring && opts.ctl.register_buffers {
-        engine::runner::check_memlock(2 * slot_len * u64::from(qd), true)?;
+        engine::io::runner::check_memlock(2 * slot_len * u64::from(qd), true)?;
     }
     let lanes: Vec<Lane> = opened
         .iter()
         .map(|t| match t {
-            Some(t) => Lane { fd: t.file.as_raw_fd(), block: t.probe.kind == engine::probe::TargetKind::Block },
+            Some(t) => Lane { fd: t.file.as_raw_fd(), block: t.probe.kind == engine::target::probe::TargetKind::Block },
             None => Lane { fd: -1, block: false },
         })
         .collect();
@@ -551,7 +550,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     } else {
         doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, maps[0].size));
     }
-    let watch = opened.iter().flatten().next().map(|t| engine::devview::watch_for(&t.probe));
+    let watch = opened.iter().flatten().next().map(|t| engine::target::devview::watch_for(&t.probe));
     let planned = if cfg.timing == Timing::Original {
         Duration::from_nanos((s.duration_ns as f64 / cfg.speed) as u64)
     } else {
@@ -649,7 +648,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         obs.phase(&label, (!planned.is_zero()).then_some(planned));
         let before = snapshot(&watch);
         let t0 = std::time::Instant::now();
-        let out = engine::replay::replay(&lanes, &mut mapper, &rcfg, &opts.ctl, &mut |t| obs.tick(t));
+        let out = engine::io::replay::replay(&lanes, &mut mapper, &rcfg, &opts.ctl, &mut |t| obs.tick(t));
         let wall = t0.elapsed().as_secs_f64();
         let after = snapshot(&watch);
         obs.phase_done();
@@ -677,17 +676,17 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
 
 type Edge = Option<std::collections::BTreeMap<String, stats::DiskCounters>>;
 
-fn snapshot(w: &Option<engine::devview::Watch>) -> Edge {
+fn snapshot(w: &Option<engine::target::devview::Watch>) -> Edge {
     match w {
-        Some(engine::devview::Watch::Device { name, .. }) => {
-            Some(engine::devview::snapshot(std::slice::from_ref(name)))
+        Some(engine::target::devview::Watch::Device { name, .. }) => {
+            Some(engine::target::devview::snapshot(std::slice::from_ref(name)))
         }
         _ => None,
     }
 }
 
 fn device_view(
-    w: &Option<engine::devview::Watch>,
+    w: &Option<engine::target::devview::Watch>,
     a: Edge,
     b: Edge,
     secs: f64,
@@ -695,8 +694,8 @@ fn device_view(
 ) -> Option<stats::DeviceView> {
     match w {
         None => None,
-        Some(engine::devview::Watch::None(why)) => Some(stats::DeviceView::unavailable(why.clone())),
-        Some(engine::devview::Watch::Device { name, backing }) => {
+        Some(engine::target::devview::Watch::None(why)) => Some(stats::DeviceView::unavailable(why.clone())),
+        Some(engine::target::devview::Watch::Device { name, backing }) => {
             let (a, b) = (a?.get(name).copied()?, b?.get(name).copied()?);
             let r = job.read.as_ref().map_or((0, 0), |d| (d.ops, d.bytes));
             let w = job.write.as_ref().map_or((0, 0), |d| (d.ops, d.bytes));

@@ -1,14 +1,15 @@
 //! `run`: any workload — command-line options or an fio job file — as a plan of groups run in
 //! order, jobs of a group concurrently, with the honesty checks on every result.
 
+use crate::honesty;
 use crate::parse::{engine, rw, u32_count};
 use crate::session::{
-    ceiling_check, finish_error, gcd, honesty_warnings, new_doc, split_limit_warning, target_event, Observer,
-    SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
+    finish_error, gcd, honesty_warnings, new_doc, split_limit_warning, target_event, Observer, SessionOptions,
+    TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::{Error, Result};
-use engine::probe;
-use engine::runner::{bind, run_group};
+use engine::io::runner::{bind, run_group};
+use engine::target::probe;
 use engine::target::{open_target, target_info, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobGroup, JobSpec, RunPlan, SpecError};
@@ -48,7 +49,7 @@ pub struct Options {
     /// Start the first measured window at this wall-clock instant (RFC 3339, or Unix seconds).
     pub start_at: Option<String>,
     /// What `{rank}`, `{size}` and `{host}` stand for in target paths.
-    pub rank: crate::cluster::RankNames,
+    pub rank: crate::ranks::RankNames,
     /// Write the whole range once sequentially and find the write cliff (no other job runs).
     pub sustained: bool,
     /// With `sustained`: idle pauses, each followed by a re-test (`30s,60s`).
@@ -439,10 +440,11 @@ fn run_plan(
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| !j.engine.uses_target());
     // Checked before any target is created or filled: bad input writes nothing.
-    let (need, njobs) = engine::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
-    engine::memory::check(&need, njobs, &engine::memory::Knobs::CLI)?;
-    let pinned = plan.groups.iter().map(|g| engine::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
-    engine::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    let (need, njobs) =
+        engine::io::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
+    engine::io::memory::check(&need, njobs, &engine::io::memory::Knobs::CLI)?;
+    let pinned = plan.groups.iter().map(|g| engine::io::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
+    engine::io::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
     crate::verify::precheck(&jobs, default_target)?;
 
     // Open every distinct target once (validating everything before any I/O starts).
@@ -517,10 +519,10 @@ fn run_plan(
         // fio's steadystate ends the group once every job that asks for it has attained it.
         let mut watch = crate::fioflow::SteadyWatch::new(&g.jobs, g.group_reporting);
         let mut out = if bound.is_empty() {
-            engine::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false, logs: Vec::new() }
+            engine::io::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false, logs: Vec::new() }
         } else {
             let group_verified = &mut verified[first_verified..];
-            let mut tick = |t: &engine::runner::Tick| {
+            let mut tick = |t: &engine::io::runner::Tick| {
                 // Each second: the state file follows the acknowledged writes (a power cut loses
                 // at most the last second's record, and a later check counts those as newer).
                 for v in group_verified.iter_mut() {
@@ -529,7 +531,7 @@ fn run_plan(
                 obs.tick(t)
             };
             let out = if watch.active() {
-                engine::runner::run_group_windows(&bound, g.group_reporting, &opts.ctl, &mut tick, &mut |w| {
+                engine::io::runner::run_group_windows(&bound, g.group_reporting, &opts.ctl, &mut tick, &mut |w| {
                     watch.window(w)
                 })
             } else {
@@ -546,7 +548,7 @@ fn run_plan(
                     format!(
                         "a per-I/O fio log stopped after {} I/Os of one worker (log_avg_msec=0 logs every I/O); \
                          the figures count them all; use log_avg_msec=N for averaged lines",
-                        engine::worker::IO_LOG_MAX
+                        engine::io::worker::IO_LOG_MAX
                     ),
                 );
             }
@@ -574,8 +576,7 @@ fn run_plan(
                 floor_error.get_or_insert(e);
             }
             if !stop && opts.ceiling_check {
-                ceiling_check(&mut doc, &r, &opts.ctl);
-                engine::mem::bandwidth_check(&mut doc, &r, &opts.ctl);
+                honesty::check(&mut doc, &r, &opts.ctl);
             }
             rate_check(&mut doc, &r);
             doc.results.push(r);
@@ -609,7 +610,7 @@ fn run_plan(
     let jobs: Vec<&JobSpec> = jobs.into_iter().filter(|j| j.engine != EngineKind::Mem).collect();
     honesty_warnings(&mut doc, &jobs, first, region);
     let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
-    crate::steady::device_state_checks(&mut doc, first, writes, region);
+    crate::steady::warnings::device_state_checks(&mut doc, first, writes, region);
     Ok(doc)
 }
 

@@ -2,11 +2,11 @@
 //! shows progress, the target and safety flags, the skeleton of the result document, and the
 //! honesty checks (`docs/METHOD.md`, "Honesty checks") that every result carries.
 
-use engine::probe;
-use engine::runner::{bind, run_group, RunControl, Tick};
+use engine::io::runner::{RunControl, Tick};
+use engine::target::probe;
 use engine::target::{OpenTarget, TargetOptions, WhenBusy};
-use spec::{DataPattern, EngineKind, JobSpec};
-use stats::{codes, ErrorInfo, HostInfo, JobResult, ResultDoc};
+use spec::{DataPattern, JobSpec};
+use stats::{codes, ErrorInfo, HostInfo, ResultDoc};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -105,11 +105,11 @@ pub struct SessionOptions {
     pub default_size: u64,
 }
 
-/// `--poll-us` by default: [`engine::runner::DEFAULT_POLL_NS`] in microseconds.
 /// The I/O engine of `mark`, `run`, `sla` and `compare` when none is named.
 pub const DEFAULT_ENGINE: &str = "io_uring";
 
-pub const DEFAULT_POLL_US: u64 = engine::runner::DEFAULT_POLL_NS / 1000;
+/// `--poll-us` by default: [`engine::io::runner::DEFAULT_POLL_NS`] in microseconds.
+pub const DEFAULT_POLL_US: u64 = engine::io::runner::DEFAULT_POLL_NS / 1000;
 /// The longest `--poll-us`: one second.
 pub const MAX_POLL_US: u64 = 1_000_000;
 
@@ -144,7 +144,7 @@ impl TargetFlags {
     /// The flags on `ranks`: several ranks merge exactly only with every rank's histograms.
     /// Ranks do not poll unless `--poll-us` says so: several ranks may share a host, and
     /// none of them can see whether the others leave a CPU free.
-    pub(crate) fn for_ranks(&self, ranks: &crate::cluster::RankNames) -> TargetFlags {
+    pub(crate) fn for_ranks(&self, ranks: &crate::ranks::RankNames) -> TargetFlags {
         let poll_us = if ranks.size > 1 { Some(self.poll_us.unwrap_or(0)) } else { self.poll_us };
         TargetFlags { histograms: self.histograms || ranks.size > 1, poll_us, ..self.clone() }
     }
@@ -164,13 +164,17 @@ impl TargetFlags {
                 stop,
                 register_buffers: !self.no_register_buffers,
                 // Test-only (feature `fault-injection`): DISKMETER_NULL_FAULT=eio@N; `None` in a release build.
-                null_fault: engine::fault::null_fault_from_env(),
+                null_fault: engine::target::fault::null_fault_from_env(),
                 // Test-only as well: the write faults of DISKMETER_FAULTS (drop, misdirect, torn, …).
-                write_faults: engine::fault::write_faults_from_env(),
+                write_faults: engine::target::fault::write_faults_from_env(),
                 pin_workers: !self.no_pin,
                 poll_ns: self.poll_us.unwrap_or(DEFAULT_POLL_US).saturating_mul(1000),
                 // The default polls shallow queues only; a budget the user gave holds at any depth.
-                poll_max_depth: if self.poll_us.is_some() { u32::MAX } else { engine::runner::DEFAULT_POLL_MAX_DEPTH },
+                poll_max_depth: if self.poll_us.is_some() {
+                    u32::MAX
+                } else {
+                    engine::io::runner::DEFAULT_POLL_MAX_DEPTH
+                },
                 keep_histograms: self.histograms,
             },
             ceiling_check: !self.no_ceiling_check,
@@ -316,57 +320,6 @@ pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: O
     }
 }
 
-/// Tool-bottleneck check: run the job briefly on the null engine and compare.
-pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
-    let s = &r.spec;
-    if !s.engine.uses_target() || s.rate_iops.is_some() {
-        return;
-    }
-    let measured = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
-    if r.cpu.max_worker_pct >= 95.0 {
-        doc.warn(
-            codes::TOOL_BOTTLENECK,
-            format!(
-                "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be the limit; \
-                 add --threads or lower --qd per thread",
-                r.name, r.cpu.max_worker_pct
-            ),
-        );
-        return;
-    }
-    let mut null = s.clone();
-    null.engine = EngineKind::Null;
-    null.runtime = Duration::from_millis(300);
-    null.ramp = Duration::ZERO;
-    null.time_based = true;
-    let Ok(b) = bind(&null, None) else { return };
-    let c = RunControl {
-        stop: Default::default(),
-        register_buffers: false,
-        null_fault: None,
-        write_faults: None,
-        pin_workers: ctl.pin_workers,
-        poll_ns: 0,
-        poll_max_depth: 0,
-        keep_histograms: false,
-    };
-    if let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) {
-        if let Some(nr) = out.results.first() {
-            let ceiling = nr.read.as_ref().map_or(0.0, |d| d.iops) + nr.write.as_ref().map_or(0.0, |d| d.iops);
-            if ceiling > 0.0 && measured >= 0.8 * ceiling {
-                doc.warn(
-                    codes::TOOL_BOTTLENECK,
-                    format!(
-                        "{}: {:.0} IOPS is within 20% of diskmeter's own ceiling for this job ({:.0} IOPS on the \
-                         null engine): the tool, not the device, may be the limit",
-                        r.name, measured, ceiling
-                    ),
-                );
-            }
-        }
-    }
-}
-
 pub(crate) fn finish_error(doc: &mut ResultDoc, error: Option<ErrorInfo>, interrupted: bool) {
     if let Some(e) = error {
         doc.partial = true;
@@ -440,7 +393,7 @@ impl Observer for StartAt<'_> {
     }
     fn tick(&mut self, t: &Tick) {
         self.inner.tick(t);
-        if t.kind == engine::runner::TickKind::Release {
+        if t.kind == engine::io::runner::TickKind::Release {
             if let Some(at) = self.at.take() {
                 let release = at.checked_sub(t.ramp).unwrap_or(at);
                 self.inner.notice(&format!("waiting for --start-at {}", humantime::format_rfc3339_millis(at)));

@@ -4,8 +4,8 @@
 //! written chunk is read back and checked; the findings become the result's `verify` section.
 
 use engine::error::{EngineError, Result};
+use engine::io::runner::BoundJob;
 use engine::io::verifier::VerifyJob;
-use engine::runner::BoundJob;
 use engine::verify::{state, CheckKind};
 use spec::{JobSpec, VerifySpec};
 use stats::verify::VerifyResult;

@@ -12,12 +12,14 @@
 //! * [`stats::dwpd`] — SSD endurance use.
 pub mod mrc;
 
+mod access;
 mod bits;
 pub mod config;
 mod counters;
 pub mod lru;
 pub mod nhit;
 pub mod opt;
+mod outcome;
 pub mod perf;
 pub mod policy;
 pub mod qsan;

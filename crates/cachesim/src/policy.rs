@@ -1,38 +1,12 @@
 //! The [`Policy`] trait every simulated cache implements, the per-request outcome
-//! [`Access`], the cache key of a (device, block) pair, and the shared request driver of the
-//! unit-granular comparison policies (`lru`, `nhit`, `s3fifo`, `opt`).
+//! [`Access`] (defined in `access`, below the counters that count it), the cache key of a
+//! (device, block) pair, and the shared request driver of the unit-granular comparison
+//! policies (`lru`, `nhit`, `s3fifo`, `opt`).
 
 use trace::{Op, Request};
 
+pub use crate::access::Access;
 use crate::stats::Stats;
-
-/// Outcome of one request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Access {
-    /// A read served entirely by the SSD.
-    ReadHit,
-    /// A read served partly by the SSD.
-    ReadPartialHit,
-    /// A read served entirely by the HDD.
-    ReadMiss,
-    /// A write whose every touched sub-block / unit was cached.
-    WriteHit,
-    /// Any other write.
-    WriteMiss,
-    /// A discard.
-    Discard,
-    /// A flush.
-    Flush,
-    /// A zero-length read or write (ignored).
-    Empty,
-}
-
-impl Access {
-    /// Whether this is a full read hit.
-    pub fn is_read_hit(self) -> bool {
-        self == Access::ReadHit
-    }
-}
 
 /// A simulated cache: feed it requests in trace order, read its [`Stats`].
 pub trait Policy {

@@ -12,7 +12,6 @@
 //! [`AUTO_SHARDS_REFS`] references, and `--policy qsan` feeds one cache per size, the sizes
 //! shared out over the available cores.
 
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -22,82 +21,15 @@ use stats::{
     BlockCounts, ByteCounts, CachePoint, CacheResult, CacheSetup, MrcPoint, MrcResult, PerfPrediction, PolicyResult,
     RequestCounts, TraceSummary, WarmupEstimate,
 };
-use trace::{Op, ReadOptions, Request, TraceFormat};
+use trace::{trace_format, Op, Request, TraceInput};
+
+pub use crate::outcome::{Cut, Outcome, SessionError};
 
 use crate::mrc::{self, Mattson, OpFilter, Shards, ShardsConfig};
 use crate::opt::OptPlan;
 use crate::series::{default_interval, SeriesBuilder};
 use crate::stream::{self, Consumer, Pass};
 use crate::{CacheConfig, DeviceProfile, Lru, Nhit, Policy, QsanCache, S3Fifo, Stats};
-
-/// Errors of a `cache` command: bad input (exit 2) or a runtime fault reading files (exit 1).
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Runtime(String),
-}
-
-impl From<trace::TraceError> for SessionError {
-    fn from(e: trace::TraceError) -> Self {
-        match e {
-            trace::TraceError::Io { .. } => SessionError::Runtime(e.to_string()),
-            other => SessionError::Usage(other.to_string()),
-        }
-    }
-}
-
-impl From<crate::ConfigError> for SessionError {
-    fn from(e: crate::ConfigError) -> Self {
-        SessionError::Usage(e.to_string())
-    }
-}
-
-/// Which trace and how to read it.
-#[derive(Debug, Clone)]
-pub struct TraceInput {
-    pub path: PathBuf,
-    /// `None`: detect from the file.
-    pub format: Option<TraceFormat>,
-    pub opts: ReadOptions,
-}
-
-/// Why a `cache` command's results cover only part of the trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Cut {
-    /// The user (or a terminating signal) stopped the command.
-    Interrupted,
-    /// The trace failed partway (a truncated `.gz`, a corrupt line without `--skip-bad`): the
-    /// message says where.
-    Trace(String),
-}
-
-/// A `cache` command's result and, when it covers only part of the trace, why.
-pub struct Outcome {
-    pub result: CacheResult,
-    pub cut: Option<Cut>,
-}
-
-/// The trace's format: as given, or detected; a missing, irregular or unknown file is bad input.
-pub fn trace_format(input: &TraceInput) -> Result<TraceFormat, SessionError> {
-    files::input::check_regular(&input.path, "--trace").map_err(|e| SessionError::Usage(e.to_string()))?;
-    match &input.format {
-        Some(f) => Ok(f.clone()),
-        None => trace::detect_file(&input.path)?.ok_or_else(|| {
-            SessionError::Usage(format!(
-                "cannot tell the format of {}; give --format blkparse|fio|msr|alibaba|tencent|csv:MAPPING|binary",
-                input.path.display()
-            ))
-        }),
-    }
-}
-
-/// A reader error before the first request means the file is not that trace at all (bad input);
-/// one after it means the trace is cut short.
-pub fn from_the_start(path: &Path, e: trace::TraceError) -> SessionError {
-    SessionError::Usage(format!("{} is not a readable trace: {e}; check the file and --format", path.display()))
-}
 
 /// The error of a trace without a request to simulate.
 fn no_requests(input: &TraceInput, s: &TraceSummary) -> SessionError {
@@ -124,18 +56,6 @@ fn same_trace(input: &TraceInput, first: &Pass, second: &Pass) -> Result<(), Ses
         first.summary.requests,
         second.summary.requests
     )))
-}
-
-pub(crate) fn format_name(f: &TraceFormat) -> String {
-    match f {
-        TraceFormat::Blkparse { action } => format!("blkparse:{action}"),
-        TraceFormat::FioLog => "fio".into(),
-        TraceFormat::Msr => "msr".into(),
-        TraceFormat::Alibaba => "alibaba".into(),
-        TraceFormat::Tencent => "tencent".into(),
-        TraceFormat::Csv(_) => "csv".into(),
-        TraceFormat::Binary => "binary".into(),
-    }
 }
 
 /// A policy to simulate.
@@ -693,8 +613,8 @@ pub fn convert(input: &TraceInput, output: &OutputFile, stop: &AtomicBool) -> Re
     }
     let file = output.create().map_err(file_error)?;
     let mut w = trace::BinaryWriter::buffered(file, output.path())?;
-    let (st, end) =
-        trace::convert(&input.path, &format, &input.opts, &mut w, stop).map_err(|e| from_the_start(&input.path, e))?;
+    let (st, end) = trace::convert(&input.path, &format, &input.opts, &mut w, stop)
+        .map_err(|e| trace::from_the_start(&input.path, e))?;
     // Only a complete conversion is committed; dropping the writer removes the temporary file.
     let cut = match end {
         trace::ConvertEnd::Complete => {

@@ -9,6 +9,7 @@ use super::*;
 use crate::config::{KIB, MIB};
 use crate::Preset;
 use std::io::Write as _;
+use trace::{ReadOptions, TraceFormat};
 
 /// The earlier implementation, kept as the reference.
 mod reference {
@@ -42,7 +43,7 @@ mod reference {
         }
         let mut s = TraceSummary {
             path: input.path.display().to_string(),
-            format: format_name(&format),
+            format: format.summary_name(),
             devices: reader.devices().to_vec(),
             skipped_lines: reader.skipped(),
             ..TraceSummary::default()

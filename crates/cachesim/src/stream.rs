@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 use stats::TraceSummary;
-use trace::{Op, Request, TraceFormat};
+use trace::{from_the_start, Op, Request, TraceFormat, TraceInput};
 
 use crate::mrc;
-use crate::session::{format_name, from_the_start, Cut, SessionError, TraceInput};
+use crate::outcome::{Cut, SessionError};
 
 /// Requests per batch (2 MiB). Policies on threads that share a core take turns batch by
 /// batch, each turn refilling the core's caches with that policy's state: large batches
@@ -145,7 +145,7 @@ pub(crate) fn read<C: Consumer>(
     let mut tally = Tally {
         summary: TraceSummary {
             path: input.path.display().to_string(),
-            format: format_name(format),
+            format: format.summary_name(),
             ..TraceSummary::default()
         },
         first: None,
@@ -195,7 +195,7 @@ pub(crate) fn read<C: Consumer>(
             match end {
                 None => {}
                 Some(None) => return Ok(None),
-                Some(Some(e)) if tally.summary.requests == 0 => return Err(from_the_start(&input.path, e)),
+                Some(Some(e)) if tally.summary.requests == 0 => return Err(from_the_start(&input.path, e).into()),
                 Some(Some(e)) => {
                     return Ok(Some(Cut::Trace(format!(
                         "{} is cut short after {} requests: {e}; the results cover the requests before it",

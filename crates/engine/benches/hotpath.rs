@@ -1,10 +1,10 @@
 //! Per-operation cost of the pieces of the worker's hot loop that run once per I/O:
 //!
 //! * `lathist/record`      — `stats::LatHist::record` fed realistic completion latencies;
-//! * `offsets/next_io`     — `engine::offsets::OffsetGen::next_io` (4 KiB I/Os) for the random
+//! * `offsets/next_io`     — `engine::io::offsets::OffsetGen::next_io` (4 KiB I/Os) for the random
 //!   distributions (uniform, zipf:1.2, pareto:0.2, hotset 90/10) over 2^18 blocks;
-//! * `stamp`               — `engine::buffers::stamp` on a 4 KiB and a 1 MiB write buffer;
-//! * `worker/null`         — the whole worker loop (`engine::worker::run`: issue, wait,
+//! * `stamp`               — `engine::io::buffers::stamp` on a 4 KiB and a 1 MiB write buffer;
+//! * `worker/null`         — the whole worker loop (`engine::io::worker::run`: issue, wait,
 //!   reap, account) on the null engine at QD 1 and 32, random reads and a 70/30 mix.
 //!
 //! Every benchmark declares its operations as `Throughput::Elements`, so criterion's
@@ -16,10 +16,11 @@
 //!   cargo bench -p diskmeter-engine --bench hotpath -- offsets            # one group
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use diskmeter_engine::backend::{BackendConfig, Null};
-use diskmeter_engine::buffers::{fill_pattern, stamp, BufferPool, CHUNK};
-use diskmeter_engine::offsets::{worker_rng, IoLens, OffsetGen};
-use diskmeter_engine::worker::{self, Channels, WorkerPlan};
+use diskmeter_engine::io::backend::BackendConfig;
+use diskmeter_engine::io::buffers::{fill_pattern, stamp, BufferPool, CHUNK};
+use diskmeter_engine::io::null::Null;
+use diskmeter_engine::io::offsets::{worker_rng, IoLens, OffsetGen};
+use diskmeter_engine::io::worker::{self, Channels, WorkerPlan};
 use rand::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use spec::{BlockSizes, BsPart, DataPattern, DirSizes, Distribution, RwMode, SizeChoice, Zone};

@@ -9,9 +9,4 @@ pub mod scan;
 pub mod target;
 pub mod verify;
 
-// The modules' paths from before the split into `io/` and `target/` (`engine::runner::…`,
-// `engine::probe::…`, …), kept for the other crates.
-pub use io::{backend, buffers, mem, memory, offsets, replay, runner, worker};
-pub use target::{devview, fault, probe, safety, sample, sparse};
-
 pub use error::{EngineError, Result};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use diskmeter_engine::safety::{check_block_write, SafetyReport};
+use diskmeter_engine::target::safety::{check_block_write, SafetyReport};
 use diskmeter_engine::EngineError;
 
 const IMG: u64 = 64 << 20;

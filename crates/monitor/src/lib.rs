@@ -9,6 +9,7 @@
 pub mod capture;
 pub mod devices;
 pub mod diskstats;
+mod error;
 pub mod metrics;
 pub mod monitor;
 pub mod procs;
@@ -20,13 +21,5 @@ pub mod taskstats;
 pub mod tui;
 pub mod verdict;
 
+pub use error::MonitorError;
 pub use monitor::{Monitor, Options, Report, SortKey};
-
-/// Errors: usage errors (bad options or input files, exit 2) and runtime faults (exit 1).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum MonitorError {
-    #[error("{0}")]
-    Usage(String),
-    #[error("{0}")]
-    Runtime(String),
-}

@@ -14,8 +14,9 @@
 
 use crate::lat::{CdfPoint, LatSummary};
 
-mod codec;
-pub use codec::HistCodecError;
+// Its error is exported from the crate root: a re-export here would make `hist` use `codec`,
+// which uses `hist`.
+pub(crate) mod codec;
 
 /// Highest latency tracked: one hour, in nanoseconds. Larger values are clamped.
 pub const LAT_MAX_NS: u64 = 3_600_000_000_000;

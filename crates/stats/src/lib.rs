@@ -27,6 +27,7 @@ pub use cluster::{
     Stonewall, TimelinePoint,
 };
 pub use device::{DeviceView, DiskCounters};
-pub use hist::{HistCodecError, LatHist, CDF_FRACTIONS, LAT_MAX_NS};
+pub use hist::codec::HistCodecError;
+pub use hist::{LatHist, CDF_FRACTIONS, LAT_MAX_NS};
 pub use lat::{CdfPoint, LatSummary};
 pub use model::*;

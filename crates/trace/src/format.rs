@@ -149,6 +149,17 @@ impl fmt::Display for TraceFormat {
     }
 }
 
+impl TraceFormat {
+    /// The format as a trace summary names it: a CSV mapping's fields are left out, where the
+    /// `Display` form keeps them to be parsed back.
+    pub fn summary_name(&self) -> String {
+        match self {
+            TraceFormat::Csv(_) => "csv".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
 impl FromStr for TraceFormat {
     type Err = TraceError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -16,7 +16,8 @@
 //! Modules depend on each other in one direction only (each uses only those above it):
 //! `error`, `request` → `lines`, `format` → `parse` (`fields`, `line`, then one module per
 //! text format) → `binary` → `detect` → `pair` (blkparse's reorder buffer, pairing requests
-//! with their completions) → `reader` → `convert`; `synth` needs only `error` and `request`.
+//! with their completions) → `reader` → `convert`, `input` (a command's trace: its file, format and
+//! reading options); `synth` needs only `error` and `request`.
 
 pub mod binary;
 mod convert;
@@ -27,6 +28,7 @@ pub mod format;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz_support;
+pub mod input;
 mod lines;
 mod pair;
 mod parse;
@@ -39,6 +41,7 @@ pub use convert::{convert, ConvertEnd, ConvertStats};
 pub use detect::{detect_file, detect_reader};
 pub use error::TraceError;
 pub use format::{CsvMapping, Delimiter, SizeUnit, TimeUnit, TraceFormat};
+pub use input::{from_the_start, trace_format, InputError, TraceInput};
 pub use reader::{open, ReadOptions, TraceReader};
 pub use request::{Op, Request};
 pub use synth::{parse_dist, Dist, Synth, SynthParam, SynthSpec};

@@ -4,13 +4,15 @@
 //! The method is in docs/METHOD.md ("cache").
 
 mod options;
-pub(crate) use options::trace_input;
 #[cfg(test)]
 mod tests;
 
 use crate::error::{Error, Result};
 use crate::session;
-use cachesim::session::{Cut, MrcConfig, Outcome, SessionError, SimulateConfig, TraceInput};
+// Re-exported: the cache commands' options name the trace with it, as `replay` and `profile` do.
+use crate::trace_options::trace_input;
+pub use crate::trace_options::TraceOptions;
+use cachesim::session::{Cut, MrcConfig, Outcome, SessionError, SimulateConfig};
 use files::output::OutputFile;
 use stats::ResultDoc;
 use std::path::{Path, PathBuf};
@@ -36,18 +38,7 @@ pub const SYNTH_READ_PCT: &str = "70";
 pub const SYNTH_IOPS: &str = "1000";
 pub const SYNTH_SEED: u64 = 1;
 
-/// Which trace and how to read it, as given on the command line.
-#[derive(Debug, Clone, Default)]
-pub struct TraceOptions {
-    pub trace: PathBuf,
-    /// A format name (`blkparse`, `fio`, `csv:MAPPING`, …); `None`: detected.
-    pub format: Option<String>,
-    pub device: Option<String>,
-    /// Durations since the trace's first request.
-    pub from: Option<String>,
-    pub until: Option<String>,
-    pub skip_bad: bool,
-}
+use trace::TraceInput;
 
 /// `cache simulate`: the values of its options (sizes, durations and counts as typed).
 #[derive(Debug, Clone)]
@@ -169,11 +160,11 @@ impl Config {
         Ok(match o {
             Options::Simulate(s) => {
                 let sim = options::simulate(s)?;
-                Config::Simulate { input: options::trace_input(&s.input)?, sim }
+                Config::Simulate { input: trace_input(&s.input)?, sim }
             }
             Options::Mrc(m) => {
                 let mrc = options::mrc(m)?;
-                Config::Mrc { input: options::trace_input(&m.input)?, mrc }
+                Config::Mrc { input: trace_input(&m.input)?, mrc }
             }
             Options::Warmup(w) => Config::Warmup(options::warmup(w)?),
             Options::Synth(y) => {
@@ -181,7 +172,7 @@ impl Config {
                 Config::Synth { spec, output: trace_output(&y.output, y.force)? }
             }
             Options::Convert(c) => {
-                let input = options::trace_input(&c.input)?;
+                let input = trace_input(&c.input)?;
                 Config::Convert { input, output: trace_output(&c.output, c.force)? }
             }
         })

@@ -1,36 +1,9 @@
 //! The `cache` commands' options → typed settings, each error attributed to its option.
 
-use super::{MrcOptions, SimulateOptions, SynthOptions, TraceOptions, Warmup, WarmupOptions};
-use cachesim::session::{MrcConfig, SimulateConfig, TraceInput};
+use super::{MrcOptions, SimulateOptions, SynthOptions, Warmup, WarmupOptions};
+use cachesim::session::{MrcConfig, SimulateConfig};
 use spec::units::{self, TimeUnit};
 use spec::SpecError;
-
-pub(crate) fn trace_input(o: &TraceOptions) -> Result<TraceInput, SpecError> {
-    let format = match &o.format {
-        Some(f) => Some(trace::TraceFormat::parse(f).map_err(|e| SpecError::value("--format", e.to_string()))?),
-        None => None,
-    };
-    let ns = |option: &str, v: &Option<String>| -> Result<Option<u64>, SpecError> {
-        v.as_ref()
-            .map(|s| {
-                units::parse_duration(option, s, TimeUnit::Seconds)
-                    .map(|d| d.as_nanos().min(u128::from(u64::MAX)) as u64)
-            })
-            .transpose()
-    };
-    let from_ns = ns("--from", &o.from)?;
-    let until_ns = ns("--until", &o.until)?;
-    if let (Some(a), Some(b)) = (from_ns, until_ns) {
-        if b <= a {
-            return Err(SpecError::value("--until", "must be later than --from"));
-        }
-    }
-    Ok(TraceInput {
-        path: o.trace.clone(),
-        format,
-        opts: trace::ReadOptions { skip_bad: o.skip_bad, device: o.device.clone(), from_ns, until_ns },
-    })
-}
 
 /// A cache-configuration error, attributed to the option that sets the offending value.
 fn config_error(e: cachesim::ConfigError) -> SpecError {

@@ -1,7 +1,7 @@
 //! Ranks as threads of one process, talking through shared memory: the transport the
 //! tests use to check the exchange without MPI (faults, barriers, out-of-step ranks).
 
-use super::{Comm, Record};
+use super::comm::{Comm, Record};
 use std::sync::{Arc, Barrier, Mutex};
 
 struct Shared {

@@ -13,35 +13,22 @@
 //! - the end (`finish`) is a barrier every rank reaches, failed or not, and then rank 0
 //!   gathers every rank's document and merges it (`merge`).
 
+mod comm;
 pub mod local;
 pub mod merge;
 #[cfg(feature = "mpi")]
 mod mpi;
 
+pub use comm::{Comm, Record, RECORD};
+
+use crate::ranks::RankNames;
 use crate::session::Observer;
 use crate::{Error, Result};
-use engine::runner::{Tick, TickKind};
+use engine::io::runner::{Tick, TickKind};
 use stats::{ClusterSource, ErrorInfo, ResultDoc};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Words in one exchanged record.
-pub const RECORD: usize = 8;
-/// One rank's record: `[running, status, barrier, kind, live rates as f64 bits × 4]`.
-pub type Record = [u64; RECORD];
-
-/// The transport between ranks: MPI, or threads in the tests. Collective calls: every rank
-/// makes the same calls in the same order.
-pub trait Comm {
-    fn rank(&self) -> usize;
-    fn size(&self) -> usize;
-    /// Every rank's record, in rank order.
-    fn all_gather(&self, mine: &Record) -> Vec<Record>;
-    /// Rank 0 gets every rank's bytes, in rank order; the others `None`.
-    fn gather_bytes(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>>;
-}
 
 /// A rank's status in a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,40 +72,6 @@ pub struct Halt {
     pub out_of_step: bool,
 }
 
-/// What `{rank}`, `{size}` and `{host}` stand for in target and output paths.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RankNames {
-    pub rank: usize,
-    pub size: usize,
-    pub host: String,
-}
-
-impl Default for RankNames {
-    fn default() -> Self {
-        Self { rank: 0, size: 1, host: crate::session::host_info().hostname.unwrap_or_else(|| "localhost".into()) }
-    }
-}
-
-impl RankNames {
-    /// `path` with `{rank}`, `{size}` and `{host}` replaced.
-    pub fn expand(&self, path: &Path) -> PathBuf {
-        let Some(s) = path.to_str() else { return path.to_path_buf() };
-        if !s.contains('{') {
-            return path.to_path_buf();
-        }
-        PathBuf::from(
-            s.replace("{rank}", &self.rank.to_string())
-                .replace("{size}", &self.size.to_string())
-                .replace("{host}", &self.host),
-        )
-    }
-
-    /// True when `path` names one file per rank.
-    pub fn per_rank(path: &Path) -> bool {
-        path.to_str().is_some_and(|s| s.contains("{rank}") || s.contains("{host}"))
-    }
-}
-
 /// This process's place among the ranks, and the state of the exchange.
 pub struct Cluster {
     comm: Option<Box<dyn Comm>>,
@@ -158,7 +111,7 @@ impl Cluster {
         let launched = launcher_size();
         #[cfg(feature = "mpi")]
         if launched.is_some() {
-            return mpi::join();
+            return mpi::join().map(|(comm, host)| Cluster::with(comm, host));
         }
         if let Some(n) = launched.filter(|&n| n > 1) {
             return Err(Error::usage(format!(
@@ -320,7 +273,7 @@ impl Observer for RankObserver<'_> {
         match t.kind {
             TickKind::Release => {
                 if self.cluster.barrier() {
-                    self.cluster.release_unix_ns = Some(engine::runner::unix_ns_now());
+                    self.cluster.release_unix_ns = Some(engine::io::runner::unix_ns_now());
                 }
             }
             TickKind::Live => {

@@ -2,7 +2,7 @@
 //! thread that initialised MPI calls it (`Threading::Funneled`): the command's main thread,
 //! which is also the one that collects the workers' intervals.
 
-use super::{Cluster, Comm, Record, RECORD};
+use super::comm::{Comm, Record, RECORD};
 use crate::{Error, Result};
 use mpi::datatype::PartitionMut;
 use mpi::topology::{Communicator, SimpleCommunicator};
@@ -15,8 +15,8 @@ struct MpiComm {
     world: SimpleCommunicator,
 }
 
-/// Initialise MPI and join the world.
-pub(super) fn join() -> Result<Cluster> {
+/// Initialise MPI and join the world: the transport, and the host name this rank goes by.
+pub(super) fn join() -> Result<(Box<dyn Comm>, String)> {
     let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Funneled)
         .ok_or_else(|| Error::runtime("MPI could not be initialised (or was initialised twice)"))?;
     if threading < mpi::Threading::Funneled {
@@ -27,7 +27,7 @@ pub(super) fn join() -> Result<Cluster> {
     let world = universe.world();
     let host = mpi::environment::processor_name().unwrap_or_else(|_| "?".into());
     let host = crate::session::host_info().hostname.unwrap_or(host);
-    Ok(Cluster::with(Box::new(MpiComm { _universe: universe, world }), host))
+    Ok((Box::new(MpiComm { _universe: universe, world }), host))
 }
 
 impl Comm for MpiComm {

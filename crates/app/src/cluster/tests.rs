@@ -3,6 +3,7 @@
 
 use super::local::ThreadComm;
 use super::*;
+use std::path::{Path, PathBuf};
 
 /// Run `f(rank, cluster)` on `n` ranks (threads); results in rank order.
 fn ranks<T: Send>(n: usize, f: impl Fn(usize, &mut Cluster) -> T + Sync) -> Vec<T> {

@@ -7,15 +7,15 @@
 pub mod job;
 pub mod pass;
 
-use crate::cache::{trace_input, TraceOptions};
 use crate::error::{Error, Result};
 use crate::session::{self, Observer};
-use cachesim::session::TraceInput;
+use crate::trace_options::{trace_input, TraceOptions};
 use files::output::OutputFile;
 use stats::profile::ProfileTrace;
 use stats::ResultDoc;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use trace::TraceInput;
 
 /// The options of `diskmeter profile`, as given.
 #[derive(Debug, Clone, Default)]
@@ -61,18 +61,6 @@ impl Config {
     }
 }
 
-fn format_name(f: &trace::TraceFormat) -> String {
-    match f {
-        trace::TraceFormat::Blkparse { action } => format!("blkparse:{action}"),
-        trace::TraceFormat::FioLog => "fio".into(),
-        trace::TraceFormat::Msr => "msr".into(),
-        trace::TraceFormat::Alibaba => "alibaba".into(),
-        trace::TraceFormat::Tencent => "tencent".into(),
-        trace::TraceFormat::Csv(_) => "csv".into(),
-        trace::TraceFormat::Binary => "binary".into(),
-    }
-}
-
 /// Reads the trace once and makes the result; writes the job file when asked. Any fault in
 /// the trace (garbage, a cut-off file, no requests) is bad input: one line, exit 2, nothing
 /// written. Interrupted, the figures cover the part read and no job is written.
@@ -89,9 +77,7 @@ pub fn run(cfg: &Config, stop: &AtomicBool, obs: &mut dyn Observer) -> Result<Re
                 ))
             })?,
     };
-    let not_readable = |e: trace::TraceError| {
-        Error::usage(format!("{shown} is not a readable trace: {e}; check the file and --format"))
-    };
+    let not_readable = |e: trace::TraceError| Error::from(trace::from_the_start(&input.path, e));
     let mut reader = trace::open(&input.path, &format, &input.opts).map_err(not_readable)?;
     obs.phase(&format!("profile {shown}"), None);
     let mut p = pass::Profiler::new();
@@ -120,7 +106,7 @@ pub fn run(cfg: &Config, stop: &AtomicBool, obs: &mut dyn Observer) -> Result<Re
     }
     let mut result = p.finish(ProfileTrace {
         path: shown.clone(),
-        format: format_name(&format),
+        format: format.summary_name(),
         devices: reader.devices().to_vec(),
         skipped_lines: reader.skipped(),
         carries_latency: reader.carries_latency(),

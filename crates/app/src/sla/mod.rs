@@ -11,8 +11,8 @@ use crate::session::{
 };
 use crate::Result;
 use engine::error::EngineError;
-use engine::probe;
-use engine::runner::{run_group_windows, Window};
+use engine::io::runner::{run_group_windows, Window};
+use engine::target::probe;
 use engine::target::{open_target, Needs, OpenTarget};
 use search::{GridPoint, MeasureMode, Prober, SearchConfig, SearchOutcome};
 use spec::units::{self, TimeUnit};
@@ -101,7 +101,7 @@ pub struct Config {
 impl Config {
     /// Checks every option; the most workers default to the CPUs this process may use.
     pub fn new(o: &Options) -> Result<Config> {
-        Ok(Self::checked(o, engine::runner::allowed_cpus().len() as u32)?)
+        Ok(Self::checked(o, engine::io::runner::allowed_cpus().len() as u32)?)
     }
 
     fn checked(o: &Options, cpus: u32) -> Result<Config, SpecError> {
@@ -418,7 +418,7 @@ impl EngineProber<'_> {
         let jobs = self.jobs_for(p, max as u32);
         let mut bound = Vec::with_capacity(jobs.len());
         for j in &jobs {
-            bound.push(engine::runner::bind(j, self.target).map_err(Halt::Usage)?);
+            bound.push(engine::io::runner::bind(j, self.target).map_err(Halt::Usage)?);
         }
         let start = acc.windows();
         let bound_ns = self.cfg.bound_ns as f64;
@@ -654,12 +654,16 @@ fn check_memory(cfg: &Config, opts: &SessionOptions) -> engine::error::Result<()
         .zip(stream_depths(cfg, cfg.max_qd))
         .map(|(s, qd)| JobSpec { qd, threads: cfg.max_threads, ..s.clone() })
         .collect();
-    engine::runner::check_memlock(engine::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
+    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
     let deepest: Vec<JobSpec> = deepest
         .into_iter()
         .map(|j| JobSpec { runtime: Duration::from_secs(u64::from(cfg.max_windows) + 1), ramp: cfg.ramp, ..j })
         .collect();
-    engine::memory::check(&engine::memory::group_footprint(&deepest, false), deepest.len(), &engine::memory::Knobs::SLA)
+    engine::io::memory::check(
+        &engine::io::memory::group_footprint(&deepest, false),
+        deepest.len(),
+        &engine::io::memory::Knobs::SLA,
+    )
 }
 
 /// The target opened for every stream (created and filled as they need).

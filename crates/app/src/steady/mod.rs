@@ -5,14 +5,15 @@
 
 pub mod state;
 pub mod sustained;
+pub(crate) mod warnings;
 
 use crate::parse::u32_count;
 use crate::session::{
     finish_error, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
 };
 use crate::Result;
-use engine::probe;
-use engine::runner::{bind, run_group_windows};
+use engine::io::runner::{bind, run_group_windows};
+use engine::target::probe;
 use engine::target::{direct_block, open_target, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
@@ -222,11 +223,11 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         runtime: cfg.round_time,
         ..JobSpec::default()
     };
-    engine::runner::check_memlock(engine::runner::pinned_bytes([&deepest]), opts.ctl.register_buffers)?;
-    engine::memory::check(
-        &engine::memory::group_footprint(std::slice::from_ref(&deepest), false),
+    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes([&deepest]), opts.ctl.register_buffers)?;
+    engine::io::memory::check(
+        &engine::io::memory::group_footprint(std::slice::from_ref(&deepest), false),
         1,
-        &engine::memory::Knobs::CLI,
+        &engine::io::memory::Knobs::CLI,
     )?;
     let needs = Needs {
         reads: false,
@@ -656,49 +657,6 @@ fn verdict(s: &SteadyResult, complete: usize) -> String {
             s.precondition.passes_planned,
             units::format_size(s.precondition.bytes)
         ),
-    }
-}
-
-/// `mark`/`run`: the `not-preconditioned` and `inside-write-cache` warnings, and what this
-/// run teaches the device state (a fill that covered a purged range). `area` is the region
-/// the jobs used; `writes` whether any job wrote.
-pub(crate) fn device_state_checks(doc: &mut ResultDoc, t: Option<&OpenTarget>, writes: bool, area: u64) {
-    let Some(t) = t else { return };
-    let rec = state::load(t);
-    if writes {
-        if t.found_blank {
-            doc.warn(
-                codes::NOT_PRECONDITIONED,
-                format!(
-                    "{} read as blank before this run filled it (every sampled block was zeros: new, or discarded \
-                     since it was last written), so it has been written whole only once: the write figures may be \
-                     fresh-out-of-box figures; `diskmeter steady` preconditions it (PTS: written twice)",
-                    t.path.display()
-                ),
-            );
-        } else if let Some(r) =
-            rec.as_ref().filter(|r| r.purged_at.is_some() && r.full_writes < state::FULL_WRITES_NEEDED)
-        {
-            doc.warn(
-                codes::NOT_PRECONDITIONED,
-                format!(
-                    "{} was purged ({}) by `diskmeter steady` and has been written whole {} time(s) since (PTS \
-                     preconditioning: {}): the write figures may be fresh-out-of-box figures",
-                    t.path.display(),
-                    r.purge_method.as_deref().unwrap_or("purge"),
-                    r.full_writes,
-                    state::FULL_WRITES_NEEDED
-                ),
-            );
-        }
-        if let Some(c) = rec.as_ref().and_then(|r| r.cliff_bytes) {
-            if doc.sustained.is_none() {
-                sustained::inside_cache_warning(doc, area, c, "an earlier --sustained run found on this device");
-            }
-        }
-    }
-    if t.filled_to > 0 {
-        state::record_full_write(t, t.filled_to);
     }
 }
 

@@ -2,13 +2,14 @@
 //! `run`): the whole test range written once, MB/s against bytes written, the write cliff and
 //! its recovery after idle pauses.
 
+use super::warnings;
 use crate::session::{Observer, SessionOptions};
-use engine::runner::{bind, run_group_windows};
+use engine::io::runner::{bind, run_group_windows};
 use engine::target::OpenTarget;
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
 use stats::steady::{detect_cliff, ProgressPoint, Recovery, SustainedResult};
-use stats::{codes, ErrorInfo, JobResult, ResultDoc};
+use stats::{ErrorInfo, JobResult, ResultDoc};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -166,18 +167,18 @@ pub(crate) fn run_sustained(
     let mut doc = crate::session::new_doc("run");
     let range = match r.size {
         Some(s) => s,
-        None => match engine::probe::probe(&r.target) {
+        None => match engine::target::probe::probe(&r.target) {
             Ok(p) if p.exists && p.size_bytes >= r.bs => p.size_bytes,
             _ => 1 << 30,
         },
     } / r.bs
         * r.bs;
     let job = write_job("sustained", 0, range, r.bs, r.qd, r.direct, r.seed);
-    engine::runner::check_memlock(engine::runner::pinned_bytes([&job]), opts.ctl.register_buffers)?;
-    engine::memory::check(
-        &engine::memory::group_footprint(std::slice::from_ref(&job), false),
+    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes([&job]), opts.ctl.register_buffers)?;
+    engine::io::memory::check(
+        &engine::io::memory::group_footprint(std::slice::from_ref(&job), false),
         1,
-        &engine::memory::Knobs::CLI,
+        &engine::io::memory::Knobs::CLI,
     )?;
     let needs = engine::target::Needs {
         reads: false,
@@ -207,7 +208,7 @@ pub(crate) fn run_sustained(
         crate::session::finish_error(&mut doc, None, true);
     }
     crate::session::honesty_warnings(&mut doc, &[&job], Some(&t), range);
-    crate::steady::device_state_checks(&mut doc, Some(&t), true, range);
+    warnings::device_state_checks(&mut doc, Some(&t), true, range);
     Ok(doc)
 }
 
@@ -367,23 +368,6 @@ fn verdict(s: &SustainedResult, spec: &SustainedSpec) -> String {
         }
     }
     v
-}
-
-/// A `mark` whose test area is smaller than a write cache found on this device: its write
-/// figures are the cache's.
-pub(crate) fn inside_cache_warning(doc: &mut ResultDoc, area: u64, cliff: u64, how: &str) {
-    if area < cliff {
-        doc.warn(
-            codes::INSIDE_WRITE_CACHE,
-            format!(
-                "the test area ({}) is smaller than the write cache {how} ({} written before the write cliff): the \
-                 write figures are the cache's; use --size of at least {} for figures past it",
-                units::format_size(area),
-                units::format_size(cliff),
-                units::format_size(cliff.saturating_mul(2))
-            ),
-        );
-    }
 }
 
 #[cfg(test)]

@@ -36,11 +36,11 @@ pub const PATTERN: &str = "0xaa";
 pub const PATTERNS: &str = "0xaa,0x55,0xff,0x00";
 pub const FS_BLOCK: &str = "4096";
 
-use engine::buffers::{fill_pattern, BufferPool};
 use engine::error::{EngineError, Result};
-use engine::fault::{self, Hook};
-use engine::probe::{self, Probe, TargetKind};
+use engine::io::buffers::{fill_pattern, BufferPool};
 use engine::scan::{self as io, Dev, IoClass};
+use engine::target::fault::{self, Hook};
+use engine::target::probe::{self, Probe, TargetKind};
 use engine::target::{self, Access, Purpose, WhenBusy};
 use rand::Rng;
 use slow::SlowDetector;
@@ -299,7 +299,7 @@ fn open_warnings(p: &Probe, file: &File, fell_back: bool, cfg: &SurfaceConfig, p
     // (The destructive mode writes the span before it reads it, so only the others care.)
     if p.kind == TargetKind::File && cfg.mode != Mode::Destructive {
         let len = cfg.size.unwrap_or(p.size_bytes - cfg.offset);
-        let holes = engine::sparse::unwritten_bytes(file, cfg.offset, len).unwrap_or(0);
+        let holes = engine::target::sparse::unwritten_bytes(file, cfg.offset, len).unwrap_or(0);
         if holes > 0 {
             warnings.push((
                 codes::UNWRITTEN_READ.to_string(),
@@ -707,7 +707,7 @@ impl Scan<'_> {
     }
 
     fn nd_pass(&mut self, offsets: &[u64], obs: &mut dyn SurfaceObserver) -> std::result::Result<(), Stop> {
-        let mut rng = engine::offsets::worker_rng(self.cfg.seed, 7, 0);
+        let mut rng = engine::io::offsets::worker_rng(self.cfg.seed, 7, 0);
         let mut done = 0u64;
         for &off in offsets {
             // Only between blocks: the block in hand is always restored first.
@@ -824,7 +824,7 @@ impl Scan<'_> {
     fn access(&mut self, n: u32, obs: &mut dyn SurfaceObserver) -> std::result::Result<Vec<[u64; 2]>, Stop> {
         let io = self.dev.lb.max(4096).min(self.end - self.start);
         let slots = (self.end - self.start) / io;
-        let mut rng = engine::offsets::worker_rng(self.cfg.seed, 11, 0);
+        let mut rng = engine::io::offsets::worker_rng(self.cfg.seed, 11, 0);
         let mut out = Vec::with_capacity(n as usize);
         obs.phase("random access time", u64::from(n) * io);
         for i in 0..n {

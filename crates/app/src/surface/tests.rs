@@ -8,7 +8,7 @@ const MIB: u64 = 1 << 20;
 fn image(dir: &Path, name: &str, size: u64) -> PathBuf {
     let p = dir.join(name);
     let mut f = File::create(&p).unwrap();
-    let mut rng = engine::offsets::worker_rng(42, 0, 0);
+    let mut rng = engine::io::offsets::worker_rng(42, 0, 0);
     let mut buf = vec![0u8; size as usize];
     fill_pattern(&mut buf, DataPattern::Random, &mut rng);
     f.write_all(&buf).unwrap();

@@ -6,7 +6,6 @@
 //! -errno. Workers are generic over the backend, so dispatch is static and the hot path
 //! has no allocation, lock or log line.
 
-use crate::target::fault::NullCounter;
 use io_uring::{opcode, types, IoUring};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -474,43 +473,6 @@ impl Backend for Psync {
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, _: u16) -> io::Result<()> {
         let (file, offset) = if self.multi { crate::io::files::split(offset) } else { (0, offset) };
         self.done.0.push((slot, sync_io(self.fds[file], op, offset, buf, len)));
-        Ok(())
-    }
-
-    fn submit_and_wait(&mut self, _: u32, _: Option<Duration>) -> io::Result<()> {
-        Ok(())
-    }
-
-    #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
-        self.done.reap(f)
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// null: completes every I/O at once. Measures the tool's own ceiling; deterministic tests.
-
-// The null engine's test-only fault lives with every other fault in `target::fault`; its
-// old path stays for the other crates.
-pub use crate::target::fault::NullFault;
-
-pub struct Null {
-    done: Completed,
-    /// Fails I/Os past a count in a build with fault injection; nothing in any other.
-    fault: NullCounter,
-}
-
-impl Null {
-    pub fn new(cfg: &BackendConfig, fault: Option<NullFault>) -> Self {
-        Self { done: Completed::new(cfg.depth), fault: NullCounter::new(fault) }
-    }
-}
-
-impl Backend for Null {
-    #[inline]
-    fn queue(&mut self, slot: u32, op: Op, _: u64, _: *mut u8, len: u32, _: u16) -> io::Result<()> {
-        let res = self.fault.result(if matches!(op, Op::Read | Op::Write) { len as i32 } else { 0 });
-        self.done.0.push((slot, res));
         Ok(())
     }
 

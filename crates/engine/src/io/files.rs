@@ -6,9 +6,8 @@
 //! off ([`split`]) to pick the file's descriptor (a registered file with io_uring). Offsets of
 //! a single-file job have no file bits, so nothing changes for them.
 
-use crate::io::offsets::OffsetGen;
 use rand_xoshiro::Xoshiro256PlusPlus;
-use spec::{FileService, FileServiceKind, RwMode};
+use spec::{Distribution, FileService, FileServiceKind};
 
 /// Offsets below 2^48 (256 TiB) are in the file; the bits above are the file's index.
 pub const FILE_SHIFT: u32 = 48;
@@ -21,20 +20,33 @@ pub fn split(offset: u64) -> (usize, u64) {
     ((offset >> FILE_SHIFT) as usize, offset & OFFSET_MASK)
 }
 
+/// A file's offset generator, as the walk drives it. The generator is `offsets::OffsetGen`,
+/// which sits above this module: a generator of a job over several files walks them with a
+/// [`FileWalk`] of generators.
+pub trait FileGen {
+    /// The next I/O in this file: (offset, length, index of the length).
+    fn next_io(&mut self, read: bool) -> (u64, u32, u32);
+    /// A one-byte-block generator of indices below `n` drawn from `dist`: the pick of a
+    /// skewed file service.
+    fn picker(dist: &Distribution, n: u64, rng: Xoshiro256PlusPlus) -> Self;
+    /// The next index of a [`picker`](FileGen::picker).
+    fn next_block(&mut self) -> u64;
+}
+
 /// How the next file is chosen.
-enum Pick {
+enum Pick<G> {
     RoundRobin,
     /// Stay on a file until its region's bytes are done.
     Sequential,
     Random(Xoshiro256PlusPlus),
     /// A draw over the files from a skewed distribution (a one-byte-block generator).
-    Skewed(Box<OffsetGen>),
+    Skewed(Box<G>),
 }
 
 /// A worker's files: one generator each and the rule that picks the file of each I/O.
-pub struct FileWalk {
-    gens: Vec<OffsetGen>,
-    pick: Pick,
+pub struct FileWalk<G> {
+    gens: Vec<G>,
+    pick: Pick<G>,
     /// I/Os to a file before the next pick (fio's `:N`).
     every: u32,
     left: u32,
@@ -44,18 +56,16 @@ pub struct FileWalk {
     region: u64,
 }
 
-impl FileWalk {
+impl<G: FileGen> FileWalk<G> {
     /// `gens[k]` walks file k; `region` is this worker's share of a file (its bytes there before
     /// sequential service moves on); `rng` draws random picks.
-    pub fn new(gens: Vec<OffsetGen>, service: &FileService, region: u64, rng: Xoshiro256PlusPlus) -> Self {
+    pub fn new(gens: Vec<G>, service: &FileService, region: u64, rng: Xoshiro256PlusPlus) -> Self {
         let n = gens.len().max(1);
         let pick = match &service.kind {
             FileServiceKind::RoundRobin => Pick::RoundRobin,
             FileServiceKind::Sequential => Pick::Sequential,
             FileServiceKind::Random => Pick::Random(rng),
-            FileServiceKind::Skewed { dist } => {
-                Pick::Skewed(Box::new(OffsetGen::new(RwMode::RandRead, 100, dist, n as u64, 0, 1, rng)))
-            }
+            FileServiceKind::Skewed { dist } => Pick::Skewed(Box::new(G::picker(dist, n as u64, rng))),
         };
         // Round robin starts with the first file: the pick before the first I/O moves to it.
         Self { gens, pick, every: service.switch_every.max(1), left: 0, cur: n - 1, done: 0, region: region.max(1) }
@@ -114,10 +124,10 @@ fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::io::offsets::{worker_rng, IoLens};
-    use spec::Distribution;
+    use crate::io::offsets::{worker_rng, IoLens, OffsetGen};
+    use spec::RwMode;
 
-    fn walk(rw: RwMode, kind: FileServiceKind, every: u32, files: usize, region: u64) -> FileWalk {
+    fn walk(rw: RwMode, kind: FileServiceKind, every: u32, files: usize, region: u64) -> FileWalk<OffsetGen> {
         let gens = (0..files)
             .map(|f| {
                 OffsetGen::with_lens(
@@ -135,7 +145,7 @@ mod tests {
         FileWalk::new(gens, &FileService { kind, switch_every: every }, region, worker_rng(9, 0, 99))
     }
 
-    fn files_of(w: &mut FileWalk, n: usize) -> Vec<usize> {
+    fn files_of(w: &mut FileWalk<OffsetGen>, n: usize) -> Vec<usize> {
         (0..n).map(|_| split(w.next_io(true).0).0).collect()
     }
 

@@ -1,4 +1,4 @@
-//! The `mem` engine and the `exceeds-memory-bandwidth` check.
+//! The `mem` engine.
 //!
 //! `--engine mem` runs the same workload model as the storage engines, but each "I/O" is a
 //! memcpy of `bs` bytes between the worker's buffer and a memory region standing in for the
@@ -12,15 +12,11 @@
 //! IOPS = QD ÷ latency holds as on a device.
 //!
 //! The figures are this machine's memory bandwidth and latency for the run's shape, the
-//! physical ceiling of any cached storage figure: after a storage job, [`bandwidth_check`]
+//! physical ceiling of any cached storage figure: after a storage job, the app's honesty check
 //! runs a short mem job of the same shape and warns `exceeds-memory-bandwidth` when the job
 //! reported more MB/s than memory gave.
 
-use crate::error::{EngineError, Result};
 use crate::io::backend::{Backend, BackendConfig, Completed, Op};
-use crate::io::runner::{run_group, BoundJob, RunControl};
-use spec::{EngineKind, JobSpec};
-use stats::{codes, JobResult, ResultDoc};
 use std::io;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -28,12 +24,6 @@ use std::time::Duration;
 
 /// Region of a mem job without `--size` (the size of a new test file).
 pub const DEFAULT_REGION: u64 = 1 << 30;
-/// Region of the bandwidth check's mem job: the storage job's region, at most this (larger
-/// than any CPU cache, so the copies reach memory).
-pub const CHECK_REGION: u64 = 256 << 20;
-/// Measured time of the bandwidth check's mem job.
-pub const CHECK_RUNTIME: Duration = Duration::from_millis(500);
-
 /// Memory standing in for a target: an anonymous private mapping, written in full on
 /// creation. Shared by the workers of one job.
 pub struct MemRegion {
@@ -112,25 +102,6 @@ impl Drop for MemRegion {
         // SAFETY: the mapping was created in `new` with this length and is unmapped once.
         unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
-}
-
-/// One mem region per mem-engine job of a group (None for other engines), allocated before
-/// the workers start. A region that cannot be mapped is a usage error naming `--size`.
-pub fn job_regions(jobs: &[BoundJob]) -> Result<Vec<Option<Arc<MemRegion>>>> {
-    jobs.iter()
-        .map(|j| {
-            if j.spec.engine != EngineKind::Mem {
-                return Ok(None);
-            }
-            MemRegion::new(j.region_len).map(|r| Some(Arc::new(r))).ok_or_else(|| {
-                EngineError::Invalid(format!(
-                    "cannot allocate the mem engine's {} region for {}: lower --size",
-                    crate::io::memory::human(j.region_len),
-                    j.spec.name
-                ))
-            })
-        })
-        .collect()
 }
 
 /// The mem backend: every I/O is one memcpy inside `queue`, completed at once.
@@ -221,123 +192,10 @@ impl Backend for Mem {
     }
 }
 
-/// The short mem job whose bandwidth bounds a storage job's figures: the same rw, mix, bs,
-/// qd, threads, distribution and data, over min(the job's region, [`CHECK_REGION`]), time
-/// based for [`CHECK_RUNTIME`], closed loop.
-pub fn check_job(s: &JobSpec) -> JobSpec {
-    let region = s.size.unwrap_or(CHECK_REGION).min(CHECK_REGION).max(s.bs);
-    JobSpec {
-        engine: EngineKind::Mem,
-        target: None,
-        offset: 0,
-        size: Some(region),
-        runtime: CHECK_RUNTIME,
-        ramp: Duration::ZERO,
-        time_based: true,
-        rate_iops: None,
-        fsync: 0,
-        ..s.clone()
-    }
-}
-
-/// MB/s figure with digits grouped by thousands (`9 800`).
-fn grouped(mb_s: f64) -> String {
-    let digits = format!("{:.0}", mb_s.max(0.0));
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The `exceeds-memory-bandwidth` messages for a storage result `r` measured against `mem`,
-/// the mem engine's result for the same shape: one per direction whose MB/s is above
-/// memory's. Pure.
-pub fn exceeds_memory_bandwidth(r: &JobResult, mem: &JobResult) -> Vec<String> {
-    let mut out = Vec::new();
-    for (dir, got, ceiling) in [("read", &r.read, &mem.read), ("write", &r.write, &mem.write)] {
-        let (Some(got), Some(ceiling)) = (got, ceiling) else { continue };
-        if ceiling.mb_s > 0.0 && got.mb_s > ceiling.mb_s {
-            out.push(format!(
-                "{}: {} MB/s {dir} is above this machine's memory bandwidth for the same shape ({} MB/s, the mem \
-                 engine at --bs {} --qd {} --threads {}): the figure cannot come from the device; a cache or a bug \
-                 answered",
-                r.name,
-                grouped(got.mb_s),
-                grouped(ceiling.mb_s),
-                spec::units::format_size(r.spec.bs),
-                r.spec.qd,
-                r.spec.threads
-            ));
-        }
-    }
-    out
-}
-
-/// Test-only hook: `DISKMETER_TEST_MEM_CEILING_SCALE=F` multiplies the bandwidth check's
-/// memory figures by F before the comparison, so a test can make the check fire (or not) on
-/// any machine. It changes no reported figure.
-fn test_scale() -> Option<f64> {
-    std::env::var("DISKMETER_TEST_MEM_CEILING_SCALE").ok()?.parse().ok().filter(|f: &f64| f.is_finite() && *f > 0.0)
-}
-
-/// After a storage job: run [`check_job`] on the mem engine and warn
-/// `exceeds-memory-bandwidth` where the job reported more MB/s than memory gave. Skipped for
-/// the null and mem engines and when the check run fails or is interrupted.
-/// Below this a storage figure cannot be above any machine's memory bandwidth (MB/s).
-const PLAUSIBLE_MB_S: f64 = 1000.0;
-
-pub fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
-    if !r.spec.engine.uses_target() {
-        return;
-    }
-    // No machine's memory moves less than 1 GB/s: a slower figure cannot exceed it, and the
-    // half-second check is not worth its time (a job file of many small jobs).
-    let fastest = [&r.read, &r.write].into_iter().flatten().map(|d| d.mb_s).fold(0.0, f64::max);
-    if fastest < PLAUSIBLE_MB_S && test_scale().is_none() {
-        return;
-    }
-    let Ok(b) = crate::io::runner::bind(&check_job(&r.spec), None) else { return };
-    // The check must not be what runs the machine out of memory.
-    let (need, _) = crate::io::memory::plan_footprint([(std::slice::from_ref(&b.spec), false)]);
-    if crate::io::memory::available().is_some_and(|a| need.total() > a.usable()) {
-        return;
-    }
-    let c = RunControl {
-        stop: ctl.stop.clone(),
-        register_buffers: false,
-        null_fault: None,
-        write_faults: None,
-        pin_workers: ctl.pin_workers,
-        poll_ns: 0,
-        poll_max_depth: 0,
-        keep_histograms: false,
-    };
-    let Ok(out) = run_group(&[b], false, &c, &mut |_| {}) else { return };
-    if out.error.is_some() || out.interrupted {
-        return;
-    }
-    if let Some(m) = out.results.first() {
-        let mut m = m.clone();
-        if let Some(scale) = test_scale() {
-            for d in [&mut m.read, &mut m.write].into_iter().flatten() {
-                d.mb_s *= scale;
-            }
-        }
-        for msg in exceeds_memory_bandwidth(r, &m) {
-            doc.warn(codes::EXCEEDS_MEMORY_BANDWIDTH, msg);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use stats::{DirStats, LatHist};
 
     fn backend(region: &Arc<MemRegion>, origin: u64) -> Mem {
         let cfg =
@@ -426,68 +284,5 @@ mod tests {
         m.queue(3, Op::Fsync, 0, buf.as_mut_ptr(), 0, 0).unwrap();
         assert_eq!(reap_all(&mut m), vec![(0, -libc::EINVAL), (1, 4096), (2, -libc::EINVAL), (3, 0)]);
         assert_eq!(m.region().len(), 16 << 10);
-    }
-
-    fn result(name: &str, read_mb_s: Option<f64>, write_mb_s: Option<f64>) -> JobResult {
-        let spec = JobSpec { name: name.into(), bs: 1 << 20, qd: 8, ..JobSpec::default() };
-        let mut r = JobResult::new(spec);
-        let h = LatHist::new();
-        // 1 s of 1 MiB I/Os: MB/s = bytes / 1e6.
-        let dir = |mb: f64| {
-            let bytes = (mb * 1e6) as u64;
-            DirStats::new(bytes >> 20, bytes, 1.0, &h, 1.0)
-        };
-        r.read = read_mb_s.map(dir);
-        r.write = write_mb_s.map(dir);
-        r
-    }
-
-    #[test]
-    fn a_figure_above_memory_bandwidth_is_flagged_with_both_figures() {
-        let mem = result("mem", Some(7_400.0), Some(5_000.0));
-        let r = result("seq", Some(9_800.0), None);
-        let w = exceeds_memory_bandwidth(&r, &mem);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].starts_with("seq: 9 800 MB/s read is above this machine's memory bandwidth"), "{}", w[0]);
-        assert!(w[0].contains("(7 400 MB/s"), "{}", w[0]);
-        assert!(w[0].contains("the figure cannot come from the device; a cache or a bug answered"), "{}", w[0]);
-        // Below, or equal: nothing. Each direction against its own ceiling.
-        assert!(exceeds_memory_bandwidth(&result("a", Some(7_399.0), None), &mem).is_empty());
-        assert!(exceeds_memory_bandwidth(&result("a", Some(7_400.0), None), &mem).is_empty());
-        let both = exceeds_memory_bandwidth(&result("m", Some(100.0), Some(5_001.0)), &mem);
-        assert_eq!(both.len(), 1);
-        assert!(both[0].contains("5 001 MB/s write") && both[0].contains("(5 000 MB/s"), "{}", both[0]);
-        // No ceiling measured for a direction: no verdict.
-        assert!(exceeds_memory_bandwidth(&result("a", Some(1e6), None), &result("mem", None, Some(1.0))).is_empty());
-    }
-
-    #[test]
-    fn the_check_job_keeps_the_shape_and_bounds_the_region() {
-        let s = JobSpec {
-            rw: spec::RwMode::RandRw,
-            mix: 70,
-            bs: 4096,
-            qd: 32,
-            threads: 2,
-            size: Some(100 << 30),
-            offset: 1 << 30,
-            rate_iops: Some(1000),
-            fsync: 8,
-            ..JobSpec::default()
-        };
-        let c = check_job(&s);
-        assert_eq!((c.engine, c.rw, c.mix, c.bs, c.qd, c.threads), (EngineKind::Mem, s.rw, 70, 4096, 32, 2));
-        assert_eq!((c.size, c.offset, c.rate_iops, c.fsync), (Some(CHECK_REGION), 0, None, 0));
-        assert!(c.time_based && c.runtime == CHECK_RUNTIME && c.ramp.is_zero());
-        assert_eq!(check_job(&JobSpec { size: Some(8 << 20), ..s.clone() }).size, Some(8 << 20));
-        assert_eq!(check_job(&JobSpec { size: None, ..s }).size, Some(CHECK_REGION));
-    }
-
-    #[test]
-    fn grouping() {
-        assert_eq!(grouped(0.4), "0");
-        assert_eq!(grouped(999.0), "999");
-        assert_eq!(grouped(9_800.2), "9 800");
-        assert_eq!(grouped(12_345_678.0), "12 345 678");
     }
 }

@@ -1,8 +1,8 @@
 //! The I/O kernel: engines behind one trait, the worker's hot loop, and the runner that
 //! starts workers and turns their output into results.
 //!
-//! Layers: [`backend`] (one trait; io_uring, psync and null here, [`mem`] the fourth
-//! engine) ← [`worker`] (the hot loop) ← [`runner`] (threads, collection, results).
+//! Layers: [`backend`] (one trait; io_uring and psync here, [`null`] and [`mem`] the other
+//! engines) ← [`worker`] (the hot loop) ← [`runner`] (threads, collection, results).
 //! [`buffers`] and [`offsets`] are what the worker touches per I/O; [`memory`] is what a
 //! plan of workers will allocate, checked before any of them starts. [`replay`] is the
 //! other issuing loop: a block trace's requests at their own times, one ring per target.
@@ -13,6 +13,7 @@ pub mod buffers;
 pub mod files;
 pub mod mem;
 pub mod memory;
+pub mod null;
 pub mod offsets;
 pub mod replay;
 pub mod runner;

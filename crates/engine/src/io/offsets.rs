@@ -5,6 +5,7 @@
 //! sequential workers do not re-read the same blocks from a device cache); random
 //! workers draw over the whole region from the configured distribution.
 
+use crate::io::files::{FileGen, FileWalk};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::Distribution as _;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -331,7 +332,7 @@ pub struct OffsetGen {
     region: u64,
     /// A job over several files: their generators and the pick of each I/O's file (the offset
     /// then carries the file's index, see [`crate::io::files`]).
-    files: Option<Box<crate::io::files::FileWalk>>,
+    files: Option<Box<FileWalk<OffsetGen>>>,
 }
 
 impl OffsetGen {
@@ -519,7 +520,7 @@ impl OffsetGen {
 
     /// Draw each I/O from one of several files' generators (this generator still decides the
     /// direction): offsets then carry the file's index in their top bits.
-    pub fn over_files(mut self, walk: crate::io::files::FileWalk) -> Self {
+    pub fn over_files(mut self, walk: FileWalk<OffsetGen>) -> Self {
         if walk.len() > 1 {
             self.files = Some(Box::new(walk));
             self.pattern = Pattern::Files;
@@ -665,6 +666,22 @@ impl OffsetGen {
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.rng.next_u64()
+    }
+}
+
+impl FileGen for OffsetGen {
+    #[inline(always)]
+    fn next_io(&mut self, read: bool) -> (u64, u32, u32) {
+        OffsetGen::next_io(self, read)
+    }
+
+    fn picker(dist: &Distribution, n: u64, rng: Xoshiro256PlusPlus) -> Self {
+        OffsetGen::new(RwMode::RandRead, 100, dist, n, 0, 1, rng)
+    }
+
+    #[inline]
+    fn next_block(&mut self) -> u64 {
+        OffsetGen::next_block(self)
     }
 }
 

@@ -15,8 +15,9 @@
 //! `original` timing (as `--rate-iops` does: a backlog shows as latency), from the issue
 //! otherwise; the service time (issue → completion) is kept as well.
 
-use crate::io::backend::{sync_discard, Backend, BackendConfig, Null, Op, Psync, Uring};
+use crate::io::backend::{sync_discard, Backend, BackendConfig, Op, Psync, Uring};
 use crate::io::buffers::{stamp, BufferPool};
+use crate::io::null::Null;
 use crate::io::runner::{uring_setup_message, RunControl, Tick};
 use rand::SeedableRng;
 use spec::{DataPattern, EngineKind};

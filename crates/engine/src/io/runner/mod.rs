@@ -9,9 +9,10 @@ mod results;
 mod spawn;
 
 use crate::error::{EngineError, Result};
-use crate::io::backend::{NullFault, UringSetupError};
+use crate::io::backend::UringSetupError;
 use crate::io::offsets::IoLens;
 use crate::io::worker::{Interval, Live, LogSample, Msg};
+use crate::target::fault::NullFault;
 use crate::target::{self, OpenTarget};
 use collect::{Collector, Inbox, WindowGate};
 use spawn::WorkerSetup;

@@ -4,9 +4,10 @@
 
 use super::{is_mixed, uring_setup_message, BoundJob, RunControl};
 use crate::error::Result;
-use crate::io::backend::{Backend, BackendConfig, Null, Psync, Uring};
+use crate::io::backend::{Backend, BackendConfig, Psync, Uring};
 use crate::io::buffers::BufferPool;
 use crate::io::mem::{Mem, MemRegion};
+use crate::io::null::Null;
 use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, FlowGroup, FlowShare, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;
@@ -93,7 +94,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
     let all_workers: usize = jobs.iter().map(|j| workers_of(&j.spec).0).sum();
     let cpus = if pin { allowed.clone() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
-    let regions = crate::io::mem::job_regions(jobs)?;
+    let regions = job_regions(jobs)?;
     let flows = flow_groups(jobs);
     for (ji, j) in jobs.iter().enumerate() {
         let s = &j.spec;
@@ -442,4 +443,23 @@ pub(super) fn worker_thread(
             None => s.fail("the mem engine's region is missing".into(), false),
         },
     }
+}
+
+/// One mem region per mem-engine job of a group (None for other engines), allocated before
+/// the workers start. A region that cannot be mapped is a usage error naming `--size`.
+fn job_regions(jobs: &[BoundJob]) -> Result<Vec<Option<Arc<MemRegion>>>> {
+    jobs.iter()
+        .map(|j| {
+            if j.spec.engine != EngineKind::Mem {
+                return Ok(None);
+            }
+            MemRegion::new(j.region_len).map(|r| Some(Arc::new(r))).ok_or_else(|| {
+                crate::error::EngineError::Invalid(format!(
+                    "cannot allocate the mem engine's {} region for {}: lower --size",
+                    crate::io::memory::human(j.region_len),
+                    j.spec.name
+                ))
+            })
+        })
+        .collect()
 }
