@@ -1,7 +1,8 @@
 //! The `surface` command: options in plain values → a validated [`Config`] (every limit of the
 //! scan's options and its message is here) → [`run`]: the scan, then the bad-block list.
 
-use super::{badblocks, scan, Mode, Pattern, SurfaceConfig, SurfaceObserver};
+use super::badblocks;
+use super::scanner::{scan, Mode, Pattern, SurfaceConfig, SurfaceObserver};
 use crate::error::{Error, Result};
 use files::output::OutputFile;
 use spec::units::{self, TimeUnit};

@@ -1,7 +1,7 @@
 //! How a finished surface scan ends: its exit code and the line on stderr that says why
 //! (docs/METHOD.md, "surface"; the exit codes are in the command's help).
 
-use super::Outcome;
+use super::command::Outcome;
 
 /// The end of a scan whose results (complete or partial) were written.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,8 @@
 //! runs ([`worker_thread`]): its buffers, offsets and backend, then the worker loop, all
 //! started at once through two barriers.
 
-use super::{is_mixed, uring_setup_message, BoundJob, RunControl};
+use super::job::is_mixed;
+use super::{uring_setup_message, BoundJob, RunControl};
 use crate::error::Result;
 use crate::io::backend::{Backend, BackendConfig, Psync, Uring};
 use crate::io::buffers::BufferPool;
