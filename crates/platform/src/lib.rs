@@ -12,6 +12,7 @@ pub mod block;
 pub mod diskstats;
 pub mod error;
 pub mod fs;
+pub mod host;
 pub mod lock;
 pub mod mark;
 pub mod mem;

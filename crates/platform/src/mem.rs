@@ -12,6 +12,59 @@ pub fn total_bytes() -> Option<u64> {
     }
 }
 
+/// Memory the kernel can give without swapping (MemAvailable), where the OS tells.
+pub fn available_bytes() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::mem::available_bytes()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Room left under the tightest memory limit of this process's control group and its
+/// ancestors (cgroup v2 `memory.max`, v1 `memory.limit_in_bytes`; page cache the kernel reclaims
+/// first does not count as used), if one applies.
+pub fn cgroup_room() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::mem::cgroup_room()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Bytes of transparent huge pages backing the mapping that starts at `addr`, where the OS
+/// tells (`AnonHugePages` of /proc/self/smaps on Linux).
+pub fn anon_huge_bytes(addr: usize) -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::mem::anon_huge_bytes(addr)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = addr;
+        None
+    }
+}
+
+/// Whether memory-locking limits bind this process (false: it may lock any amount, as Linux's
+/// CAP_IPC_LOCK allows).
+pub fn memlock_unlimited() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::mem::has_cap_ipc_lock()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 /// The kernel's page size (4096 where unknown).
 pub fn page_size() -> u64 {
     #[cfg(target_os = "linux")]

@@ -90,6 +90,29 @@ pub fn unescape_octal(s: &str) -> Vec<u8> {
     out
 }
 
+/// Active swap areas (files and devices) from `swaps` under the procfs root; empty where
+/// unknown.
+pub fn swaps(roots: &Roots) -> Vec<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        parse_swaps(&std::fs::read_to_string(roots.proc.join("swaps")).unwrap_or_default())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = roots;
+        Vec::new()
+    }
+}
+
+/// The file names of a /proc/swaps text (after its header line).
+pub fn parse_swaps(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|f| path_from_bytes(unescape_octal(f)))
+        .collect()
+}
+
 /// The mount whose mount point is the longest prefix of `path` (later mounts win ties).
 pub fn longest_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a MountEntry> {
     let mut best: Option<&MountEntry> = None;
@@ -105,4 +128,17 @@ pub fn longest_mount<'a>(mounts: &'a [MountEntry], path: &Path) -> Option<&'a Mo
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swaps_parsing() {
+        let v = parse_swaps(
+            "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram0 partition 8388604 0 100\n/swap\\040file file 1 0 -2\n",
+        );
+        assert_eq!(v, vec![PathBuf::from("/dev/zram0"), PathBuf::from("/swap file")]);
+    }
 }

@@ -116,7 +116,7 @@ impl BufferPool {
         for page in all.chunks_mut(CHUNK) {
             page[0] = 0;
         }
-        pool.huge = anon_huge_bytes(aligned).is_some_and(|b| b >= len);
+        pool.huge = platform::mem::anon_huge_bytes(aligned).is_some_and(|b| b >= len);
         Some(pool)
     }
 
@@ -172,28 +172,6 @@ impl Drop for BufferPool {
             },
         }
     }
-}
-
-/// Bytes of transparent huge pages in the mapping that starts at `addr`, from
-/// /proc/self/smaps (`AnonHugePages`).
-fn anon_huge_bytes(addr: usize) -> Option<usize> {
-    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
-    let mut inside = false;
-    for line in smaps.lines() {
-        let head = line.split_whitespace().next().unwrap_or("");
-        if let Some((a, b)) = head.split_once('-') {
-            if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
-                inside = a <= addr && addr < b;
-                continue;
-            }
-        }
-        if inside {
-            if let Some(v) = line.strip_prefix("AnonHugePages:") {
-                return v.trim().trim_end_matches("kB").trim().parse::<usize>().ok().map(|k| k * 1024);
-            }
-        }
-    }
-    None
 }
 
 /// Fill `buf` with the pattern (random bytes, zeros, or chunks that are PCT % zeros).

@@ -358,7 +358,7 @@ fn device_is_ram(name: &str) -> bool {
 
 // ---------------------------------------------------------------- mounts & fs types
 
-pub(crate) use platform::mounts::{longest_mount, unescape_octal, MountEntry};
+pub(crate) use platform::mounts::{longest_mount, MountEntry};
 
 pub(crate) fn read_mountinfo() -> Vec<MountEntry> {
     platform::mounts::read(topology().roots())
@@ -413,36 +413,13 @@ pub fn host_facts() -> HostFacts {
         (!h.is_empty()).then_some(h)
     };
     let cpus = std::thread::available_parallelism().map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX)).unwrap_or(1);
-    let cpu_model = fs::read_to_string("/proc/cpuinfo").ok().and_then(|s| parse_cpu_model(&s));
+    let cpu_model = platform::host::cpu_model();
     HostFacts { kernel, cpus, memory_bytes: page_cache_relevant_ram(), cpu_model, hostname }
-}
-
-fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
-    for key in ["model name", "Model", "cpu model", "Hardware", "cpu"] {
-        for line in cpuinfo.lines() {
-            if let Some((k, v)) = line.split_once(':') {
-                if k.trim() == key && !v.trim().is_empty() {
-                    return Some(v.trim().to_string());
-                }
-            }
-        }
-    }
-    None
 }
 
 /// RAM the page cache could use to flatter a buffered test: MemTotal in bytes (0 if unknown).
 pub fn page_cache_relevant_ram() -> u64 {
-    fs::read_to_string("/proc/meminfo").ok().and_then(|s| parse_meminfo_total(&s)).unwrap_or(0)
-}
-
-fn parse_meminfo_total(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let mut it = line["MemTotal:".len()..].split_whitespace();
-    let n: u64 = it.next()?.parse().ok()?;
-    match it.next() {
-        Some("kB") | None => n.checked_mul(1024),
-        Some(_) => None,
-    }
+    platform::mem::total_bytes().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -547,9 +524,7 @@ mod tests {
         assert_eq!(parse_scheduler("mq-deadline kyber [bfq] none").as_deref(), Some("bfq"));
         assert_eq!(parse_scheduler("none").as_deref(), Some("none"));
         assert_eq!(parse_scheduler("a b"), None);
-        assert_eq!(parse_meminfo_total("MemTotal:       16384 kB\nMemFree: 1 kB\n"), Some(16384 * 1024));
-        assert_eq!(parse_cpu_model("processor : 0\nmodel name\t: AMD EPYC 7B13\n").as_deref(), Some("AMD EPYC 7B13"));
-        assert_eq!(unescape_octal("a\\040b\\134c\\0"), b"a b\\c\\0".to_vec());
+        assert_eq!(platform::mounts::unescape_octal("a\\040b\\134c\\0"), b"a b\\c\\0".to_vec());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use crate::error::EngineError;
 use crate::target::probe::{
     block_dev_by_name, block_dev_from_dev_t, block_device_size, device_stack, longest_mount, open_error,
-    read_mountinfo, topology, unescape_octal, BlockDev, MountEntry,
+    read_mountinfo, topology, BlockDev, MountEntry,
 };
 
 /// An on-disk signature found on a device.
@@ -117,8 +117,7 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
     }
 
     // 4. Active swap.
-    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
-    for sw in parse_swaps(&swaps) {
+    for sw in platform::mounts::swaps(&platform::block::Roots::default()) {
         if let Ok(sm) = fs::metadata(&sw) {
             if sm.file_type().is_block_device() {
                 if let Some((member, _)) = members.iter().find(|(_, d)| *d == sm.rdev()) {
@@ -257,16 +256,6 @@ fn find_mount<'a>(mounts: &'a [MountEntry], dev: u64, member: &str, canon_device
         let src = fs::canonicalize(&m.source).unwrap_or_else(|_| PathBuf::from(&m.source));
         (!member.is_empty() && src == dev_path) || (member.is_empty() && src == canon_device)
     })
-}
-
-/// Device/file paths listed in /proc/swaps.
-fn parse_swaps(text: &str) -> Vec<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    text.lines()
-        .skip(1)
-        .filter_map(|l| l.split_whitespace().next())
-        .map(|f| PathBuf::from(std::ffi::OsStr::from_bytes(&unescape_octal(f))))
-        .collect()
 }
 
 /// Why `bd` is (part of) the disk holding `/` or the running binary, if it is.
@@ -760,14 +749,6 @@ mod tests {
         let again = parse_blkid_export("TYPE=weirdfs\n");
         assert!(std::ptr::eq(v[0].name, again[0].name), "interned once");
         assert!(parse_blkid_export("DEVNAME=/dev/loop0\n").is_empty());
-    }
-
-    #[test]
-    fn swaps_parsing() {
-        let v = parse_swaps(
-            "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram0 partition 8388604 0 100\n/swap\\040file file 1 0 -2\n",
-        );
-        assert_eq!(v, vec![PathBuf::from("/dev/zram0"), PathBuf::from("/swap file")]);
     }
 
     #[test]

@@ -208,7 +208,7 @@ pub fn check_memlock(need: u64, register: bool) -> Result<()> {
     if !register {
         return Ok(());
     }
-    if need == 0 || has_cap_ipc_lock() {
+    if need == 0 || platform::mem::memlock_unlimited() {
         return Ok(());
     }
     let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
@@ -226,16 +226,6 @@ pub fn check_memlock(need: u64, register: bool) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn has_cap_ipc_lock() -> bool {
-    const CAP_IPC_LOCK: u32 = 14;
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("CapEff:")).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        })
-        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
 /// CPUs this process may run on (taskset, cgroup cpusets), highest first: CPU 0 usually
