@@ -99,9 +99,7 @@ pub fn read_all() -> ProcSnapshot {
 /// per process; the first error other than a vanished process stops the queries for this
 /// sample (EPERM would repeat for every process).
 pub fn read_all_with(delays: Option<&mut DelaySource>) -> ProcSnapshot {
-    use std::os::unix::fs::MetadataExt;
-    // /proc/self belongs to the effective user.
-    let as_root = std::fs::metadata("/proc/self").map(|m| m.uid() == 0).unwrap_or(false);
+    let as_root = platform::host::is_root();
     let mut snap = ProcSnapshot { as_root, ..ProcSnapshot::default() };
     let mut client = match delays {
         None => None,

@@ -49,7 +49,7 @@ pub fn parse(text: &str) -> Option<PsiTotals> {
 
 /// Read the live file; absent when the kernel lacks PSI (or it is disabled).
 pub fn read() -> Option<PsiTotals> {
-    std::fs::read_to_string("/proc/pressure/io").ok().and_then(|t| parse(&t))
+    platform::host::io_pressure_text().and_then(|t| parse(&t))
 }
 
 /// Pressure over one interval, with the kernel's own averages.

@@ -132,7 +132,7 @@ pub fn unknown_names(
 impl SampleSource for LiveSource {
     fn next_sample(&mut self) -> Result<Option<Sample>, MonitorError> {
         let t = wall_clock();
-        let up = std::fs::read_to_string("/proc/uptime")
+        let up = platform::host::uptime_text()
             .map_err(|e| MonitorError::Runtime(format!("cannot read /proc/uptime: {e}")))?;
         let uptime_cs =
             parse_uptime_cs(&up).ok_or_else(|| MonitorError::Runtime(format!("cannot parse /proc/uptime: {up:?}")))?;
@@ -229,8 +229,7 @@ impl SampleSource for ReplaySource {
 
 /// Host name and kernel release for the recording header.
 pub fn host_and_kernel() -> (String, String) {
-    let rd = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
-    (rd("/proc/sys/kernel/hostname"), rd("/proc/sys/kernel/osrelease"))
+    platform::host::hostname_and_release()
 }
 
 #[cfg(test)]

@@ -532,7 +532,7 @@ impl Taskstats {
 /// before 5.14, where delay accounting is on unless booted with `nodelayacct`, or kernels
 /// built without it).
 pub fn delayacct_enabled() -> Option<bool> {
-    parse_delayacct(&std::fs::read_to_string("/proc/sys/kernel/task_delayacct").ok()?)
+    parse_delayacct(&platform::host::task_delayacct_text()?)
 }
 
 pub fn parse_delayacct(text: &str) -> Option<bool> {

@@ -12,6 +12,86 @@ pub fn cpu_model() -> Option<String> {
     }
 }
 
+/// Reads a file of the OS's own tree (Linux only; elsewhere `Unsupported`).
+fn os_file(path: &str) -> std::io::Result<String> {
+    #[cfg(target_os = "linux")]
+    {
+        std::fs::read_to_string(path)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
+
+/// The kernel's uptime report as it stands (`/proc/uptime`: seconds up and idle), raw: `top`
+/// records it verbatim so that a recording replays through the same parser.
+pub fn uptime_text() -> std::io::Result<String> {
+    os_file("/proc/uptime")
+}
+
+/// The kernel's I/O pressure report (`/proc/pressure/io`), raw; `None` without PSI.
+pub fn io_pressure_text() -> Option<String> {
+    os_file("/proc/pressure/io").ok()
+}
+
+/// The `kernel.task_delayacct` sysctl, raw; `None` where the kernel has no such switch.
+pub fn task_delayacct_text() -> Option<String> {
+    os_file("/proc/sys/kernel/task_delayacct").ok()
+}
+
+/// Host name and kernel release (empty where unknown).
+pub fn hostname_and_release() -> (String, String) {
+    let rd = |p: &str| os_file(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    (rd("/proc/sys/kernel/hostname"), rd("/proc/sys/kernel/osrelease"))
+}
+
+/// Whether this process runs as root (effective user 0).
+pub fn is_root() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::process::geteuid().is_root()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+/// Whether process `pid` exists.
+pub fn process_exists(pid: u32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// Where tracefs may be: its usual mount points, then every `tracefs` mount of this process.
+pub fn tracefs_candidates() -> Vec<std::path::PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut v: Vec<std::path::PathBuf> =
+            ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"].iter().map(std::path::PathBuf::from).collect();
+        v.extend(
+            crate::mounts::read(&crate::block::Roots::default())
+                .into_iter()
+                .filter(|m| m.fstype == "tracefs")
+                .map(|m| m.mount_point),
+        );
+        v
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Vec::new()
+    }
+}
+
 /// The model line of a /proc/cpuinfo text (x86's `model name`, the ARM and MIPS spellings).
 pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
     for key in ["model name", "Model", "cpu model", "Hardware", "cpu"] {

@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use crate::MonitorError;
 
-/// Where tracefs is usually mounted.
-const CANDIDATES: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// Instance names start with this, then the process id.
 pub const INSTANCE_PREFIX: &str = "diskmeter-";
 
@@ -18,21 +16,10 @@ fn is_tracefs(p: &Path) -> bool {
     p.join("instances").is_dir() && p.join("events").is_dir()
 }
 
-/// The tracefs mount: the usual places, then any `tracefs` in `/proc/self/mounts`.
+/// The tracefs mount: the usual places, then any mounted `tracefs`.
 pub fn find_root() -> Result<PathBuf, MonitorError> {
-    for c in CANDIDATES {
-        if is_tracefs(Path::new(c)) {
-            return Ok(PathBuf::from(c));
-        }
-    }
-    if let Ok(mounts) = fs::read_to_string("/proc/self/mounts") {
-        for line in mounts.lines() {
-            let mut f = line.split_whitespace();
-            let (Some(_), Some(dir), Some(kind)) = (f.next(), f.next(), f.next()) else { continue };
-            if kind == "tracefs" && is_tracefs(Path::new(dir)) {
-                return Ok(PathBuf::from(dir));
-            }
-        }
+    if let Some(root) = platform::host::tracefs_candidates().into_iter().find(|c| is_tracefs(c)) {
+        return Ok(root);
     }
     Err(MonitorError::Usage(
         "tracefs is not mounted: capture reads the kernel's block tracepoints through it; mount it with \
@@ -72,7 +59,7 @@ pub fn remove_stale(root: &Path) {
     for e in dir.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         let Some(pid) = name.strip_prefix(INSTANCE_PREFIX).and_then(|p| p.parse::<u32>().ok()) else { continue };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        if !platform::host::process_exists(pid) {
             let _ = fs::remove_dir(e.path());
         }
     }
