@@ -6,88 +6,9 @@
 //! sysstat does with its C unsigned types. A device that was removed and added again
 //! starts from zero: that is a reset, detected as iostat detects it, and reported as such.
 
+/// The counters and lines are platform's (one reader); this module adds the deltas.
+pub use platform::diskstats::{parse, parse_line, Counters, DiskLine, ParseError};
 use serde::{Deserialize, Serialize};
-
-/// Cumulative counters of one device (one `/proc/diskstats` line without its first three columns).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counters {
-    pub rd_ios: u64,
-    pub rd_merges: u64,
-    pub rd_sectors: u64,
-    pub rd_ticks: u64,
-    pub wr_ios: u64,
-    pub wr_merges: u64,
-    pub wr_sectors: u64,
-    pub wr_ticks: u64,
-    /// I/Os in flight (column 12, the only non-cumulative field).
-    pub inflight: u64,
-    /// ms during which at least one request was in flight (column 13).
-    pub io_ticks: u64,
-    /// Weighted ms: the sum over requests of their time in flight (column 14).
-    pub time_in_queue: u64,
-    pub dc_ios: u64,
-    pub dc_merges: u64,
-    pub dc_sectors: u64,
-    pub dc_ticks: u64,
-    pub fl_ios: u64,
-    pub fl_ticks: u64,
-    /// 14, 18 or 20: which of the optional groups (discard, flush) the kernel reported.
-    pub columns: u8,
-}
-
-/// One parsed line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiskLine {
-    pub major: u32,
-    pub minor: u32,
-    pub name: String,
-    pub counters: Counters,
-}
-
-pub use platform::diskstats::ParseError;
-
-impl From<platform::diskstats::Counters> for Counters {
-    fn from(c: platform::diskstats::Counters) -> Self {
-        Counters {
-            rd_ios: c.rd_ios,
-            rd_merges: c.rd_merges,
-            rd_sectors: c.rd_sectors,
-            rd_ticks: c.rd_ticks,
-            wr_ios: c.wr_ios,
-            wr_merges: c.wr_merges,
-            wr_sectors: c.wr_sectors,
-            wr_ticks: c.wr_ticks,
-            inflight: c.inflight,
-            io_ticks: c.io_ticks,
-            time_in_queue: c.time_in_queue,
-            dc_ios: c.dc_ios,
-            dc_merges: c.dc_merges,
-            dc_sectors: c.dc_sectors,
-            dc_ticks: c.dc_ticks,
-            fl_ios: c.fl_ios,
-            fl_ticks: c.fl_ticks,
-            columns: c.columns,
-        }
-    }
-}
-
-impl From<platform::diskstats::DiskLine> for DiskLine {
-    fn from(l: platform::diskstats::DiskLine) -> Self {
-        DiskLine { major: l.major, minor: l.minor, name: l.name, counters: l.counters.into() }
-    }
-}
-
-/// Parse one line of `/proc/diskstats` (platform's reader; this crate adds serde and deltas).
-pub fn parse_line(line: &str) -> Result<DiskLine, ParseError> {
-    platform::diskstats::parse_line(line).map(DiskLine::from)
-}
-
-/// Parse a whole file; lines that cannot be parsed are counted, not fatal (a kernel with a
-/// new layout must not stop the monitor).
-pub fn parse(text: &str) -> (Vec<DiskLine>, usize) {
-    let (lines, bad) = platform::diskstats::parse(text);
-    (lines.into_iter().map(DiskLine::from).collect(), bad)
-}
 
 /// Difference of two readings of a counter that is `bits` wide in the kernel. A value past
 /// 32 bits proves a 64-bit counter; below that, a smaller current value is a 32-bit wrap.

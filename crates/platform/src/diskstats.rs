@@ -3,8 +3,9 @@
 
 use crate::block::Roots;
 
-/// Cumulative counters of one device (one line without its first three columns).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Cumulative counters of one device (one line without its first three columns). Serialisable:
+/// `top --record` keeps them in its recordings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     pub rd_ios: u64,
     pub rd_merges: u64,
