@@ -1,5 +1,9 @@
 //! Memory facts and zeroed memory from the OS.
 
+/// A private anonymous mapping of the OS, unmapped on drop (the engine's memory target).
+#[cfg(target_os = "linux")]
+pub use crate::linux::mem::AnonMap;
+
 /// Total RAM in bytes, where the OS tells.
 pub fn total_bytes() -> Option<u64> {
     #[cfg(target_os = "linux")]

@@ -18,7 +18,6 @@
 
 use crate::io::backend::{Backend, BackendConfig, Completed, Op};
 use std::io;
-use std::ptr::NonNull;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,40 +26,21 @@ pub const DEFAULT_REGION: u64 = 1 << 30;
 /// Memory standing in for a target: an anonymous private mapping, written in full on
 /// creation. Shared by the workers of one job.
 pub struct MemRegion {
-    ptr: NonNull<u8>,
+    map: platform::mem::AnonMap,
     len: usize,
 }
-
-// SAFETY: the region is plain bytes owned by this struct; it is only accessed through raw
-// pointers by `Mem::queue` (see the SAFETY note there) and unmapped once, on drop.
-unsafe impl Send for MemRegion {}
-// SAFETY: as above; `&MemRegion` exposes no references into the bytes.
-unsafe impl Sync for MemRegion {}
 
 impl MemRegion {
     /// Map `len` bytes and write every page, so the measurement sees no page faults.
     /// `None` when the mapping fails (no memory, or `len` is 0 or too large).
     pub fn new(len: u64) -> Option<Self> {
         let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
-        // SAFETY: a fresh anonymous private mapping; no existing memory is affected.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return None;
-        }
-        let ptr = NonNull::new(p.cast::<u8>())?;
+        let map = platform::mem::AnonMap::new(len)?;
+        let ptr = map.ptr();
         // SAFETY: the mapping is `len` writable bytes that nothing else references yet.
         // Non-zero bytes: every page gets its own frame (not the shared zero page).
-        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0xa5, len) };
-        Some(Self { ptr, len })
+        unsafe { std::ptr::write_bytes(ptr, 0xa5, len) };
+        Some(Self { map, len })
     }
 
     pub fn len(&self) -> u64 {
@@ -80,7 +60,7 @@ impl MemRegion {
         let mut v = vec![0u8; n];
         // SAFETY: [from, from + n) lies inside the mapping (checked above); `v` is a distinct
         // allocation of n bytes.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(from), v.as_mut_ptr(), n) };
+        unsafe { std::ptr::copy_nonoverlapping(self.map.ptr().add(from), v.as_mut_ptr(), n) };
         Some(v)
     }
 
@@ -92,15 +72,8 @@ impl MemRegion {
         }
         // SAFETY: the destination lies inside the mapping (checked above) and does not
         // overlap `data`, which is caller memory.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.as_ptr().add(from), data.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.map.ptr().add(from), data.len()) };
         true
-    }
-}
-
-impl Drop for MemRegion {
-    fn drop(&mut self) {
-        // SAFETY: the mapping was created in `new` with this length and is unmapped once.
-        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
 
@@ -124,7 +97,7 @@ impl Mem {
     /// Worker `worker` of `workers` gets its own equal, page-aligned part of the region; an
     /// offset the workload generates is mapped into that part (modulo its length).
     pub fn new(cfg: &BackendConfig, region: Arc<MemRegion>, origin: u64, worker: usize, workers: usize) -> Self {
-        let base = region.ptr.as_ptr();
+        let base = region.map.ptr();
         let len = region.len();
         let workers = workers.max(1) as u64;
         let part_len = if workers == 1 { len } else { (len / workers) / 4096 * 4096 };
