@@ -109,35 +109,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    const L14: &str = "   8       1 sda1 100 2 800 50 10 1 80 20 0 60 70";
-    const L20: &str = " 254       0 vda 338248983 118598 3805157466 108430800 63241753 337230 2445472432 10472195 0 4042696 118985315 280230 31 133978608 73073 53060 9245";
-
-    #[test]
-    fn parses_14_18_20() {
-        let l = parse_line(L14).unwrap();
-        assert_eq!(l.name, "sda1");
-        assert_eq!(l.counters.columns, 14);
-        assert_eq!(l.counters.time_in_queue, 70);
-        let l = parse_line(L20).unwrap();
-        assert_eq!((l.major, l.minor), (254, 0));
-        assert_eq!(l.counters.columns, 20);
-        assert_eq!(l.counters.fl_ticks, 9245);
-        assert_eq!(l.counters.dc_sectors, 133978608);
-        let l18: String = L20.split_whitespace().take(18).collect::<Vec<_>>().join(" ");
-        let l = parse_line(&l18).unwrap();
-        assert_eq!(l.counters.columns, 18);
-        assert_eq!(l.counters.fl_ios, 0);
-    }
-
-    #[test]
-    fn rejects_odd_lines() {
-        assert_eq!(parse_line("8 0 sda 1 2 3"), Err(ParseError::Columns(6)));
-        assert!(matches!(parse_line("8 0 sda 1 2 3 4 5 6 7 8 9 x 11"), Err(ParseError::Number { column: 13, .. })));
-        assert_eq!(parse_line(&format!("{L14} 1 2 3 4 5")), Err(ParseError::Columns(19)));
-        let (v, bad) = parse(&format!("{L14}\ngarbage\n\n{L20}\n"));
-        assert_eq!((v.len(), bad), (2, 1));
-    }
-
     #[test]
     fn wraps_are_modular() {
         let prev = Counters {

@@ -56,6 +56,20 @@ pub fn anon_huge_bytes(addr: usize) -> Option<usize> {
     }
 }
 
+/// Whether the kernel hands transparent huge pages to anonymous memory that asks for them
+/// (`always` or `madvise` mode); false where unknown.
+pub fn transparent_huge_pages() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let mode = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
+        mode.contains("[always]") || mode.contains("[madvise]")
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 /// Whether memory-locking limits bind this process (false: it may lock any amount, as Linux's
 /// CAP_IPC_LOCK allows).
 pub fn memlock_unlimited() -> bool {

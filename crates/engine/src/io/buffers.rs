@@ -220,8 +220,7 @@ mod tests {
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(3);
         p.fill(DataPattern::Random, &mut rng);
         assert!(p.slot_mut(7).iter().any(|&b| b != 0));
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").unwrap_or_default();
-        if thp.contains("[always]") || thp.contains("[madvise]") {
+        if platform::mem::transparent_huge_pages() {
             // The kernel may still refuse (fragmented memory); say so rather than fail.
             if !p.huge_pages() {
                 eprintln!("note: THP is enabled but the kernel gave no huge pages to this pool");
