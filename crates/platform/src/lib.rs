@@ -17,6 +17,7 @@ pub mod lock;
 pub mod mark;
 pub mod mem;
 pub mod mounts;
+pub mod threads;
 
 #[cfg(target_os = "linux")]
 pub mod linux;
