@@ -15,9 +15,11 @@
 //! `original` timing (as `--rate-iops` does: a backlog shows as latency), from the issue
 //! otherwise; the service time (issue → completion) is kept as well.
 
-use crate::io::backend::{sync_discard, Backend, BackendConfig, Op, Psync, Uring};
+use crate::io::backend::null::Null;
+use crate::io::backend::psync::Psync;
+use crate::io::backend::uring::Uring;
+use crate::io::backend::{sync_discard, Backend, BackendConfig, Op};
 use crate::io::buffers::{stamp, BufferPool};
-use crate::io::null::Null;
 use crate::io::runner::{uring_setup_message, RunControl, Tick};
 use rand::SeedableRng;
 use spec::{DataPattern, EngineKind};

@@ -1113,8 +1113,8 @@ fn idle_until(now: u64, wake: u64) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::io::backend::null::Null;
     use crate::io::backend::BackendConfig;
-    use crate::io::null::Null;
     use crate::io::offsets::worker_rng;
     use crate::target::fault::NullFault;
     use spec::{Distribution, RwMode};

@@ -1,4 +1,4 @@
-//! The `mem` engine.
+//! The `mem` engine: its backend [`Mem`] and the [`MemRegion`] standing in for the target.
 //!
 //! `--engine mem` runs the same workload model as the storage engines, but each "I/O" is a
 //! memcpy of `bs` bytes between the worker's buffer and a memory region standing in for the
@@ -16,7 +16,7 @@
 //! runs a short mem job of the same shape and warns `exceeds-memory-bandwidth` when the job
 //! reported more MB/s than memory gave.
 
-use crate::io::backend::{Backend, BackendConfig, Completed, Op};
+use super::{Backend, BackendConfig, Completed, Op};
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,10 +1,11 @@
 //! The null engine: completes every I/O at once. Measures the tool's own ceiling; deterministic
 //! tests.
 //!
-//! Its own module, above both the backends and `target::fault`: its test-only fault is one of
-//! the faults, while the fault layer wraps any backend.
+//! Its test-only fault is one of `target::fault`'s ([`NullCounter`]), while the fault layer
+//! wraps any backend: this file uses the fault layer, and the fault layer uses only the
+//! backends' trait in `mod.rs`, never this file.
 
-use crate::io::backend::{Backend, BackendConfig, Completed, Op};
+use super::{Backend, BackendConfig, Completed, Op};
 use crate::target::fault::{NullCounter, NullFault};
 use std::io;
 use std::time::Duration;

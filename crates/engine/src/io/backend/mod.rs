@@ -1,0 +1,121 @@
+//! I/O backends behind one trait, one file each: [`uring`] (io_uring, the default), [`psync`]
+//! (pread/pwrite), [`null`] (completes at once) and [`mem`] (the mem engine: memcpy to a memory
+//! region).
+//!
+//! A backend queues I/Os identified by a slot number, submits them in batches and hands
+//! completions back as (slot, result) pairs, where result is bytes transferred or
+//! -errno. Workers are generic over the backend, so dispatch is static and the hot path
+//! has no allocation, lock or log line.
+
+pub mod mem;
+pub mod null;
+pub mod psync;
+pub mod uring;
+
+use std::io;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Fsync,
+    /// Discard `len` bytes at `offset` of a block device (BLKDISCARD; `replay`).
+    Discard,
+    /// Punch a hole of `len` bytes at `offset` of a file (a file's discard; `replay`).
+    PunchHole,
+}
+
+/// One synchronous discard or punch-hole: 0 or -errno. The psync and fallback path.
+pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> i32 {
+    // SAFETY: plain syscalls on an fd the caller owns; the range is a value argument.
+    let r = unsafe {
+        match op {
+            Op::Discard => {
+                let range: [u64; 2] = [offset, u64::from(len)];
+                libc::ioctl(fd, BLKDISCARD, range.as_ptr())
+            }
+            _ => libc::fallocate(
+                fd,
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                offset as libc::off_t,
+                libc::off_t::from(len),
+            ),
+        }
+    };
+    if r == 0 {
+        0
+    } else {
+        -io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    }
+}
+
+/// `BLKDISCARD` (`_IO(0x12, 119)`).
+pub(crate) const BLKDISCARD: libc::c_ulong = (0x12 << 8) | 119;
+
+pub trait Backend {
+    /// Queue one I/O. `buf_index` is the registered-buffer index of the slot's buffer.
+    fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, buf_index: u16) -> io::Result<()>;
+    /// Submit everything queued, then wait until at least `want` completions are ready or
+    /// `timeout` passes (None = no limit). `want` = 0 only submits.
+    fn submit_and_wait(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<()>;
+    /// Submit everything queued and collect finished completions without sleeping.
+    fn poll(&mut self) -> io::Result<()> {
+        self.submit_and_wait(0, None)
+    }
+    /// True when at least one completion is ready to reap.
+    fn ready(&mut self) -> bool {
+        true
+    }
+    /// True when the kernel may hold completions not yet in the queue (io_uring: its
+    /// task-run flag, or a completion already posted). A memory read, no system call: a
+    /// polling wait checks it in a loop and enters the kernel only when it says so.
+    fn pending(&mut self) -> bool {
+        true
+    }
+    /// Hand every ready completion to `f(slot, result)`.
+    fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
+}
+
+/// Configuration shared by the backends.
+pub struct BackendConfig {
+    pub fd: RawFd,
+    /// A job over several files: every file's descriptor (`fd` is the first); an I/O's offset
+    /// then carries its file's index ([`crate::io::files`]). Empty: `fd` alone.
+    pub files: Vec<RawFd>,
+    pub depth: u32,
+    /// Register buffers (io_uring fixed buffers); the pool's iovecs.
+    pub buffers: Option<Vec<libc::iovec>>,
+    pub register_file: bool,
+    /// Submission by the kernel's SQ polling thread (IORING_SETUP_SQPOLL; fio
+    /// `io_submit_mode=offload`).
+    pub sqpoll: bool,
+}
+
+impl BackendConfig {
+    /// The descriptors of the files, `fd` alone for a single-file job.
+    pub fn fds(&self) -> Vec<RawFd> {
+        if self.files.len() > 1 {
+            self.files.clone()
+        } else {
+            vec![self.fd]
+        }
+    }
+}
+
+/// Completions of a synchronous backend, kept until the worker reaps them (preallocated:
+/// the list never grows past the depth).
+pub(crate) struct Completed(pub(crate) Vec<(u32, i32)>);
+
+impl Completed {
+    pub(crate) fn new(depth: u32) -> Self {
+        Self(Vec::with_capacity(depth as usize + 1))
+    }
+    #[inline]
+    pub(crate) fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+        for (s, r) in self.0.drain(..) {
+            f(s, r);
+        }
+    }
+}
