@@ -23,4 +23,4 @@ pub mod linux;
 #[cfg(not(target_os = "linux"))]
 pub mod other;
 
-pub use error::{classify, IoErrorClass};
+pub use error::{classify, IoErrorClass, OsCode};

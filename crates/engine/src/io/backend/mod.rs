@@ -3,15 +3,17 @@
 //! region).
 //!
 //! A backend queues I/Os identified by a slot number, submits them in batches and hands
-//! completions back as (slot, result) pairs, where result is bytes transferred or
-//! -errno. Workers are generic over the backend, so dispatch is static and the hot path
-//! has no allocation, lock or log line.
+//! completions back as (slot, [`Completion`]) pairs: the bytes transferred, or the OS's error
+//! as an opaque [`OsCode`] that the layers above class (`platform::error::IoErrorClass`) and
+//! name, never compare. Workers are generic over the backend, so dispatch is static and the
+//! hot path has no allocation, lock or log line.
 
 pub mod mem;
 pub mod null;
 pub mod psync;
 pub mod uring;
 
+use platform::{IoErrorClass, OsCode};
 use std::io;
 use std::os::fd::RawFd;
 use std::time::Duration;
@@ -27,8 +29,44 @@ pub enum Op {
     PunchHole,
 }
 
-/// One synchronous discard or punch-hole: 0 or -errno. The psync and fallback path.
-pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> i32 {
+/// How one I/O ended: what a backend hands the worker per I/O. 8 bytes and `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Done: the bytes transferred (0 for an fsync, a discard or a punched hole; fewer than
+    /// asked for is a short transfer).
+    Done(u32),
+    /// Failed with the OS's error.
+    Failed(OsCode),
+}
+
+impl Completion {
+    /// The error, if it failed.
+    #[inline]
+    pub fn error(self) -> Option<OsCode> {
+        match self {
+            Completion::Done(_) => None,
+            Completion::Failed(code) => Some(code),
+        }
+    }
+}
+
+/// The OS code of a failure of `class` found without an OS error (a request a backend refuses
+/// itself, an injected fault). The engine runs on Linux, where every class it reports has a
+/// code; should one not, it is reported as EIO.
+#[cold]
+pub fn code_for(class: IoErrorClass) -> OsCode {
+    OsCode::of_class(class).unwrap_or(OsCode::from_raw(libc::EIO))
+}
+
+/// The OS code of a failed call; a media error's where the error carries none (one a backend
+/// made itself, such as a full submission queue).
+#[cold]
+pub fn code_of_error(e: &io::Error) -> OsCode {
+    OsCode::of(e).unwrap_or_else(|| code_for(IoErrorClass::Media))
+}
+
+/// One synchronous discard or punch-hole: `Done(0)` or the error. The psync and fallback path.
+pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> Completion {
     // SAFETY: plain syscalls on an fd the caller owns; the range is a value argument.
     let r = unsafe {
         match op {
@@ -45,9 +83,9 @@ pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> i32 {
         }
     };
     if r == 0 {
-        0
+        Completion::Done(0)
     } else {
-        -io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+        Completion::Failed(code_of_error(&io::Error::last_os_error()))
     }
 }
 
@@ -74,8 +112,8 @@ pub trait Backend {
     fn pending(&mut self) -> bool {
         true
     }
-    /// Hand every ready completion to `f(slot, result)`.
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
+    /// Hand every ready completion to `f(slot, completion)`.
+    fn reap<F: FnMut(u32, Completion)>(&mut self, f: F);
 }
 
 /// Configuration shared by the backends.
@@ -106,16 +144,27 @@ impl BackendConfig {
 
 /// Completions of a synchronous backend, kept until the worker reaps them (preallocated:
 /// the list never grows past the depth).
-pub(crate) struct Completed(pub(crate) Vec<(u32, i32)>);
+pub(crate) struct Completed(pub(crate) Vec<(u32, Completion)>);
 
 impl Completed {
     pub(crate) fn new(depth: u32) -> Self {
         Self(Vec::with_capacity(depth as usize + 1))
     }
     #[inline]
-    pub(crate) fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+    pub(crate) fn reap<F: FnMut(u32, Completion)>(&mut self, mut f: F) {
         for (s, r) in self.0.drain(..) {
             f(s, r);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_completion_is_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Completion>(), 8);
+        assert_eq!(std::mem::size_of::<(u32, Completion)>(), 12);
     }
 }

@@ -1,7 +1,7 @@
 //! The psync backend: each I/O is a `pread`/`pwrite` inside `queue`; depth > 1 is served by
 //! more threads (the runner's).
 
-use super::{sync_discard, Backend, BackendConfig, Completed, Op};
+use super::{code_of_error, sync_discard, Backend, BackendConfig, Completed, Completion, Op};
 use std::io;
 use std::os::fd::RawFd;
 use std::time::Duration;
@@ -19,8 +19,8 @@ impl Psync {
     }
 }
 
-/// One synchronous I/O: bytes transferred or -errno, retried on EINTR.
-fn sync_io(fd: RawFd, op: Op, offset: u64, buf: *mut u8, len: u32) -> i32 {
+/// One synchronous I/O: bytes transferred or the error, retried on EINTR.
+fn sync_io(fd: RawFd, op: Op, offset: u64, buf: *mut u8, len: u32) -> Completion {
     loop {
         // SAFETY: buf points to `len` bytes owned by the worker's pool for this slot.
         let r = unsafe {
@@ -32,11 +32,11 @@ fn sync_io(fd: RawFd, op: Op, offset: u64, buf: *mut u8, len: u32) -> i32 {
             }
         };
         if r >= 0 {
-            return r.min(i32::MAX as isize) as i32;
+            return Completion::Done(r.min(i32::MAX as isize) as u32);
         }
-        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
-        if errno != libc::EINTR {
-            return -errno;
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Completion::Failed(code_of_error(&e));
         }
     }
 }
@@ -54,7 +54,7 @@ impl Backend for Psync {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
+    fn reap<F: FnMut(u32, Completion)>(&mut self, f: F) {
         self.done.reap(f)
     }
 }

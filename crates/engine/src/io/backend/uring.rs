@@ -1,8 +1,9 @@
 //! The io_uring backend: registered buffers and files, one ring per worker, entered through
 //! its registered descriptor; discards through the block layer's ring command (6.12+).
 
-use super::{Backend, BackendConfig, Op};
+use super::{Backend, BackendConfig, Completion, Op};
 use io_uring::{opcode, types, IoUring};
+use platform::OsCode;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
@@ -198,6 +199,16 @@ impl Drop for Uring {
     }
 }
 
+/// A completion-queue entry's result: bytes transferred, or -errno.
+#[inline]
+fn completion(res: i32) -> Completion {
+    if res >= 0 {
+        Completion::Done(res as u32)
+    } else {
+        Completion::Failed(OsCode::from_raw(-res))
+    }
+}
+
 macro_rules! with_fd {
     ($self:ident, $file:ident, $build:expr) => {
         if $self.fixed_file {
@@ -311,9 +322,9 @@ impl Backend for Uring {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+    fn reap<F: FnMut(u32, Completion)>(&mut self, mut f: F) {
         for cqe in self.ring.completion() {
-            f(cqe.user_data() as u32, cqe.result());
+            f(cqe.user_data() as u32, completion(cqe.result()));
         }
     }
 }
