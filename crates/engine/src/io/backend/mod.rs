@@ -13,6 +13,7 @@ pub mod null;
 pub mod psync;
 pub mod uring;
 
+use platform::target::{Discard, Native, TargetOps};
 use platform::{IoErrorClass, OsCode};
 use std::io;
 use std::os::fd::RawFd;
@@ -65,32 +66,18 @@ pub fn code_of_error(e: &io::Error) -> OsCode {
     OsCode::of(e).unwrap_or_else(|| code_for(IoErrorClass::Media))
 }
 
-/// One synchronous discard or punch-hole: `Done(0)` or the error. The psync and fallback path.
+/// One synchronous discard (a block device's) or punch-hole (a file's), through the OS's
+/// [`TargetOps`]: `Done(0)` or the error. The psync and fallback path.
 pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> Completion {
-    // SAFETY: plain syscalls on an fd the caller owns; the range is a value argument.
-    let r = unsafe {
-        match op {
-            Op::Discard => {
-                let range: [u64; 2] = [offset, u64::from(len)];
-                libc::ioctl(fd, BLKDISCARD, range.as_ptr())
-            }
-            _ => libc::fallocate(
-                fd,
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                offset as libc::off_t,
-                libc::off_t::from(len),
-            ),
-        }
+    let r = match op {
+        Op::Discard => Native::discard(fd, Discard::Plain, offset, u64::from(len)),
+        _ => Native::punch_hole(fd, offset, u64::from(len)),
     };
-    if r == 0 {
-        Completion::Done(0)
-    } else {
-        Completion::Failed(code_of_error(&io::Error::last_os_error()))
+    match r {
+        Ok(()) => Completion::Done(0),
+        Err(e) => Completion::Failed(code_of_error(&e)),
     }
 }
-
-/// `BLKDISCARD` (`_IO(0x12, 119)`).
-pub(crate) const BLKDISCARD: libc::c_ulong = (0x12 << 8) | 119;
 
 pub trait Backend {
     /// Queue one I/O. `buf_index` is the registered-buffer index of the slot's buffer.
