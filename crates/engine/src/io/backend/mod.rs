@@ -7,6 +7,10 @@
 //! as an opaque [`OsCode`] that the layers above class (`platform::error::IoErrorClass`) and
 //! name, never compare. Workers are generic over the backend, so dispatch is static and the
 //! hot path has no allocation, lock or log line.
+//!
+//! Shared here: [`Op`], [`BackendConfig`], the synchronous backends' completion list
+//! (`Completed`) and [`sync_discard`] (psync's discards, and replay's when the ring cannot),
+//! which goes through `platform::target::TargetOps` like every other operation on a target.
 
 pub mod mem;
 pub mod null;
