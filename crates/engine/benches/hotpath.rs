@@ -16,9 +16,9 @@
 //!   cargo bench -p diskmeter-engine --bench hotpath -- offsets            # one group
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use diskmeter_engine::io::backend::null::Null;
 use diskmeter_engine::io::backend::BackendConfig;
 use diskmeter_engine::io::buffers::{fill_pattern, stamp, BufferPool, CHUNK};
-use diskmeter_engine::io::null::Null;
 use diskmeter_engine::io::offsets::{worker_rng, IoLens, OffsetGen};
 use diskmeter_engine::io::worker::{self, Channels, WorkerPlan};
 use rand::{RngCore, SeedableRng};

@@ -1,5 +1,6 @@
 //! What an OS error means, in words every layer above the OS can act on. The OS's own code
-//! ([`code_name`]: `EIO`, `ENOSPC`, …) is kept only for messages.
+//! ([`OsCode`]; [`code_name`]: `EIO`, `ENOSPC`, …) is carried opaque and kept only for
+//! messages.
 
 use std::io;
 
@@ -75,6 +76,65 @@ impl IoErrorClass {
     }
 }
 
+/// An OS error code, opaque above `platform`: an errno on Linux (a Win32 error code on
+/// Windows, next). Layers above class it ([`OsCode::class`]) and name it ([`OsCode::name`]),
+/// never compare its number; 4 bytes and `Copy`, so an I/O's result carries it without
+/// allocating.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct OsCode(i32);
+
+impl OsCode {
+    /// The OS's own number (`errno`), as the OS's interfaces hand it.
+    #[inline]
+    pub const fn from_raw(code: i32) -> Self {
+        Self(code)
+    }
+
+    /// The OS's own number, for the OS's interfaces.
+    #[inline]
+    pub const fn raw(self) -> i32 {
+        self.0
+    }
+
+    /// The code `e` carries, if the OS made it.
+    #[inline]
+    pub fn of(e: &io::Error) -> Option<Self> {
+        e.raw_os_error().map(Self)
+    }
+
+    /// The OS's code for a failure of `class` found without an OS error (an injected fault, a
+    /// request a backend refuses itself): EIO for media, EINVAL for invalid, … `None` for
+    /// [`IoErrorClass::Other`], and for every class on an OS without a module of its own.
+    pub fn of_class(class: IoErrorClass) -> Option<Self> {
+        code_of(class).map(Self)
+    }
+
+    /// What it means ([`classify_code`]).
+    #[inline]
+    pub fn class(self) -> IoErrorClass {
+        classify_code(self.0)
+    }
+
+    /// The OS's name of it for messages ([`code_name`]: `EIO`, or `errno N`).
+    pub fn name(self) -> String {
+        code_name(self.0)
+    }
+}
+
+impl std::fmt::Debug for OsCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OsCode({})", code_name(self.0))
+    }
+}
+
+/// The OS's error of that code, as std shows it (`Input/output error (os error 5)`).
+impl From<OsCode> for io::Error {
+    fn from(c: OsCode) -> Self {
+        io::Error::from_raw_os_error(c.0)
+    }
+}
+
 /// The class of `e` (from its OS code; an error without one is classed by its kind).
 pub fn classify(e: &io::Error) -> IoErrorClass {
     match e.raw_os_error() {
@@ -142,6 +202,17 @@ pub fn os_error(class: IoErrorClass) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_os_code_is_classed_and_named_as_its_number() {
+        let e = io::Error::from_raw_os_error(5);
+        let c = OsCode::of(&e).expect("an OS error");
+        assert_eq!((c.raw(), c.class(), c.name()), (5, classify(&e), code_name(5)));
+        assert_eq!(io::Error::from(c).to_string(), e.to_string());
+        assert_eq!(OsCode::of(&io::Error::other("x")), None);
+        assert_eq!(OsCode::of_class(IoErrorClass::Other), None);
+        assert_eq!(std::mem::size_of::<OsCode>(), 4);
+    }
 
     #[test]
     fn errors_without_a_code_are_classed_by_kind() {

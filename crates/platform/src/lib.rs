@@ -1,12 +1,14 @@
 //! diskmeter's one seam to the operating system. Every other crate above the engine's
 //! backends asks this one: what a block device is and what sits under it, the kernel's disk
-//! counters, file locks and owner markers, memory and CPU facts, and what an OS error means
-//! ([`error::IoErrorClass`]).
+//! counters, file locks and owner markers, memory and CPU facts, what an OS error means
+//! ([`error::IoErrorClass`], [`error::OsCode`]), and the engine's operations on a test target
+//! ([`target::TargetOps`]: open for direct I/O, size, alignment, discard, punch hole, reserve).
 //!
 //! Per OS one module, as fio keeps `os/` and bottom its per-OS collectors: [`linux`] now;
 //! elsewhere the portable fallbacks in [`other`] (std only) keep the crates above compiling
 //! and safe — a lock through std's file locks, no owner marker (so diskmeter treats its own
-//! files as foreign and only reads them), facts unknown.
+//! files as foreign and only reads them), facts unknown. [`target::TargetOps`] has no fallback:
+//! only the engine uses it, and the engine builds for Linux (Windows implements it next).
 
 pub mod block;
 pub mod diskstats;
@@ -17,6 +19,7 @@ pub mod lock;
 pub mod mark;
 pub mod mem;
 pub mod mounts;
+pub mod target;
 pub mod threads;
 
 #[cfg(target_os = "linux")]
@@ -24,4 +27,4 @@ pub mod linux;
 #[cfg(not(target_os = "linux"))]
 pub mod other;
 
-pub use error::{classify, IoErrorClass};
+pub use error::{classify, IoErrorClass, OsCode};

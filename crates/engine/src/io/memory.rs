@@ -6,7 +6,7 @@
 //! impossible plan is a usage error (exit 2) instead of an OOM kill half-way through.
 
 use crate::error::{EngineError, Result};
-use crate::io::backend::uring_entries;
+use crate::io::backend::uring::uring_entries;
 use spec::units::format_size;
 use spec::{EngineKind, JobSpec, RwMode};
 
@@ -148,7 +148,7 @@ pub fn group_footprint(jobs: &[JobSpec], group_reporting: bool) -> Footprint {
             f.largest = Some((workers, depth, s.bs * if is_mixed(s) { 2 } else { 1 }, buffers));
         }
         if s.engine == EngineKind::Mem {
-            let region = page_round(s.size.unwrap_or(crate::io::mem::DEFAULT_REGION));
+            let region = page_round(s.size.unwrap_or(crate::io::backend::mem::DEFAULT_REGION));
             f.regions = f.regions.saturating_add(region);
         }
         if s.engine == EngineKind::IoUring {
@@ -400,7 +400,7 @@ mod tests {
         assert!(msg.ends_with("lower --size (the mem engine's region)"), "{msg}");
         // Without --size: the default region; other engines have none.
         m.size = None;
-        assert_eq!(group_footprint(std::slice::from_ref(&m), false).regions, crate::io::mem::DEFAULT_REGION);
+        assert_eq!(group_footprint(std::slice::from_ref(&m), false).regions, crate::io::backend::mem::DEFAULT_REGION);
         m.engine = EngineKind::Null;
         assert_eq!(group_footprint(&[m], false).regions, 0);
     }

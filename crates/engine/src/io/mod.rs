@@ -1,19 +1,17 @@
 //! The I/O kernel: engines behind one trait, the worker's hot loop, and the runner that
 //! starts workers and turns their output into results.
 //!
-//! Layers: [`backend`] (one trait; io_uring and psync here, [`null`] and [`mem`] the other
-//! engines) ← [`worker`] (the hot loop) ← [`runner`] (threads, collection, results).
+//! Layers: [`backend`] (one trait, one file per engine: io_uring, psync, null, mem) ←
+//! [`worker`] (the hot loop) ← [`runner`] (threads, collection, results).
 //! [`buffers`] and [`offsets`] are what the worker touches per I/O; [`memory`] is what a
 //! plan of workers will allocate, checked before any of them starts. [`replay`] is the
 //! other issuing loop: a block trace's requests at their own times, one ring per target.
-//! [`files`] picks the file of each I/O of a job over several files. [`verifier`] is `--verify`'s table of chunk generations, touched per I/O by the workers of
-//! a verified job.
+//! [`files`] picks the file of each I/O of a job over several files. [`verifier`] is
+//! `--verify`'s table of chunk generations, touched per I/O by the workers of a verified job.
 pub mod backend;
 pub mod buffers;
 pub mod files;
-pub mod mem;
 pub mod memory;
-pub mod null;
 pub mod offsets;
 pub mod replay;
 pub mod runner;

@@ -15,10 +15,13 @@
 //! `original` timing (as `--rate-iops` does: a backlog shows as latency), from the issue
 //! otherwise; the service time (issue → completion) is kept as well.
 
-use crate::io::backend::{sync_discard, Backend, BackendConfig, Op, Psync, Uring};
+use crate::io::backend::null::Null;
+use crate::io::backend::psync::Psync;
+use crate::io::backend::uring::Uring;
+use crate::io::backend::{code_of_error, sync_discard, Backend, BackendConfig, Completion, Op};
 use crate::io::buffers::{stamp, BufferPool};
-use crate::io::null::Null;
 use crate::io::runner::{uring_setup_message, RunControl, Tick};
+use platform::{IoErrorClass, OsCode};
 use rand::SeedableRng;
 use spec::{DataPattern, EngineKind};
 use stats::{ErrorInfo, LatHist, SeriesPoint};
@@ -633,9 +636,9 @@ impl<'a, B: Backend> Issuer<'a, B> {
             stamp(pool.slot_mut(buf_index), DataPattern::Random, self.tag ^ self.cfg.seed, item.offset);
         }
         if op == Op::Discard && self.sync_discard {
-            let r = sync_discard(self.lanes[lane].fd, op, item.offset, item.len);
+            let c = sync_discard(self.lanes[lane].fd, op, item.offset, item.len);
             self.out.sync_discards += 1;
-            self.complete(slot, if r == 0 { item.len as i32 } else { r });
+            self.complete(slot, c);
             return;
         }
         let ptr = pool.slot_ptr(buf_index);
@@ -643,7 +646,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
         let out = self.out.max_outstanding.max(self.outstanding());
         self.out.max_outstanding = out;
         if let Err(e) = self.backends[lane].queue(slot, op, item.offset, ptr, item.len, bi) {
-            self.fail(item.op, item.offset, e.raw_os_error().unwrap_or(libc::EIO));
+            self.fail(item.op, item.offset, code_of_error(&e));
             self.free.push(slot);
             return;
         }
@@ -703,16 +706,16 @@ impl<'a, B: Backend> Issuer<'a, B> {
     #[inline]
     fn reap_all(&mut self) {
         for i in 0..self.backends.len() {
-            let mut done: [(u32, i32); 64] = [(0, 0); 64];
+            let mut done = [(0u32, Completion::Done(0)); 64];
             loop {
                 let mut n = 0;
                 if let Some(b) = self.backends.get_mut(i) {
                     if !b.ready() {
                         break;
                     }
-                    b.reap(|slot, res| {
+                    b.reap(|slot, c| {
                         if let Some(d) = done.get_mut(n) {
-                            *d = (slot, res);
+                            *d = (slot, c);
                             n += 1;
                         }
                     });
@@ -720,8 +723,8 @@ impl<'a, B: Backend> Issuer<'a, B> {
                 if n == 0 {
                     break;
                 }
-                for &(slot, res) in done.iter().take(n) {
-                    self.complete(slot, res);
+                for &(slot, c) in done.iter().take(n) {
+                    self.complete(slot, c);
                 }
                 if n < done.len() {
                     break;
@@ -731,42 +734,41 @@ impl<'a, B: Backend> Issuer<'a, B> {
     }
 
     #[inline]
-    fn complete(&mut self, slot: u32, res: i32) {
+    fn complete(&mut self, slot: u32, c: Completion) {
         let Some(f) = self.slots.get(slot as usize).copied() else { return };
-        if res < 0 && f.op == ReplayOp::Discard && !f.retried && self.lanes[usize::from(f.lane)].block {
-            // The ring's discard command is missing (before Linux 6.12) or refused: the
-            // synchronous BLKDISCARD from here on.
-            if matches!(-res, libc::EINVAL | libc::EOPNOTSUPP | libc::ENOTTY) && !self.sync_discard {
-                self.sync_discard = true;
-                let r = sync_discard(self.lanes[usize::from(f.lane)].fd, Op::Discard, f.offset, f.len);
-                self.out.sync_discards += 1;
-                if let Some(s) = self.slots.get_mut(slot as usize) {
-                    s.retried = true;
+        if let Completion::Failed(code) = c {
+            if f.op == ReplayOp::Discard && !f.retried && self.lanes[usize::from(f.lane)].block {
+                // The ring's discard command is missing (before Linux 6.12) or refused: the
+                // synchronous BLKDISCARD from here on.
+                if discard_unsupported(code) && !self.sync_discard {
+                    self.sync_discard = true;
+                    let c = sync_discard(self.lanes[usize::from(f.lane)].fd, Op::Discard, f.offset, f.len);
+                    self.out.sync_discards += 1;
+                    if let Some(s) = self.slots.get_mut(slot as usize) {
+                        s.retried = true;
+                    }
+                    return self.complete(slot, c);
                 }
-                return self.complete(slot, if r == 0 { f.len as i32 } else { r });
             }
         }
         let now = self.now();
         self.free.push(slot);
-        let expect = match f.op {
-            ReplayOp::Read | ReplayOp::Write => f.len as i32,
-            _ => 0,
-        };
         let ok = match f.op {
-            ReplayOp::Read | ReplayOp::Write => res == expect,
-            _ => res >= 0,
+            ReplayOp::Read | ReplayOp::Write => c == Completion::Done(f.len),
+            _ => c.error().is_none(),
         };
         if !ok {
             if self.out.error.is_none() {
-                if res < 0 {
-                    self.fail(f.op, f.offset, -res);
-                } else {
-                    self.out.error = Some(ErrorInfo {
-                        kind: "io".into(),
-                        message: format!("short {} at offset {}: {res} of {} bytes", f.op.name(), f.offset, f.len),
-                        offset: Some(f.offset),
-                        job: None,
-                    });
+                match c {
+                    Completion::Failed(code) => self.fail(f.op, f.offset, code),
+                    Completion::Done(n) => {
+                        self.out.error = Some(ErrorInfo {
+                            kind: "io".into(),
+                            message: format!("short {} at offset {}: {n} of {} bytes", f.op.name(), f.offset, f.len),
+                            offset: Some(f.offset),
+                            job: None,
+                        });
+                    }
                 }
             }
             return;
@@ -789,14 +791,9 @@ impl<'a, B: Backend> Issuer<'a, B> {
         }
     }
 
-    fn fail(&mut self, op: ReplayOp, offset: u64, errno: i32) {
-        let err = std::io::Error::from_raw_os_error(errno);
-        let kind = match errno {
-            libc::ENOSPC => "enospc",
-            libc::EIO => "eio",
-            libc::ENODEV | libc::ENXIO | libc::ENOENT | libc::ESHUTDOWN => "vanished",
-            _ => "io",
-        };
+    fn fail(&mut self, op: ReplayOp, offset: u64, code: OsCode) {
+        let err = std::io::Error::from(code);
+        let kind = error_kind(code);
         let at = if op == ReplayOp::Flush { String::new() } else { format!(" at offset {offset}") };
         self.out.error = Some(ErrorInfo {
             kind: kind.into(),
@@ -807,9 +804,52 @@ impl<'a, B: Backend> Issuer<'a, B> {
     }
 }
 
+/// True when a ring's discard failed because the kernel cannot do it that way (an unknown
+/// command, an unsupported operation): the synchronous discard may still work.
+fn discard_unsupported(code: OsCode) -> bool {
+    matches!(code.class(), IoErrorClass::Invalid | IoErrorClass::Unsupported)
+}
+
+/// A failed request's `error.kind`: `enospc`, `eio` (EIO alone, not the other media errors),
+/// `vanished` (the device or the file is gone: ENODEV, ENXIO, ESHUTDOWN, ENOENT) or `io`.
+/// A replay leaves the broken link and the missing medium (ENOLINK, ENOMEDIUM) `io`, as it
+/// always has; a run's results call them `vanished`.
+fn error_kind(code: OsCode) -> &'static str {
+    match code.class() {
+        IoErrorClass::NoSpace => "enospc",
+        IoErrorClass::Media if code.name() == "EIO" => "eio",
+        IoErrorClass::NotFound => "vanished",
+        IoErrorClass::Vanished if !matches!(code.name().as_str(), "ENOLINK" | "ENOMEDIUM") => "vanished",
+        _ => "io",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn errors_are_named_as_before() {
+        for (errno, kind) in [
+            (libc::ENOSPC, "enospc"),
+            (libc::EIO, "eio"),
+            (libc::ENODATA, "io"),
+            (libc::ENODEV, "vanished"),
+            (libc::ENXIO, "vanished"),
+            (libc::ENOENT, "vanished"),
+            (libc::ESHUTDOWN, "vanished"),
+            (libc::ENOLINK, "io"),
+            (libc::ENOMEDIUM, "io"),
+            (libc::EINVAL, "io"),
+            (libc::EDQUOT, "io"),
+        ] {
+            assert_eq!(error_kind(OsCode::from_raw(errno)), kind, "{errno}");
+        }
+        for errno in [libc::EINVAL, libc::EOPNOTSUPP, libc::ENOTTY] {
+            assert!(discard_unsupported(OsCode::from_raw(errno)), "{errno}");
+        }
+        assert!(!discard_unsupported(OsCode::from_raw(libc::EIO)));
+    }
 
     struct Vecs {
         items: Vec<ReplayItem>,

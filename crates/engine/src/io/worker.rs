@@ -5,10 +5,11 @@
 //! sent to the collector and a recycled one takes its place (one channel message per
 //! second, never per I/O).
 
-use crate::io::backend::{Backend, Op};
+use crate::io::backend::{code_for, code_of_error, Backend, Completion, Op};
 use crate::io::buffers::{stamp, BufferPool};
 use crate::io::offsets::{IoLens, OffsetGen};
 use crate::io::verifier::VerifyJob;
+use platform::{IoErrorClass, OsCode};
 use spec::{DataPattern, ErrorClass};
 use stats::LatHist;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,11 +48,11 @@ impl Interval {
 /// An I/O that failed.
 #[derive(Debug, Clone, Copy)]
 pub struct IoFault {
-    /// errno, or 0 for a short transfer.
-    pub errno: i32,
+    /// The OS's error; `None` for a short transfer.
+    pub error: Option<OsCode>,
     pub offset: u64,
     pub op: Op,
-    pub transferred: i32,
+    pub transferred: u32,
     pub len: u32,
 }
 
@@ -660,8 +661,8 @@ impl<'a> WorkerState<'a> {
         match backend.queue(self.fsync_slot, Op::Fsync, self.fsync_file, pool.slot_ptr(0), 0, 0) {
             Ok(()) => self.fsync_busy = true,
             Err(e) => {
-                let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                self.end.fault.get_or_insert(IoFault { errno, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
+                let error = Some(code_of_error(&e));
+                self.end.fault.get_or_insert(IoFault { error, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
             }
         }
         self.fsync_pending = false;
@@ -695,8 +696,8 @@ impl<'a> WorkerState<'a> {
                     self.free.push(slot);
                     self.due_i -= 1;
                     if self.inflight() == 0 && self.backlog.as_ref().is_none_or(|b| !b.draining) {
-                        self.end.fault =
-                            Some(IoFault { errno: libc::EINVAL, offset: 0, op: Op::Write, transferred: 0, len: 0 });
+                        let error = Some(code_for(IoErrorClass::Invalid));
+                        self.end.fault = Some(IoFault { error, offset: 0, op: Op::Write, transferred: 0, len: 0 });
                     }
                     return false;
                 }
@@ -735,8 +736,7 @@ impl<'a> WorkerState<'a> {
         match r {
             Ok(()) => true,
             Err(e) => {
-                self.end.fault =
-                    Some(IoFault { errno: e.raw_os_error().unwrap_or(libc::EIO), offset, op, transferred: 0, len });
+                self.end.fault = Some(IoFault { error: Some(code_of_error(&e)), offset, op, transferred: 0, len });
                 // Not queued: undo the accounting for this slot.
                 self.depth.remove(op);
                 self.free.push(slot);
@@ -773,13 +773,8 @@ impl<'a> WorkerState<'a> {
         match r {
             Ok(()) => Next::Reap,
             Err(e) => {
-                self.end.fault = Some(IoFault {
-                    errno: e.raw_os_error().unwrap_or(libc::EIO),
-                    offset: 0,
-                    op: Op::Read,
-                    transferred: 0,
-                    len: 0,
-                });
+                self.end.fault =
+                    Some(IoFault { error: Some(code_of_error(&e)), offset: 0, op: Op::Read, transferred: 0, len: 0 });
                 Next::Stop
             }
         }
@@ -830,7 +825,7 @@ impl<'a> WorkerState<'a> {
     #[inline]
     fn reap<B: Backend>(&mut self, backend: &mut B, pool: &mut BufferPool, now: u64) {
         let measuring = self.measuring(now);
-        backend.reap(|slot, res| self.complete(slot, res, now, measuring, pool));
+        backend.reap(|slot, c| self.complete(slot, c, now, measuring, pool));
         if measuring {
             self.last_measured = now - self.t0;
         }
@@ -847,15 +842,15 @@ impl<'a> WorkerState<'a> {
     /// One completion: free its slot, count it (in the measured window) or record its fault.
     /// Per I/O: always inlined into the backend's reap loop, as the closure it replaces was.
     #[inline(always)]
-    fn complete(&mut self, slot: u32, res: i32, now: u64, measuring: bool, pool: &mut BufferPool) {
+    fn complete(&mut self, slot: u32, c: Completion, now: u64, measuring: bool, pool: &mut BufferPool) {
         if slot == self.fsync_slot && self.fsync_busy {
             self.fsync_busy = false;
-            if res < 0 && self.plan.flow.continue_on.covers(false) {
-                self.count_error(IoFault { errno: -res, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
-            } else if res < 0 && self.end.fault.is_none() {
-                self.end.fault = Some(IoFault { errno: -res, offset: 0, op: Op::Fsync, transferred: 0, len: 0 });
-            } else if measuring {
-                self.end.fsyncs += 1;
+            let fault = |error| IoFault { error: Some(error), offset: 0, op: Op::Fsync, transferred: 0, len: 0 };
+            match c {
+                Completion::Failed(e) if self.plan.flow.continue_on.covers(false) => self.count_error(fault(e)),
+                Completion::Failed(e) if self.end.fault.is_none() => self.end.fault = Some(fault(e)),
+                _ if measuring => self.end.fsyncs += 1,
+                _ => {}
             }
             return;
         }
@@ -863,7 +858,7 @@ impl<'a> WorkerState<'a> {
         let (op, offset, issue_ns, len, len_i) = (s.op, s.offset, s.issue_ns, s.len, s.len_i);
         self.depth.remove(op);
         if self.plan.verify.is_some() {
-            self.verify_complete(slot, res, pool);
+            self.verify_complete(slot, c, pool);
         }
         if op != Op::Read {
             self.writes_since_fsync += 1;
@@ -874,12 +869,16 @@ impl<'a> WorkerState<'a> {
             }
         }
         self.free.push(slot);
-        if res != len as i32 {
-            if self.plan.end_on_full && op == Op::Write && (res == -libc::ENOSPC || res == -libc::EDQUOT) {
+        if c != Completion::Done(len) {
+            if self.plan.end_on_full && op == Op::Write && fills(c) {
                 self.full = true; // filled: the end of the job, as fio's fill_device
                 return;
             }
-            let f = IoFault { errno: if res < 0 { -res } else { 0 }, offset, op, transferred: res.max(0), len };
+            let (error, transferred) = match c {
+                Completion::Done(n) => (None, n),
+                Completion::Failed(e) => (Some(e), 0),
+            };
+            let f = IoFault { error, offset, op, transferred, len };
             if self.plan.flow.continue_on.covers(op == Op::Read) {
                 self.count_error(f);
             } else if self.end.fault.is_none() {
@@ -964,11 +963,11 @@ impl<'a> WorkerState<'a> {
     /// A verified job's completion: a write's chunks take their new generation, a read's are
     /// checked. A failure of a fatal verify stops the group.
     #[inline]
-    fn verify_complete(&mut self, slot: u32, res: i32, pool: &mut BufferPool) {
+    fn verify_complete(&mut self, slot: u32, c: Completion, pool: &mut BufferPool) {
         let Some(v) = &self.plan.verify else { return };
         let s = &self.slots[slot as usize];
         let (op, offset, len, len_i) = (s.op, s.offset, s.len, s.len_i);
-        let ok = res == len as i32;
+        let ok = c == Completion::Done(len);
         match op {
             Op::Read => {
                 let buf = &pool.slot_mut(slot as usize)[..len as usize];
@@ -1022,14 +1021,14 @@ impl<'a> WorkerState<'a> {
                     break; // the kernel keeps the buffers' pages pinned; leak rather than free
                 }
             }
-            backend.reap(|slot, res| {
+            backend.reap(|slot, c| {
                 if slot == self.fsync_slot && self.fsync_busy {
                     self.fsync_busy = false;
                 } else {
                     self.depth.remove(self.slots[slot as usize].op);
                     // A write acknowledged now is as written as any other.
                     if self.plan.verify.is_some() {
-                        self.verify_complete(slot, res, pool);
+                        self.verify_complete(slot, c, pool);
                     }
                 }
             });
@@ -1063,6 +1062,13 @@ impl<'a> WorkerState<'a> {
         self.end.t0_ns = self.t0;
         self.end
     }
+}
+
+/// True when a write failed because the target is full: no space, or the user's quota spent
+/// (fio's `fill_device`/`fill_fs` end there).
+#[inline]
+fn fills(c: Completion) -> bool {
+    c.error().is_some_and(|e| matches!(e.class(), IoErrorClass::NoSpace | IoErrorClass::Quota))
 }
 
 /// A polling wait reads the clock once per this many checks of the ring (a check is a
@@ -1113,8 +1119,8 @@ fn idle_until(now: u64, wake: u64) {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::io::backend::null::Null;
     use crate::io::backend::BackendConfig;
-    use crate::io::null::Null;
     use crate::io::offsets::worker_rng;
     use crate::target::fault::NullFault;
     use spec::{Distribution, RwMode};
@@ -1296,9 +1302,9 @@ mod tests {
         fn pending(&mut self) -> bool {
             !self.done.is_empty()
         }
-        fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+        fn reap<F: FnMut(u32, Completion)>(&mut self, mut f: F) {
             for slot in self.done.drain(..) {
-                f(slot, 4096);
+                f(slot, Completion::Done(4096));
             }
         }
     }
@@ -1403,13 +1409,13 @@ mod tests {
         let mut p = plan(4);
         p.byte_limit = Some(200 * 4096);
         p.flow.continue_on = ErrorClass::Io;
-        let fault = NullFault { after_ops: 50, errno: libc::EIO };
+        let fault = NullFault { after_ops: 50, code: OsCode::from_raw(libc::EIO) };
         let (end, ivs, ch) = run_null(&p, RwMode::RandRead, Some(fault));
         assert!(end.fault.is_none(), "the job went on");
         let ok: u64 = ivs.iter().map(|iv| iv.read.count()).sum();
         assert_eq!((ok, end.errors), (50, 150), "every I/O after the 50th failed and was counted");
         let f = end.first_error.expect("the first error");
-        assert_eq!((f.errno, f.op), (libc::EIO, Op::Read));
+        assert_eq!((f.error, f.op), (Some(OsCode::from_raw(libc::EIO)), Op::Read));
         assert!(!ch.stop.load(Ordering::Relaxed));
         // A class that does not cover reads stops at the first read error, as before.
         p.flow.continue_on = ErrorClass::Write;
@@ -1444,10 +1450,10 @@ mod tests {
         let mut p = plan(4);
         p.split_buffers = true;
         p.byte_limit = Some(1000 * 4096);
-        let fault = NullFault { after_ops: 50, errno: libc::ENOSPC };
+        let fault = NullFault { after_ops: 50, code: OsCode::from_raw(libc::ENOSPC) };
         let (end, ivs, ch) = run_null(&p, RwMode::RandRw, Some(fault));
         let f = end.fault.expect("a fault");
-        assert_eq!((f.errno, f.transferred, f.len), (libc::ENOSPC, 0, 4096));
+        assert_eq!((f.error, f.transferred, f.len), (Some(OsCode::from_raw(libc::ENOSPC)), 0, 4096));
         let ops: u64 = ivs.iter().map(|iv| iv.read.count() + iv.write.count()).sum();
         assert_eq!(ops, 50, "every I/O before the fault is counted, none after");
         assert!(ch.stop.load(Ordering::Relaxed));
@@ -1504,7 +1510,7 @@ mod tests {
         let mut p = plan(4);
         p.byte_limit = Some(1000 * 4096);
         p.end_on_full = true;
-        let fault = NullFault { after_ops: 60, errno: libc::ENOSPC };
+        let fault = NullFault { after_ops: 60, code: OsCode::from_raw(libc::ENOSPC) };
         let (end, ivs, ch) = run_null(&p, RwMode::Write, Some(fault));
         assert!(end.fault.is_none(), "ENOSPC is the end of a fill, not a fault");
         assert_eq!(ivs.iter().map(|iv| iv.write.count()).sum::<u64>(), 60);
@@ -1512,6 +1518,6 @@ mod tests {
         // Without fill it is a fault.
         p.end_on_full = false;
         let (end, _, _) = run_null(&p, RwMode::Write, Some(fault));
-        assert_eq!(end.fault.map(|f| f.errno), Some(libc::ENOSPC));
+        assert_eq!(end.fault.and_then(|f| f.error), Some(OsCode::from_raw(libc::ENOSPC)));
     }
 }

@@ -33,7 +33,9 @@
 //! the null engine, which touches no device: `KIND@N` fails every I/O after the first N
 //! of each worker with KIND ([`NullFault`], applied by [`NullCounter`]).
 
+use crate::io::backend::Completion;
 pub use crate::io::backend::Op;
+use platform::OsCode;
 
 /// The environment variable holding the range rules.
 pub const ENV: &str = "DISKMETER_FAULTS";
@@ -44,12 +46,12 @@ pub const NULL_ENV: &str = "DISKMETER_NULL_FAULT";
 pub const ENABLED: bool = cfg!(any(test, feature = "fault-injection"));
 
 /// The null engine's fault: every I/O after the first `after_ops` (counted per worker)
-/// fails with `errno`. Present in every build so that run controls can carry one; only a
+/// fails with `code`. Present in every build so that run controls can carry one; only a
 /// build with fault injection acts on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NullFault {
     pub after_ops: u64,
-    pub errno: i32,
+    pub code: OsCode,
 }
 
 /// `DISKMETER_NULL_FAULT` as a [`NullFault`]: `None` when unset or malformed (the
@@ -75,23 +77,24 @@ pub fn write_faults_from_env() -> Option<std::sync::Arc<Hook>> {
 
 #[cfg(any(test, feature = "fault-injection"))]
 mod imp {
-    use super::{NullFault, Op};
+    use super::{Completion, NullFault, Op, OsCode};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
 
-    /// The errors a rule can inject, by the name both variables use.
+    /// The errors a rule can inject, by the name both variables use: Linux's errnos (the
+    /// variables name them so).
     const ERRNOS: [(&str, i32); 4] =
         [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)];
 
-    fn errno_named(name: &str) -> Option<i32> {
-        ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| e)
+    fn errno_named(name: &str) -> Option<OsCode> {
+        ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| OsCode::from_raw(e))
     }
 
     impl NullFault {
         /// Parse `KIND@N` (`eio@1000`); `None` when malformed.
         pub fn parse(s: &str) -> Option<NullFault> {
             let (kind, n) = s.split_once('@')?;
-            Some(NullFault { errno: errno_named(kind)?, after_ops: n.parse().ok()? })
+            Some(NullFault { code: errno_named(kind)?, after_ops: n.parse().ok()? })
         }
     }
 
@@ -108,12 +111,12 @@ mod imp {
             Self { fault, ops: 0 }
         }
 
-        /// The result of the next I/O, which would otherwise return `ok`.
+        /// The result of the next I/O, which would otherwise be `ok`.
         #[inline]
-        pub fn result(&mut self, ok: i32) -> i32 {
+        pub fn result(&mut self, ok: Completion) -> Completion {
             self.ops += 1;
             match self.fault {
-                Some(f) if self.ops > f.after_ops => -f.errno,
+                Some(f) if self.ops > f.after_ops => Completion::Failed(f.code),
                 _ => ok,
             }
         }
@@ -121,7 +124,7 @@ mod imp {
 
     #[derive(Debug, Clone, PartialEq)]
     pub(super) enum Kind {
-        Errno(i32),
+        Errno(OsCode),
         Slow(Duration),
         Corrupt,
         Drop,
@@ -255,7 +258,7 @@ mod imp {
                     continue;
                 }
                 match r.kind {
-                    Kind::Errno(e) if err.is_none() && r.fire() => err = Some(std::io::Error::from_raw_os_error(e)),
+                    Kind::Errno(e) if err.is_none() && r.fire() => err = Some(std::io::Error::from(e)),
                     Kind::Slow(d) if r.fire() => std::thread::sleep(d),
                     _ => {}
                 }
@@ -297,14 +300,14 @@ mod imp {
         /// done the faulty way, synchronously, and its result as the backend would report it
         /// (the whole length: the device acknowledges what it did not do). `None`: no rule
         /// fires, the caller writes normally.
-        pub fn write_fault(&self, fd: std::os::fd::RawFd, offset: u64, data: &[u8]) -> Option<i32> {
+        pub fn write_fault(&self, fd: std::os::fd::RawFd, offset: u64, data: &[u8]) -> Option<Completion> {
             let len = data.len() as u64;
             let rule = self.rules.iter().find(|r| {
                 (r.kind.is_write_fault() || r.kind == Kind::Corrupt) && r.touches(Op::Write, offset, len) && r.fire()
             })?;
             let mut copy = data.to_vec();
             let (at, bytes) = match rule.kind {
-                Kind::Drop => return Some(data.len() as i32),
+                Kind::Drop => return Some(Completion::Done(data.len() as u32)),
                 Kind::Misdirect(dest) => (dest, &copy[..]),
                 Kind::Torn(n) => (offset, &copy[..(n.min(len) as usize)]),
                 Kind::Zero => {
@@ -324,8 +327,8 @@ mod imp {
             // The copy is heap memory, not aligned for O_DIRECT: write it through an aligned
             // bounce buffer of whole sectors.
             Some(match aligned_pwrite(fd, at, bytes) {
-                Ok(()) => data.len() as i32,
-                Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
+                Ok(()) => Completion::Done(data.len() as u32),
+                Err(e) => Completion::Failed(crate::io::backend::code_of_error(&e)),
             })
         }
     }
@@ -405,7 +408,7 @@ impl Hook {
         false
     }
     #[inline(always)]
-    pub fn write_fault(&self, _fd: std::os::fd::RawFd, _offset: u64, _data: &[u8]) -> Option<i32> {
+    pub fn write_fault(&self, _fd: std::os::fd::RawFd, _offset: u64, _data: &[u8]) -> Option<Completion> {
         None
     }
 }
@@ -422,7 +425,7 @@ impl NullCounter {
         NullCounter
     }
     #[inline(always)]
-    pub fn result(&mut self, ok: i32) -> i32 {
+    pub fn result(&mut self, ok: Completion) -> Completion {
         ok
     }
 }
@@ -435,7 +438,7 @@ pub struct Faulty<B> {
     inner: B,
     hook: std::sync::Arc<Hook>,
     fd: std::os::fd::RawFd,
-    done: Vec<(u32, i32)>,
+    done: Vec<(u32, Completion)>,
 }
 
 impl<B> Faulty<B> {
@@ -473,7 +476,7 @@ impl<B: crate::io::backend::Backend> crate::io::backend::Backend for Faulty<B> {
         !self.done.is_empty() || self.inner.ready()
     }
 
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+    fn reap<F: FnMut(u32, Completion)>(&mut self, mut f: F) {
         for (slot, res) in self.done.drain(..) {
             f(slot, res);
         }
@@ -532,14 +535,16 @@ mod tests {
         {
             let h = Hook::parse(&format!("{name}@0+512")).unwrap();
             assert_eq!(h.before(Op::Read, 0, 512).and_then(|e| e.raw_os_error()), Some(errno), "{name}");
-            assert_eq!(NullFault::parse(&format!("{name}@7")), Some(NullFault { after_ops: 7, errno }), "{name}");
+            let code = OsCode::from_raw(errno);
+            assert_eq!(NullFault::parse(&format!("{name}@7")), Some(NullFault { after_ops: 7, code }), "{name}");
         }
     }
 
     #[test]
     fn null_fault_parses_kind_at_count() {
-        assert_eq!(NullFault::parse("eio@1000"), Some(NullFault { after_ops: 1000, errno: libc::EIO }));
-        assert_eq!(NullFault::parse("enospc@0"), Some(NullFault { after_ops: 0, errno: libc::ENOSPC }));
+        let (eio, enospc) = (OsCode::from_raw(libc::EIO), OsCode::from_raw(libc::ENOSPC));
+        assert_eq!(NullFault::parse("eio@1000"), Some(NullFault { after_ops: 1000, code: eio }));
+        assert_eq!(NullFault::parse("enospc@0"), Some(NullFault { after_ops: 0, code: enospc }));
         // Malformed values are ignored (None), as the variable always was.
         for bad in ["", "eio", "eio@", "eio@x", "eio@-1", "boom@5", "@5", "eio@5+1", "EIO@5"] {
             assert_eq!(NullFault::parse(bad), None, "{bad:?}");
@@ -548,13 +553,15 @@ mod tests {
 
     #[test]
     fn null_counter_fails_every_io_after_the_count() {
-        let mut c = NullCounter::new(Some(NullFault { after_ops: 3, errno: libc::ENOSPC }));
-        let got: Vec<i32> = (0..6).map(|_| c.result(4096)).collect();
-        assert_eq!(got, [4096, 4096, 4096, -libc::ENOSPC, -libc::ENOSPC, -libc::ENOSPC]);
+        use Completion::{Done, Failed};
+        let (eio, enospc) = (OsCode::from_raw(libc::EIO), OsCode::from_raw(libc::ENOSPC));
+        let mut c = NullCounter::new(Some(NullFault { after_ops: 3, code: enospc }));
+        let got: Vec<Completion> = (0..6).map(|_| c.result(Done(4096))).collect();
+        assert_eq!(got, [Done(4096), Done(4096), Done(4096), Failed(enospc), Failed(enospc), Failed(enospc)]);
         let mut none = NullCounter::new(None);
-        assert!((0..100).all(|_| none.result(512) == 512));
-        let mut at_once = NullCounter::new(Some(NullFault { after_ops: 0, errno: libc::EIO }));
-        assert_eq!(at_once.result(0), -libc::EIO, "an fsync fails too");
+        assert!((0..100).all(|_| none.result(Done(512)) == Done(512)));
+        let mut at_once = NullCounter::new(Some(NullFault { after_ops: 0, code: eio }));
+        assert_eq!(at_once.result(Done(0)), Failed(eio), "an fsync fails too");
     }
 
     #[test]
@@ -572,11 +579,12 @@ mod tests {
         )
         .unwrap();
         assert!(h.has_write_faults());
+        let full = Some(Completion::Done(4096));
         for at in [0u64, 8192, 24576, 32768, 40960] {
-            assert_eq!(h.write_fault(fd, at, &data), Some(4096), "acknowledged in full at {at}");
+            assert_eq!(h.write_fault(fd, at, &data), full, "acknowledged in full at {at}");
         }
         assert_eq!(h.write_fault(fd, 4096 * 12, &data), None, "after=1: the first write passes");
-        assert_eq!(h.write_fault(fd, 4096 * 12, &data), Some(4096), "and the second is dropped");
+        assert_eq!(h.write_fault(fd, 4096 * 12, &data), full, "and the second is dropped");
         assert_eq!(h.write_fault(fd, 57344, &data), None, "no rule covers it");
         let img = std::fs::read(&path).unwrap();
         assert!(img[..4096].iter().all(|&b| b == 0), "dropped");

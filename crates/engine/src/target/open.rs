@@ -10,11 +10,11 @@ use crate::io::buffers::fill_pattern;
 use crate::target::probe::{self, Probe, TargetKind};
 use crate::target::safety;
 use crate::target::sparse;
+use platform::target::{Native, OpenHow, TargetOps};
 use spec::DataPattern;
 use stats::codes;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -236,33 +236,9 @@ pub fn open_existing(
     Ok(Opened { file, direct, locked })
 }
 
+/// Open a target through the OS's [`TargetOps::open`] (reads never touch its access time).
 fn open_file(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool) -> std::io::Result<File> {
-    let mut flags = libc::O_CLOEXEC;
-    if direct {
-        flags |= libc::O_DIRECT;
-    }
-    if exclusive {
-        flags |= libc::O_EXCL;
-    }
-    // O_NOATIME: a benchmark's reads must not change the target. Without it every read of a
-    // block device or file updates the inode's access time: CPU on each I/O in
-    // `blkdev_read_iter`, and on a file system inode writes the workload never asked for. The
-    // kernel allows it only to the file's owner (or CAP_FOWNER); anyone else gets EPERM and
-    // the file is opened without it.
-    match open_with(path, write, create, flags | libc::O_NOATIME) {
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => open_with(path, write, create, flags),
-        r => r,
-    }
-}
-
-fn open_with(path: &Path, write: bool, create: bool, flags: i32) -> std::io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.read(true).write(write).custom_flags(flags);
-    if create {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        o.create_new(true).mode(0o600);
-    }
-    o.open(path)
+    Native::open(path, OpenHow { write, create, direct, exclusive })
 }
 
 /// Takes the run's exclusive lock on an open target (see [`files::lock`]).
@@ -613,11 +589,8 @@ impl Step<'_, '_> {
 /// Reserve `[start, size)` of a new test file up front so ENOSPC shows now, not
 /// mid-measurement; below `start` the file stays a hole. Also sets the file's length.
 fn reserve(file: &File, path: &Path, start: u64, size: u64) -> Result<()> {
-    // SAFETY: valid fd.
-    let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, start as libc::off_t, (size - start) as libc::off_t) };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() == Some(libc::ENOSPC) {
+    if let Err(e) = Native::reserve(Native::handle(file), start, size - start) {
+        if platform::classify(&e) == platform::IoErrorClass::NoSpace {
             return Err(EngineError::io(
                 format!("not enough free space for a {}-byte test region at {}", size - start, path.display()),
                 e,

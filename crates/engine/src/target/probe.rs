@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::EngineError;
 use platform::block::Topology;
+use platform::target::{Native, TargetOps};
 
 /// What kind of object a target path names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,11 +203,11 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
 
 fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
     let file = File::open(path).map_err(|e| open_error(path, e))?;
-    let size_bytes = block_device_size(&file)
-        .map_err(|e| EngineError::io(format!("cannot read the size of {}", path.display()), e))?;
-    let logical_block = rustix::fs::ioctl_blksszget(&file)
-        .map_err(|e| EngineError::io(format!("BLKSSZGET on {}", path.display()), e.into()))?;
-    let physical_block = rustix::fs::ioctl_blkpbszget(&file).unwrap_or(logical_block);
+    let size_bytes =
+        Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {}", path.display()), e))?;
+    let sectors =
+        Native::sector_sizes(&file).map_err(|e| EngineError::io(format!("BLKSSZGET on {}", path.display()), e))?;
+    let (logical_block, physical_block) = (sectors.logical, sectors.physical);
     let (dio_mem_align, dio_offset_align) = dio_align(path);
     let mut p = Probe {
         path: path.to_path_buf(),
@@ -254,35 +255,9 @@ fn fill_disk_facts(p: &mut Probe, bd: &BlockDev, disk: &str) {
     p.scheduler = facts.and_then(|d| d.queue.scheduler);
 }
 
-/// Size of an open block device: BLKGETSIZE64, falling back to seeking to the end.
-pub fn block_device_size(file: &File) -> io::Result<u64> {
-    use rustix::ioctl::{opcode, Getter, Opcode};
-    // BLKGETSIZE64 = _IOR(0x12, 114, size_t); the kernel writes a u64.
-    const BLKGETSIZE64: Opcode = opcode::read::<usize>(0x12, 114);
-    // SAFETY: BLKGETSIZE64 is a getter ioctl whose argument is a pointer to a
-    // u64 the kernel fills in; `Getter` provides exactly such a buffer.
-    let r = unsafe { rustix::ioctl::ioctl(file, Getter::<BLKGETSIZE64, u64>::new()) };
-    match r {
-        Ok(n) => Ok(n),
-        Err(_) => {
-            let pos = rustix::fs::seek(file, rustix::fs::SeekFrom::End(0))?;
-            rustix::fs::seek(file, rustix::fs::SeekFrom::Start(0))?;
-            Ok(pos)
-        }
-    }
-}
-
+/// The direct-I/O alignment of `path` (memory, offsets), where the OS reports it.
 fn dio_align(path: &Path) -> (Option<u32>, Option<u32>) {
-    use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
-    match statx(CWD, path, AtFlags::empty(), StatxFlags::DIOALIGN) {
-        Ok(st)
-            if StatxFlags::from_bits_retain(st.stx_mask).contains(StatxFlags::DIOALIGN)
-                && st.stx_dio_offset_align != 0 =>
-        {
-            (Some(st.stx_dio_mem_align), Some(st.stx_dio_offset_align))
-        }
-        _ => (None, None),
-    }
+    Native::direct_align(path).map_or((None, None), |a| (Some(a.mem), Some(a.offset)))
 }
 
 // ---------------------------------------------------------------- block topology

@@ -3,13 +3,8 @@
 //! file's. The caller has passed the data-safety guard (the target is open for writing).
 
 use crate::target::OpenTarget;
-use std::os::fd::AsRawFd;
+use platform::target::{Discard, Native, TargetOps};
 use std::sync::atomic::{AtomicBool, Ordering};
-
-use crate::io::backend::BLKDISCARD;
-
-/// `BLKSECDISCARD` (`_IO(0x12, 125)`).
-const BLKSECDISCARD: libc::c_ulong = (0x12 << 8) | 125;
 
 /// Discards go down in pieces of this size, so that a signal is seen between them.
 const PIECE: u64 = 1 << 30;
@@ -36,8 +31,8 @@ pub fn purge(t: &OpenTarget, from: u64, len: u64, stop: &AtomicBool) -> PurgeOut
     }
     if t.probe.kind == crate::target::probe::TargetKind::Block {
         let mut first_err = None;
-        for (method, req) in [("secure-discard", BLKSECDISCARD), ("discard", BLKDISCARD)] {
-            match ranges(t, from, len, req, stop) {
+        for (method, how) in [("secure-discard", Discard::Secure), ("discard", Discard::Plain)] {
+            match ranges(t, from, len, how, stop) {
                 Ok(done) if done == len => {
                     return PurgeOutcome {
                         method,
@@ -76,27 +71,15 @@ pub fn purge(t: &OpenTarget, from: u64, len: u64, stop: &AtomicBool) -> PurgeOut
              its current state"
         ));
     }
-    let fd = t.file.as_raw_fd();
-    // SAFETY: valid fd; deallocates the range, keeping the file's size.
-    let r = unsafe {
-        libc::fallocate(
-            fd,
-            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-            from as libc::off_t,
-            len as libc::off_t,
-        )
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
+    let h = Native::handle(&t.file);
+    if let Err(e) = Native::punch_hole(h, from, len) {
         return none(format!(
             "no purge possible: the file system of {name} cannot punch holes ({e}); the figures start from its \
              current state"
         ));
     }
     // Re-create: reserve the range again (unwritten extents), so ENOSPC cannot come mid-run.
-    // SAFETY: valid fd.
-    let r = unsafe { libc::fallocate(fd, 0, from as libc::off_t, len as libc::off_t) };
-    let again = if r == 0 { " and reserved again" } else { "" };
+    let again = if Native::reserve(h, from, len).is_ok() { " and reserved again" } else { "" };
     PurgeOutcome {
         method: "punch-hole",
         done: true,
@@ -109,21 +92,16 @@ fn none(message: String) -> PurgeOutcome {
     PurgeOutcome { method: "none", done: false, bytes: 0, message }
 }
 
-/// Issue `req` over the range in pieces; the bytes done, or the first error.
-fn ranges(t: &OpenTarget, from: u64, len: u64, req: libc::c_ulong, stop: &AtomicBool) -> std::io::Result<u64> {
-    let fd = t.file.as_raw_fd();
+/// Discard the range `how` says in pieces; the bytes done, or the first error.
+fn ranges(t: &OpenTarget, from: u64, len: u64, how: Discard, stop: &AtomicBool) -> std::io::Result<u64> {
+    let h = Native::handle(&t.file);
     let mut done = 0;
     while done < len {
         if stop.load(Ordering::Relaxed) {
             return Ok(done);
         }
         let n = (len - done).min(PIECE);
-        let range: [u64; 2] = [from + done, n];
-        // SAFETY: valid fd and a 16-byte range argument, as the ioctl expects.
-        let r = unsafe { libc::ioctl(fd, req, range.as_ptr()) };
-        if r != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        Native::discard(h, how, from + done, n)?;
         done += n;
     }
     Ok(done)

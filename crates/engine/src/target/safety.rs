@@ -14,9 +14,10 @@ use std::sync::Mutex;
 
 use crate::error::EngineError;
 use crate::target::probe::{
-    block_dev_by_name, block_dev_from_dev_t, block_device_size, device_stack, longest_mount, open_error,
-    read_mountinfo, topology, BlockDev, MountEntry,
+    block_dev_by_name, block_dev_from_dev_t, device_stack, longest_mount, open_error, read_mountinfo, topology,
+    BlockDev, MountEntry,
 };
+use platform::target::{Native, TargetOps};
 
 /// An on-disk signature found on a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +172,7 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
 
     // 7. Signatures.
     let file = File::open(device).map_err(|e| open_error(device, e))?;
-    let size = block_device_size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {shown}"), e))?;
+    let size = Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {shown}"), e))?;
     let (head, tail) = read_head_tail(&file, size).map_err(|e| EngineError::io(format!("cannot read {shown}"), e))?;
     drop(file);
     let mut signatures = detect_signatures(&head, &tail, size);

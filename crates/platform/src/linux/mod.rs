@@ -1,8 +1,10 @@
-//! Linux: sysfs, procfs, flock, extended attributes, mmap.
+//! Linux: sysfs, procfs, flock, extended attributes, mmap, the target operations (open flags,
+//! block ioctls, statx, fallocate).
 
 pub mod block;
 pub mod errno;
 pub mod fs;
 pub mod lock;
 pub mod mem;
+pub mod target;
 pub mod xattr;

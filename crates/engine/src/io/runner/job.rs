@@ -4,7 +4,7 @@
 //! its collector and its spawner, so none of them reaches up into another.
 
 use crate::error::{EngineError, Result};
-use crate::io::backend::UringSetupError;
+use crate::io::backend::uring::UringSetupError;
 use crate::io::offsets::IoLens;
 use crate::io::worker::LogSample;
 use crate::target::fault::NullFault;

@@ -363,7 +363,10 @@ mod tests {
 
     #[test]
     fn a_worker_fault_becomes_the_group_error() {
-        let ctl = RunControl { null_fault: Some(NullFault { after_ops: 10, errno: libc::EIO }), ..quiet() };
+        let ctl = RunControl {
+            null_fault: Some(NullFault { after_ops: 10, code: platform::OsCode::from_raw(libc::EIO) }),
+            ..quiet()
+        };
         let out = run_group(&[null_job("f", 1 << 20)], false, &ctl, &mut |_| {}).unwrap();
         let e = out.error.unwrap();
         assert_eq!((e.kind.as_str(), e.job.as_deref()), ("eio", Some("f")));

@@ -226,19 +226,19 @@ pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
     let (file, offset) = crate::io::files::split(f.offset);
     let place =
         if file > 0 { format!("offset {offset} of the job's file {}", file + 1) } else { format!("offset {offset}") };
-    let (kind, message) = if f.errno == 0 {
-        ("io", format!("short {what} at {place}: {} of {} bytes", f.transferred, f.len))
-    } else {
-        let err = std::io::Error::from_raw_os_error(f.errno);
-        // EIO alone is `eio`: other media errors (ENODATA, EILSEQ, …) stay `io` in results.
-        let kind = match platform::error::classify_code(f.errno) {
-            platform::IoErrorClass::NoSpace => "enospc",
-            platform::IoErrorClass::Media if platform::error::code_name(f.errno) == "EIO" => "eio",
-            platform::IoErrorClass::Vanished | platform::IoErrorClass::NotFound => "vanished",
-            _ => "io",
-        };
-        let at = if f.op == Op::Fsync { String::new() } else { format!(" at {place}") };
-        (kind, format!("{what} failed{at}: {err}"))
+    let (kind, message) = match f.error {
+        None => ("io", format!("short {what} at {place}: {} of {} bytes", f.transferred, f.len)),
+        Some(code) => {
+            // EIO alone is `eio`: other media errors (ENODATA, EILSEQ, …) stay `io` in results.
+            let kind = match code.class() {
+                platform::IoErrorClass::NoSpace => "enospc",
+                platform::IoErrorClass::Media if code.name() == "EIO" => "eio",
+                platform::IoErrorClass::Vanished | platform::IoErrorClass::NotFound => "vanished",
+                _ => "io",
+            };
+            let at = if f.op == Op::Fsync { String::new() } else { format!(" at {place}") };
+            (kind, format!("{what} failed{at}: {}", std::io::Error::from(code)))
+        }
     };
     ErrorInfo { kind: kind.into(), message, offset: (f.op != Op::Fsync).then_some(offset), job: Some(job.to_string()) }
 }
@@ -270,13 +270,15 @@ mod tests {
 
     #[test]
     fn faults_name_the_direction_and_the_offset() {
-        let f = worker::IoFault { errno: libc::EIO, offset: 8192, op: Op::Write, transferred: 0, len: 4096 };
+        let eio = Some(platform::OsCode::from_raw(libc::EIO));
+        let f = worker::IoFault { error: eio, offset: 8192, op: Op::Write, transferred: 0, len: 4096 };
         let e = fault_info(&f, "j");
         assert_eq!((e.kind.as_str(), e.offset, e.job.as_deref()), ("eio", Some(8192), Some("j")));
         assert!(e.message.starts_with("write failed at offset 8192: "), "{}", e.message);
-        let short = worker::IoFault { errno: 0, offset: 0, op: Op::Read, transferred: 512, len: 4096 };
+        let short = worker::IoFault { error: None, offset: 0, op: Op::Read, transferred: 512, len: 4096 };
         assert_eq!(fault_info(&short, "j").message, "short read at offset 0: 512 of 4096 bytes");
-        let sync = worker::IoFault { errno: libc::ENOSPC, offset: 0, op: Op::Fsync, transferred: 0, len: 0 };
+        let enospc = Some(platform::OsCode::from_raw(libc::ENOSPC));
+        let sync = worker::IoFault { error: enospc, offset: 0, op: Op::Fsync, transferred: 0, len: 0 };
         let e = fault_info(&sync, "j");
         assert_eq!((e.kind.as_str(), e.offset), ("enospc", None));
     }

@@ -5,10 +5,12 @@
 use super::job::is_mixed;
 use super::{uring_setup_message, BoundJob, RunControl};
 use crate::error::Result;
-use crate::io::backend::{Backend, BackendConfig, Psync, Uring};
+use crate::io::backend::mem::{Mem, MemRegion};
+use crate::io::backend::null::Null;
+use crate::io::backend::psync::Psync;
+use crate::io::backend::uring::Uring;
+use crate::io::backend::{Backend, BackendConfig};
 use crate::io::buffers::BufferPool;
-use crate::io::mem::{Mem, MemRegion};
-use crate::io::null::Null;
 use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, FlowGroup, FlowShare, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;

@@ -1,99 +1,16 @@
-//! I/O backends behind one trait: io_uring (default), psync (pread/pwrite) and null; the
-//! mem engine's backend lives in [`crate::io::mem`].
-//!
-//! A backend queues I/Os identified by a slot number, submits them in batches and hands
-//! completions back as (slot, result) pairs, where result is bytes transferred or
-//! -errno. Workers are generic over the backend, so dispatch is static and the hot path
-//! has no allocation, lock or log line.
+//! The io_uring backend: registered buffers and files, one ring per worker, entered through
+//! its registered descriptor; discards through the block layer's ring command (6.12+).
 
+use super::{Backend, BackendConfig, Completion, Op};
 use io_uring::{opcode, types, IoUring};
+use platform::OsCode;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Read,
-    Write,
-    Fsync,
-    /// Discard `len` bytes at `offset` of a block device (BLKDISCARD; `replay`).
-    Discard,
-    /// Punch a hole of `len` bytes at `offset` of a file (a file's discard; `replay`).
-    PunchHole,
-}
-
 /// `BLOCK_URING_CMD_DISCARD` (`_IO(0x12, 0)`, linux/blkdev.h, 6.12+): an asynchronous
 /// BLKDISCARD through io_uring; `addr` is the start, `addr3` the length.
 const BLOCK_URING_CMD_DISCARD: u32 = 0x12 << 8;
-
-/// One synchronous discard or punch-hole: 0 or -errno. The psync and fallback path.
-pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> i32 {
-    // SAFETY: plain syscalls on an fd the caller owns; the range is a value argument.
-    let r = unsafe {
-        match op {
-            Op::Discard => {
-                let range: [u64; 2] = [offset, u64::from(len)];
-                libc::ioctl(fd, BLKDISCARD, range.as_ptr())
-            }
-            _ => libc::fallocate(
-                fd,
-                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
-                offset as libc::off_t,
-                libc::off_t::from(len),
-            ),
-        }
-    };
-    if r == 0 {
-        0
-    } else {
-        -io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-    }
-}
-
-/// `BLKDISCARD` (`_IO(0x12, 119)`).
-pub(crate) const BLKDISCARD: libc::c_ulong = (0x12 << 8) | 119;
-
-pub trait Backend {
-    /// Queue one I/O. `buf_index` is the registered-buffer index of the slot's buffer.
-    fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, buf_index: u16) -> io::Result<()>;
-    /// Submit everything queued, then wait until at least `want` completions are ready or
-    /// `timeout` passes (None = no limit). `want` = 0 only submits.
-    fn submit_and_wait(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<()>;
-    /// Submit everything queued and collect finished completions without sleeping.
-    fn poll(&mut self) -> io::Result<()> {
-        self.submit_and_wait(0, None)
-    }
-    /// True when at least one completion is ready to reap.
-    fn ready(&mut self) -> bool {
-        true
-    }
-    /// True when the kernel may hold completions not yet in the queue (io_uring: its
-    /// task-run flag, or a completion already posted). A memory read, no system call: a
-    /// polling wait checks it in a loop and enters the kernel only when it says so.
-    fn pending(&mut self) -> bool {
-        true
-    }
-    /// Hand every ready completion to `f(slot, result)`.
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F);
-}
-
-/// Configuration shared by the backends.
-pub struct BackendConfig {
-    pub fd: RawFd,
-    /// A job over several files: every file's descriptor (`fd` is the first); an I/O's offset
-    /// then carries its file's index ([`crate::io::files`]). Empty: `fd` alone.
-    pub files: Vec<RawFd>,
-    pub depth: u32,
-    /// Register buffers (io_uring fixed buffers); the pool's iovecs.
-    pub buffers: Option<Vec<libc::iovec>>,
-    pub register_file: bool,
-    /// Submission by the kernel's SQ polling thread (IORING_SETUP_SQPOLL; fio
-    /// `io_submit_mode=offload`).
-    pub sqpoll: bool,
-}
-
-// ---------------------------------------------------------------------------------------
-// io_uring
 
 /// The kernel's limit on a ring's submission-queue entries (IORING_MAX_ENTRIES); the
 /// completion queue may be twice as large. `spec::validate::MAX_QD` is this number.
@@ -282,6 +199,16 @@ impl Drop for Uring {
     }
 }
 
+/// A completion-queue entry's result: bytes transferred, or -errno.
+#[inline]
+fn completion(res: i32) -> Completion {
+    if res >= 0 {
+        Completion::Done(res as u32)
+    } else {
+        Completion::Failed(OsCode::from_raw(-res))
+    }
+}
+
 macro_rules! with_fd {
     ($self:ident, $file:ident, $build:expr) => {
         if $self.fixed_file {
@@ -291,18 +218,6 @@ macro_rules! with_fd {
         }
     };
 }
-
-impl BackendConfig {
-    /// The descriptors of the files, `fd` alone for a single-file job.
-    pub fn fds(&self) -> Vec<RawFd> {
-        if self.files.len() > 1 {
-            self.files.clone()
-        } else {
-            vec![self.fd]
-        }
-    }
-}
-
 impl Backend for Uring {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, buf_index: u16) -> io::Result<()> {
@@ -407,82 +322,10 @@ impl Backend for Uring {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
+    fn reap<F: FnMut(u32, Completion)>(&mut self, mut f: F) {
         for cqe in self.ring.completion() {
-            f(cqe.user_data() as u32, cqe.result());
+            f(cqe.user_data() as u32, completion(cqe.result()));
         }
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// psync: the I/O happens inside `queue`; depth > 1 is served by more threads (runner).
-
-/// Completions of a synchronous backend, kept until the worker reaps them (preallocated:
-/// the list never grows past the depth).
-pub(crate) struct Completed(pub(crate) Vec<(u32, i32)>);
-
-impl Completed {
-    pub(crate) fn new(depth: u32) -> Self {
-        Self(Vec::with_capacity(depth as usize + 1))
-    }
-    #[inline]
-    pub(crate) fn reap<F: FnMut(u32, i32)>(&mut self, mut f: F) {
-        for (s, r) in self.0.drain(..) {
-            f(s, r);
-        }
-    }
-}
-
-pub struct Psync {
-    fds: Vec<RawFd>,
-    multi: bool,
-    done: Completed,
-}
-
-impl Psync {
-    pub fn new(cfg: &BackendConfig) -> Self {
-        let fds = cfg.fds();
-        Self { multi: fds.len() > 1, fds, done: Completed::new(cfg.depth) }
-    }
-}
-
-/// One synchronous I/O: bytes transferred or -errno, retried on EINTR.
-fn sync_io(fd: RawFd, op: Op, offset: u64, buf: *mut u8, len: u32) -> i32 {
-    loop {
-        // SAFETY: buf points to `len` bytes owned by the worker's pool for this slot.
-        let r = unsafe {
-            match op {
-                Op::Read => libc::pread(fd, buf.cast(), len as usize, offset as libc::off_t),
-                Op::Write => libc::pwrite(fd, buf.cast(), len as usize, offset as libc::off_t),
-                Op::Fsync => libc::fsync(fd) as isize,
-                Op::Discard | Op::PunchHole => return sync_discard(fd, op, offset, len),
-            }
-        };
-        if r >= 0 {
-            return r.min(i32::MAX as isize) as i32;
-        }
-        let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
-        if errno != libc::EINTR {
-            return -errno;
-        }
-    }
-}
-
-impl Backend for Psync {
-    #[inline]
-    fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, _: u16) -> io::Result<()> {
-        let (file, offset) = if self.multi { crate::io::files::split(offset) } else { (0, offset) };
-        self.done.0.push((slot, sync_io(self.fds[file], op, offset, buf, len)));
-        Ok(())
-    }
-
-    fn submit_and_wait(&mut self, _: u32, _: Option<Duration>) -> io::Result<()> {
-        Ok(())
-    }
-
-    #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
-        self.done.reap(f)
     }
 }
 

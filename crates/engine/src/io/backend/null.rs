@@ -1,10 +1,11 @@
 //! The null engine: completes every I/O at once. Measures the tool's own ceiling; deterministic
 //! tests.
 //!
-//! Its own module, above both the backends and `target::fault`: its test-only fault is one of
-//! the faults, while the fault layer wraps any backend.
+//! Its test-only fault is one of `target::fault`'s ([`NullCounter`]), while the fault layer
+//! wraps any backend: this file uses the fault layer, and the fault layer uses only the
+//! backends' trait in `mod.rs`, never this file.
 
-use crate::io::backend::{Backend, BackendConfig, Completed, Op};
+use super::{Backend, BackendConfig, Completed, Completion, Op};
 use crate::target::fault::{NullCounter, NullFault};
 use std::io;
 use std::time::Duration;
@@ -24,7 +25,7 @@ impl Null {
 impl Backend for Null {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, _: u64, _: *mut u8, len: u32, _: u16) -> io::Result<()> {
-        let res = self.fault.result(if matches!(op, Op::Read | Op::Write) { len as i32 } else { 0 });
+        let res = self.fault.result(Completion::Done(if matches!(op, Op::Read | Op::Write) { len } else { 0 }));
         self.done.0.push((slot, res));
         Ok(())
     }
@@ -34,7 +35,7 @@ impl Backend for Null {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
+    fn reap<F: FnMut(u32, Completion)>(&mut self, f: F) {
         self.done.reap(f)
     }
 }

@@ -1,4 +1,4 @@
-//! The `mem` engine.
+//! The `mem` engine: its backend [`Mem`] and the [`MemRegion`] standing in for the target.
 //!
 //! `--engine mem` runs the same workload model as the storage engines, but each "I/O" is a
 //! memcpy of `bs` bytes between the worker's buffer and a memory region standing in for the
@@ -16,7 +16,8 @@
 //! runs a short mem job of the same shape and warns `exceeds-memory-bandwidth` when the job
 //! reported more MB/s than memory gave.
 
-use crate::io::backend::{Backend, BackendConfig, Completed, Op};
+use super::{code_for, Backend, BackendConfig, Completed, Completion, Op};
+use platform::IoErrorClass;
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
@@ -111,20 +112,21 @@ impl Mem {
     }
 }
 
-/// One copy of `len` bytes between the region (`base`, `region_len` bytes, standing for
-/// target offsets from `origin`) and `buf`: `len`, or -EINVAL outside the region.
 impl Mem {
+    /// One copy of `len` bytes between the region (`base`, `region_len` bytes, standing for
+    /// target offsets from `origin`) and `buf`: `Done(len)`, or an invalid request (EINVAL)
+    /// outside the region.
     #[inline]
-    fn copy(&self, op: Op, offset: u64, buf: *mut u8, len: u32) -> i32 {
+    fn copy(&self, op: Op, offset: u64, buf: *mut u8, len: u32) -> Completion {
         let (base, region_len, origin, part) = (self.base, self.len, self.origin, (self.part_start, self.part_len));
         let rel = offset.wrapping_sub(origin);
         if offset < origin || rel > region_len || region_len - rel < u64::from(len) {
-            return -libc::EINVAL;
+            return Completion::Failed(code_for(IoErrorClass::Invalid));
         }
         // Into this worker's own part: modulo its length, kept whole inside it.
         let (start, plen) = part;
         if plen < u64::from(len) {
-            return -libc::EINVAL;
+            return Completion::Failed(code_for(IoErrorClass::Invalid));
         }
         let within = (rel % plen).min(plen - u64::from(len));
         let rel = start + within;
@@ -140,7 +142,7 @@ impl Mem {
                 std::ptr::copy_nonoverlapping(buf.cast_const(), at, len as usize);
             }
         }
-        len as i32
+        Completion::Done(len)
     }
 }
 
@@ -148,7 +150,7 @@ impl Backend for Mem {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, _: u16) -> io::Result<()> {
         let res = match op {
-            Op::Fsync | Op::Discard | Op::PunchHole => 0,
+            Op::Fsync | Op::Discard | Op::PunchHole => Completion::Done(0),
             Op::Read | Op::Write => self.copy(op, offset, buf, len),
         };
         self.done.0.push((slot, res));
@@ -160,7 +162,7 @@ impl Backend for Mem {
     }
 
     #[inline]
-    fn reap<F: FnMut(u32, i32)>(&mut self, f: F) {
+    fn reap<F: FnMut(u32, Completion)>(&mut self, f: F) {
         self.done.reap(f)
     }
 }
@@ -169,6 +171,8 @@ impl Backend for Mem {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use platform::OsCode;
+    use Completion::Done;
 
     fn backend(region: &Arc<MemRegion>, origin: u64) -> Mem {
         let cfg =
@@ -176,7 +180,7 @@ mod tests {
         Mem::new(&cfg, region.clone(), origin, 0, 1)
     }
 
-    fn reap_all(m: &mut Mem) -> Vec<(u32, i32)> {
+    fn reap_all(m: &mut Mem) -> Vec<(u32, Completion)> {
         let mut v = Vec::new();
         m.reap(|s, r| v.push((s, r)));
         v
@@ -194,13 +198,13 @@ mod tests {
         // The same target offset lands in each worker's own half.
         w0.queue(0, Op::Write, 4096, a.as_mut_ptr(), 4096, 0).unwrap();
         w1.queue(0, Op::Write, 4096, b.as_mut_ptr(), 4096, 0).unwrap();
-        assert_eq!(reap_all(&mut w0), vec![(0, 4096)]);
-        assert_eq!(reap_all(&mut w1), vec![(0, 4096)]);
+        assert_eq!(reap_all(&mut w0), vec![(0, Done(4096))]);
+        assert_eq!(reap_all(&mut w1), vec![(0, Done(4096))]);
         assert_eq!(region.read_at(4096, 4096).unwrap(), a);
         assert_eq!(region.read_at((32 << 10) + 4096, 4096).unwrap(), b);
         // An offset past a worker's half wraps inside it, whole.
         w1.queue(1, Op::Write, 60 << 10, b.as_mut_ptr(), 4096, 0).unwrap();
-        assert_eq!(reap_all(&mut w1), vec![(1, 4096)]);
+        assert_eq!(reap_all(&mut w1), vec![(1, Done(4096))]);
         assert_eq!(region.read_at((32 << 10) + (28 << 10), 4096).unwrap(), b);
     }
 
@@ -223,7 +227,7 @@ mod tests {
         let mut buf = vec![0u8; 4096];
         m.queue(3, Op::Read, (1 << 20) + 8192, buf.as_mut_ptr(), 4096, 0).unwrap();
         m.submit_and_wait(1, None).unwrap();
-        assert_eq!(reap_all(&mut m), vec![(3, 4096)]);
+        assert_eq!(reap_all(&mut m), vec![(3, Done(4096))]);
         assert_eq!(buf, pattern);
         // A read leaves the region as it was.
         assert_eq!(region.read_at(8192, 4096).unwrap(), pattern);
@@ -237,7 +241,7 @@ mod tests {
         let mut b: Vec<u8> = (0..4096u32).map(|i| i as u8).collect();
         m.queue(0, Op::Write, 4096, a.as_mut_ptr(), 4096, 0).unwrap();
         m.queue(1, Op::Write, 60 << 10, b.as_mut_ptr(), 4096, 1).unwrap();
-        assert_eq!(reap_all(&mut m), vec![(0, 4096), (1, 4096)]);
+        assert_eq!(reap_all(&mut m), vec![(0, Done(4096)), (1, Done(4096))]);
         assert_eq!(region.read_at(4096, 4096).unwrap(), a);
         assert_eq!(region.read_at(60 << 10, 4096).unwrap(), b);
         // Neighbours untouched; the buffers unchanged.
@@ -255,7 +259,8 @@ mod tests {
         m.queue(1, Op::Read, 4096 + (12 << 10), buf.as_mut_ptr(), 4096, 0).unwrap(); // the last block
         m.queue(2, Op::Write, 4096 + (14 << 10), buf.as_mut_ptr(), 4096, 0).unwrap(); // past the end
         m.queue(3, Op::Fsync, 0, buf.as_mut_ptr(), 0, 0).unwrap();
-        assert_eq!(reap_all(&mut m), vec![(0, -libc::EINVAL), (1, 4096), (2, -libc::EINVAL), (3, 0)]);
+        let invalid = Completion::Failed(OsCode::from_raw(libc::EINVAL));
+        assert_eq!(reap_all(&mut m), vec![(0, invalid), (1, Done(4096)), (2, invalid), (3, Done(0))]);
         assert_eq!(m.region().len(), 16 << 10);
     }
 }

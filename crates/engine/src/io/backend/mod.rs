@@ -1,0 +1,161 @@
+//! I/O backends behind one trait, one file each: [`uring`] (io_uring, the default), [`psync`]
+//! (pread/pwrite), [`null`] (completes at once) and [`mem`] (the mem engine: memcpy to a memory
+//! region).
+//!
+//! A backend queues I/Os identified by a slot number, submits them in batches and hands
+//! completions back as (slot, [`Completion`]) pairs: the bytes transferred, or the OS's error
+//! as an opaque [`OsCode`] that the layers above class (`platform::error::IoErrorClass`) and
+//! name, never compare. Workers are generic over the backend, so dispatch is static and the
+//! hot path has no allocation, lock or log line.
+//!
+//! Shared here: [`Op`], [`BackendConfig`], the synchronous backends' completion list
+//! (`Completed`) and [`sync_discard`] (psync's discards, and replay's when the ring cannot),
+//! which goes through `platform::target::TargetOps` like every other operation on a target.
+
+pub mod mem;
+pub mod null;
+pub mod psync;
+pub mod uring;
+
+use platform::target::{Discard, Native, TargetOps};
+use platform::{IoErrorClass, OsCode};
+use std::io;
+use std::os::fd::RawFd;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    Fsync,
+    /// Discard `len` bytes at `offset` of a block device (BLKDISCARD; `replay`).
+    Discard,
+    /// Punch a hole of `len` bytes at `offset` of a file (a file's discard; `replay`).
+    PunchHole,
+}
+
+/// How one I/O ended: what a backend hands the worker per I/O. 8 bytes and `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// Done: the bytes transferred (0 for an fsync, a discard or a punched hole; fewer than
+    /// asked for is a short transfer).
+    Done(u32),
+    /// Failed with the OS's error.
+    Failed(OsCode),
+}
+
+impl Completion {
+    /// The error, if it failed.
+    #[inline]
+    pub fn error(self) -> Option<OsCode> {
+        match self {
+            Completion::Done(_) => None,
+            Completion::Failed(code) => Some(code),
+        }
+    }
+}
+
+/// The OS code of a failure of `class` found without an OS error (a request a backend refuses
+/// itself, an injected fault). The engine runs on Linux, where every class it reports has a
+/// code; should one not, it is reported as EIO.
+#[cold]
+pub fn code_for(class: IoErrorClass) -> OsCode {
+    OsCode::of_class(class).unwrap_or(OsCode::from_raw(libc::EIO))
+}
+
+/// The OS code of a failed call; a media error's where the error carries none (one a backend
+/// made itself, such as a full submission queue).
+#[cold]
+pub fn code_of_error(e: &io::Error) -> OsCode {
+    OsCode::of(e).unwrap_or_else(|| code_for(IoErrorClass::Media))
+}
+
+/// One synchronous discard (a block device's) or punch-hole (a file's), through the OS's
+/// [`TargetOps`]: `Done(0)` or the error. The psync and fallback path.
+pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> Completion {
+    let r = match op {
+        Op::Discard => Native::discard(fd, Discard::Plain, offset, u64::from(len)),
+        _ => Native::punch_hole(fd, offset, u64::from(len)),
+    };
+    match r {
+        Ok(()) => Completion::Done(0),
+        Err(e) => Completion::Failed(code_of_error(&e)),
+    }
+}
+
+pub trait Backend {
+    /// Queue one I/O. `buf_index` is the registered-buffer index of the slot's buffer.
+    fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, buf_index: u16) -> io::Result<()>;
+    /// Submit everything queued, then wait until at least `want` completions are ready or
+    /// `timeout` passes (None = no limit). `want` = 0 only submits.
+    fn submit_and_wait(&mut self, want: u32, timeout: Option<Duration>) -> io::Result<()>;
+    /// Submit everything queued and collect finished completions without sleeping.
+    fn poll(&mut self) -> io::Result<()> {
+        self.submit_and_wait(0, None)
+    }
+    /// True when at least one completion is ready to reap.
+    fn ready(&mut self) -> bool {
+        true
+    }
+    /// True when the kernel may hold completions not yet in the queue (io_uring: its
+    /// task-run flag, or a completion already posted). A memory read, no system call: a
+    /// polling wait checks it in a loop and enters the kernel only when it says so.
+    fn pending(&mut self) -> bool {
+        true
+    }
+    /// Hand every ready completion to `f(slot, completion)`.
+    fn reap<F: FnMut(u32, Completion)>(&mut self, f: F);
+}
+
+/// Configuration shared by the backends.
+pub struct BackendConfig {
+    pub fd: RawFd,
+    /// A job over several files: every file's descriptor (`fd` is the first); an I/O's offset
+    /// then carries its file's index ([`crate::io::files`]). Empty: `fd` alone.
+    pub files: Vec<RawFd>,
+    pub depth: u32,
+    /// Register buffers (io_uring fixed buffers); the pool's iovecs.
+    pub buffers: Option<Vec<libc::iovec>>,
+    pub register_file: bool,
+    /// Submission by the kernel's SQ polling thread (IORING_SETUP_SQPOLL; fio
+    /// `io_submit_mode=offload`).
+    pub sqpoll: bool,
+}
+
+impl BackendConfig {
+    /// The descriptors of the files, `fd` alone for a single-file job.
+    pub fn fds(&self) -> Vec<RawFd> {
+        if self.files.len() > 1 {
+            self.files.clone()
+        } else {
+            vec![self.fd]
+        }
+    }
+}
+
+/// Completions of a synchronous backend, kept until the worker reaps them (preallocated:
+/// the list never grows past the depth).
+pub(crate) struct Completed(pub(crate) Vec<(u32, Completion)>);
+
+impl Completed {
+    pub(crate) fn new(depth: u32) -> Self {
+        Self(Vec::with_capacity(depth as usize + 1))
+    }
+    #[inline]
+    pub(crate) fn reap<F: FnMut(u32, Completion)>(&mut self, mut f: F) {
+        for (s, r) in self.0.drain(..) {
+            f(s, r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_completion_is_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Completion>(), 8);
+        assert_eq!(std::mem::size_of::<(u32, Completion)>(), 12);
+    }
+}
