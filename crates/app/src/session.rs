@@ -203,6 +203,11 @@ pub(crate) fn new_doc(command: &str) -> ResultDoc {
     ResultDoc::new(command, now_rfc3339(), host_info())
 }
 
+/// A result document of `command` that began at `started` (a kernel that reports its own start).
+pub(crate) fn new_doc_at(command: &str, started: std::time::SystemTime) -> ResultDoc {
+    ResultDoc::new(command, humantime::format_rfc3339_seconds(started).to_string(), host_info())
+}
+
 /// A result document for a command that failed before producing any figures (so that
 /// `--json` output is always a valid document).
 pub fn error_doc(command: &str, kind: &str, message: &str) -> ResultDoc {
