@@ -60,7 +60,7 @@ impl TargetPath {
 }
 
 /// Size of a test file diskmeter creates when a job gives no `--size`.
-const DEFAULT_SIZE: u64 = 1 << 30;
+pub const DEFAULT_SIZE: u64 = 1 << 30;
 
 /// Receives progress. All methods have no-op defaults.
 pub trait Observer {
@@ -112,6 +112,8 @@ pub const DEFAULT_ENGINE: &str = "io_uring";
 pub const DEFAULT_POLL_US: u64 = engine::io::runner::DEFAULT_POLL_NS / 1000;
 /// The longest `--poll-us`: one second.
 pub const MAX_POLL_US: u64 = 1_000_000;
+/// The deepest queue per worker any command takes ([`spec::validate::MAX_QD`]).
+pub const MAX_QD: u32 = spec::validate::MAX_QD;
 
 /// The target and data-safety flags every measuring command takes, as typed.
 #[derive(Debug, Clone, Default)]

@@ -1,7 +1,7 @@
 //! diskmeter's one seam to the operating system. Every other crate above the engine's
 //! backends asks this one: what a block device is and what sits under it, the kernel's disk
-//! counters, file locks and owner markers, memory and CPU facts, and what an OS error means
-//! ([`error::IoErrorClass`]).
+//! counters, processes and their I/O counters, file locks and owner markers, memory and CPU
+//! facts, and what an OS error means ([`error::IoErrorClass`]).
 //!
 //! Per OS one module, as fio keeps `os/` and bottom its per-OS collectors: [`linux`] now;
 //! elsewhere the portable fallbacks in [`other`] (std only) keep the crates above compiling
@@ -17,6 +17,7 @@ pub mod lock;
 pub mod mark;
 pub mod mem;
 pub mod mounts;
+pub mod process;
 
 #[cfg(target_os = "linux")]
 pub mod linux;

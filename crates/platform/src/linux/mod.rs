@@ -5,4 +5,5 @@ pub mod errno;
 pub mod fs;
 pub mod lock;
 pub mod mem;
+pub mod process;
 pub mod xattr;
