@@ -61,6 +61,8 @@ pub struct Options {
 
 /// The checksum of a bare `--verify`.
 pub const VERIFY_KIND: &str = "crc32c";
+/// Every `--verify` KIND.
+pub const VERIFY_KINDS: &str = spec::VerifyKind::NAMES;
 
 /// The workload options' defaults as `run --help` shows them, each spelled from the value
 /// that sets it ([`JobSpec`]'s defaults, the size of a new test file), so the help cannot

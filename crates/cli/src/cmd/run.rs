@@ -163,8 +163,8 @@ fn verify_help() -> String {
         "Verify the data: every written chunk carries a header (offset, job, generation, \
          time, seed, checksum); reads check it, and after the writes every written chunk is \
          read back. A failure is diagnosed (torn, stale, misdirected, zeroed, unwritten, \
-         corrupt) and makes the exit status 1. KIND: crc32c, md5, sha256, xxhash, meta, \
-         pattern [default: {}]",
+         corrupt) and makes the exit status 1. KIND: {} [default: {}]",
+        app::run::VERIFY_KINDS,
         app::run::VERIFY_KIND
     )
 }
