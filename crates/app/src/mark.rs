@@ -146,6 +146,9 @@ pub struct Config {
 pub const PROFILE: &str = "default";
 pub const SIZE: &str = "1G";
 pub const QUICK_SIZE: &str = "256M";
+/// `--quick`'s passes per test and seconds per pass.
+pub const QUICK_PASSES: u32 = 1;
+pub const QUICK_TIME: Duration = Duration::from_secs(1);
 pub const PASSES: u32 = 3;
 pub const TIME: &str = "5s";
 pub const INTERVAL: &str = "5s";
@@ -196,8 +199,8 @@ impl Config {
         }
         if o.quick {
             c.size = units::parse_size("--size", QUICK_SIZE)?;
-            c.passes = 1;
-            c.time = Duration::from_secs(1);
+            c.passes = QUICK_PASSES;
+            c.time = QUICK_TIME;
             c.interval = Duration::ZERO;
             c.warmup = false;
         }

@@ -61,6 +61,61 @@ pub struct Options {
 
 /// The checksum of a bare `--verify`.
 pub const VERIFY_KIND: &str = "crc32c";
+/// Every `--verify` KIND.
+pub const VERIFY_KINDS: &str = spec::VerifyKind::NAMES;
+
+/// The workload options' defaults as `run --help` shows them, each spelled from the value
+/// that sets it ([`JobSpec`]'s defaults, the size of a new test file), so the help cannot
+/// drift from what a run does.
+pub mod defaults {
+    use spec::units::{format_duration_arg, format_size_arg};
+    use spec::JobSpec;
+
+    /// `--bs`.
+    pub fn bs() -> String {
+        format_size_arg(JobSpec::DEFAULT_BS)
+    }
+
+    /// `--qd`.
+    pub fn qd() -> String {
+        JobSpec::DEFAULT_QD.to_string()
+    }
+
+    /// `--threads`.
+    pub fn threads() -> String {
+        JobSpec::DEFAULT_THREADS.to_string()
+    }
+
+    /// `--size` of a test file diskmeter creates.
+    pub fn new_file_size() -> String {
+        format_size_arg(crate::session::DEFAULT_SIZE)
+    }
+
+    /// `--offset`.
+    pub fn offset() -> String {
+        format_size_arg(JobSpec::DEFAULT_OFFSET)
+    }
+
+    /// `--runtime`.
+    pub fn runtime() -> String {
+        format_duration_arg(JobSpec::DEFAULT_RUNTIME)
+    }
+
+    /// `--ramp`.
+    pub fn ramp() -> String {
+        format_duration_arg(JobSpec::DEFAULT_RAMP)
+    }
+
+    /// `--mix`.
+    pub fn mix() -> String {
+        JobSpec::DEFAULT_MIX.to_string()
+    }
+
+    /// `--submit-batch`.
+    pub fn submit_batch() -> String {
+        JobSpec::DEFAULT_SUBMIT_BATCH.to_string()
+    }
+}
 
 /// `--verify` and its options as typed (the checksum kind is `Some` when `--verify` was given).
 #[derive(Debug, Clone, Default)]
@@ -688,6 +743,28 @@ mod tests {
         assert!(jobs[0].direct && jobs[0].target.is_none());
         let c = Config::new(&with(|o| o.flags.buffered = true)).expect("valid");
         assert!(!c.plan().groups[0].jobs[0].direct);
+    }
+
+    /// What `--help` shows as each default is what a run without the option gets, and the
+    /// help spells it as the user would type it.
+    #[test]
+    fn help_defaults_are_the_run_defaults() {
+        let c = Config::new(&Options::default()).expect("valid");
+        let j = &c.plan().groups[0].jobs[0];
+        let size = |s: String| units::parse_size("-", &s).expect("size");
+        let time = |s: String| units::parse_duration("-", &s, TimeUnit::Seconds).expect("duration");
+        let count = |s: String| s.parse::<u64>().expect("count");
+        assert_eq!(size(defaults::bs()), j.bs);
+        assert_eq!(count(defaults::qd()), u64::from(j.qd));
+        assert_eq!(count(defaults::threads()), u64::from(j.threads));
+        assert_eq!(size(defaults::offset()), j.offset);
+        assert_eq!(time(defaults::runtime()), j.runtime);
+        assert_eq!(time(defaults::ramp()), j.ramp);
+        assert_eq!(count(defaults::mix()), u64::from(j.mix));
+        assert_eq!(count(defaults::submit_batch()), u64::from(j.submit_batch));
+        assert_eq!(size(defaults::new_file_size()), c.flags.session(false, Arc::default()).default_size);
+        let shown = [defaults::bs(), defaults::new_file_size(), defaults::runtime(), defaults::ramp(), defaults::mix()];
+        assert_eq!(shown, ["4k", "1G", "5s", "0s", "70"]);
     }
 
     #[test]

@@ -60,7 +60,7 @@ impl TargetPath {
 }
 
 /// Size of a test file diskmeter creates when a job gives no `--size`.
-const DEFAULT_SIZE: u64 = 1 << 30;
+pub const DEFAULT_SIZE: u64 = 1 << 30;
 
 /// Receives progress. All methods have no-op defaults.
 pub trait Observer {
@@ -112,6 +112,8 @@ pub const DEFAULT_ENGINE: &str = "io_uring";
 pub const DEFAULT_POLL_US: u64 = engine::io::runner::DEFAULT_POLL_NS / 1000;
 /// The longest `--poll-us`: one second.
 pub const MAX_POLL_US: u64 = 1_000_000;
+/// The deepest queue per worker any command takes ([`spec::validate::MAX_QD`]).
+pub const MAX_QD: u32 = spec::validate::MAX_QD;
 
 /// The target and data-safety flags every measuring command takes, as typed.
 #[derive(Debug, Clone, Default)]
@@ -201,6 +203,11 @@ pub fn now_rfc3339() -> String {
 
 pub(crate) fn new_doc(command: &str) -> ResultDoc {
     ResultDoc::new(command, now_rfc3339(), host_info())
+}
+
+/// A result document of `command` that began at `started` (a kernel that reports its own start).
+pub(crate) fn new_doc_at(command: &str, started: std::time::SystemTime) -> ResultDoc {
+    ResultDoc::new(command, humantime::format_rfc3339_seconds(started).to_string(), host_info())
 }
 
 /// A result document for a command that failed before producing any figures (so that

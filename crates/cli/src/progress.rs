@@ -4,9 +4,9 @@
 
 use app::health::WaitObserver;
 use app::session::Observer;
-use app::surface::SurfaceObserver;
 use app::top::TopObserver;
 use engine::io::runner::Tick;
+use engine::scan::SurfaceObserver;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;

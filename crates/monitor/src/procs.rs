@@ -5,6 +5,8 @@
 //! block the submitting task.
 
 use crate::taskstats::{self, Taskstats, TsError};
+use platform::block::Roots;
+use platform::process::{self, ProcessError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -114,22 +116,24 @@ pub fn read_all_with(delays: Option<&mut DelaySource>) -> ProcSnapshot {
             None
         }
     };
-    let Ok(all) = procfs::process::all_processes() else {
+    let roots = Roots::default();
+    let Ok(pids) = process::list(&roots) else {
         return snap;
     };
-    for p in all.flatten() {
-        let io = match p.io() {
+    for pid in pids {
+        let io = match process::io(&roots, pid) {
             Ok(io) => io,
-            Err(procfs::ProcError::PermissionDenied(_)) => {
+            Err(ProcessError::Permission) => {
                 snap.hidden += 1;
                 continue;
             }
             Err(_) => continue,
         };
-        let Ok(stat) = p.stat() else { continue };
+        let Ok(stat) = process::stat(&roots, pid) else { continue };
+        let Ok(pid) = i32::try_from(pid) else { continue };
         let mut d = None;
         if let Some(c) = client.as_deref_mut() {
-            match c.tgid(p.pid()) {
+            match c.tgid(pid) {
                 Ok(t) => d = Some(t),
                 Err(TsError::NoProcess) => {}
                 Err(e) => {
@@ -139,9 +143,9 @@ pub fn read_all_with(delays: Option<&mut DelaySource>) -> ProcSnapshot {
             }
         }
         snap.procs.push(ProcCounters {
-            pid: p.pid(),
+            pid,
             comm: stat.comm,
-            start: stat.starttime,
+            start: stat.start_ticks,
             rchar: io.rchar,
             wchar: io.wchar,
             read_bytes: io.read_bytes,

@@ -1,8 +1,9 @@
 //! diskmeter's one seam to the operating system. Every other crate above the engine's
 //! backends asks this one: what a block device is and what sits under it, the kernel's disk
-//! counters, file locks and owner markers, memory and CPU facts, what an OS error means
-//! ([`error::IoErrorClass`], [`error::OsCode`]), and the engine's operations on a test target
-//! ([`target::TargetOps`]: open for direct I/O, size, alignment, discard, punch hole, reserve).
+//! counters, processes and their I/O counters, file locks and owner markers, memory and CPU
+//! facts, what an OS error means ([`error::IoErrorClass`], [`error::OsCode`]), and the engine's
+//! operations on a test target ([`target::TargetOps`]: open for direct I/O, size, alignment,
+//! discard, punch hole, reserve).
 //!
 //! Per OS one module, as fio keeps `os/` and bottom its per-OS collectors: [`linux`] now;
 //! elsewhere the portable fallbacks in [`other`] (std only) keep the crates above compiling
@@ -19,6 +20,7 @@ pub mod lock;
 pub mod mark;
 pub mod mem;
 pub mod mounts;
+pub mod process;
 pub mod target;
 pub mod threads;
 

@@ -442,6 +442,23 @@ impl BlockSizes {
 }
 
 impl JobSpec {
+    /// Read share in percent of a mixed job that names none.
+    pub const DEFAULT_MIX: u8 = 70;
+    /// Block size of a job that names none.
+    pub const DEFAULT_BS: u64 = 4 << 10;
+    /// Queue depth per worker of a job that names none.
+    pub const DEFAULT_QD: u32 = 1;
+    /// Workers of a job that names none.
+    pub const DEFAULT_THREADS: u32 = 1;
+    /// Region start of a job that names none.
+    pub const DEFAULT_OFFSET: u64 = 0;
+    /// Measured time of a job that names none.
+    pub const DEFAULT_RUNTIME: Duration = Duration::from_secs(5);
+    /// Unmeasured ramp of a job that names none.
+    pub const DEFAULT_RAMP: Duration = Duration::ZERO;
+    /// I/Os prepared per submission of a job that names none (1: each at once).
+    pub const DEFAULT_SUBMIT_BATCH: u32 = 1;
+
     /// Every I/O size and offset alignment the job uses: `bs`, or each variable size.
     pub fn io_sizes(&self) -> Vec<u64> {
         match &self.block_sizes {
@@ -784,14 +801,14 @@ impl Default for JobSpec {
             name: "job".into(),
             target: None,
             rw: RwMode::RandRead,
-            mix: 70,
-            bs: 4096,
-            qd: 1,
-            threads: 1,
+            mix: Self::DEFAULT_MIX,
+            bs: Self::DEFAULT_BS,
+            qd: Self::DEFAULT_QD,
+            threads: Self::DEFAULT_THREADS,
             size: None,
-            offset: 0,
-            runtime: Duration::from_secs(5),
-            ramp: Duration::ZERO,
+            offset: Self::DEFAULT_OFFSET,
+            runtime: Self::DEFAULT_RUNTIME,
+            ramp: Self::DEFAULT_RAMP,
             time_based: true,
             rate_iops: None,
             dist: Distribution::Uniform,
@@ -800,7 +817,7 @@ impl Default for JobSpec {
             seed: 0x6469_736b_6d65_7465, // "diskmete"
             direct: true,
             engine: EngineKind::IoUring,
-            submit_batch: 1,
+            submit_batch: Self::DEFAULT_SUBMIT_BATCH,
             io_bytes: None,
             offload: false,
             loops: 1,

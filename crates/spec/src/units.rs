@@ -595,6 +595,33 @@ pub fn format_bs_label(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// A size as an option value, the way a user types it and [`parse_size`] reads it back
+/// exactly: the largest unit that divides it, `k` lower-case and the others upper-case as
+/// diskmeter's defaults are written (`4k`, `256M`, `1G`), else plain bytes (`0`, `512`, `1536`).
+pub fn format_size_arg(bytes: u64) -> String {
+    if bytes == 0 {
+        return "0".into();
+    }
+    for (unit, name) in [(PIB, "P"), (TIB, "T"), (GIB, "G"), (MIB, "M"), (KIB, "k")] {
+        if bytes & (unit - 1) == 0 {
+            return format!("{}{name}", bytes / unit);
+        }
+    }
+    bytes.to_string()
+}
+
+/// A duration as an option value that [`parse_duration`] reads back exactly: whole seconds
+/// as `5s` (`0s` for none), else the largest of `ms`, `us`, `ns` that is whole.
+pub fn format_duration_arg(d: Duration) -> String {
+    let ns = d.as_nanos();
+    for (unit, name) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
+        if ns.is_multiple_of(unit) {
+            return format!("{}{name}", ns / unit);
+        }
+    }
+    format!("{ns}ns")
+}
+
 /// fio's `verify_pattern`: a sequence of `0x` hex byte strings (`0xdeadbeef`: bytes in the
 /// order written), quoted strings (`"abc"` or `'abc'`) and decimal numbers (one byte each,
 /// 0–255), written one after another (`0xff"tag"`).
@@ -892,6 +919,19 @@ mod tests {
         assert_eq!(format_bs_label(512), "512B");
         for n in [0, 1, 512, 4096, 1536, MIB + MIB / 2, 1152, 3 * TIB] {
             assert_eq!(size(&format_size(n)), n);
+            assert_eq!(size(&format_size_arg(n)), n);
+        }
+        let args = [0, 512, 4096, 1536, 256 * MIB, GIB, 3 * TIB, 2 * PIB].map(format_size_arg);
+        assert_eq!(args, ["0", "512", "4k", "1536", "256M", "1G", "3T", "2P"]);
+        for (d, text) in [
+            (Duration::ZERO, "0s"),
+            (Duration::from_secs(5), "5s"),
+            (Duration::from_millis(1500), "1500ms"),
+            (Duration::from_micros(100), "100us"),
+            (Duration::from_nanos(1), "1ns"),
+        ] {
+            assert_eq!(format_duration_arg(d), text);
+            assert_eq!(parse_duration("--t", text, TimeUnit::Seconds).unwrap(), d);
         }
     }
 

@@ -32,6 +32,8 @@ pub const SSD_LATENCY: &str = "100us";
 pub const SSDS: u32 = 1;
 /// `mrc`'s policy when none is named (its unit is [`UNIT`], its preset [`PRESET`]).
 pub const MRC_POLICY: &str = "lru";
+/// References above which `mrc` samples with SHARDS when `--shards` is not given.
+pub const AUTO_SHARDS_REFS: usize = cachesim::session::AUTO_SHARDS_REFS;
 /// `synth`'s request size, read share, rate and seed when the command line leaves them out.
 pub const SYNTH_BLOCK_SIZE: &str = "4k";
 pub const SYNTH_READ_PCT: &str = "70";

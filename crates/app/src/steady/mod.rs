@@ -49,8 +49,14 @@ const MAX_PASSES: u32 = 10;
 /// point at QD 128 reach 8 320 IOPS over 5 s under an 8 000 IOPS limit, 4 801 over 1 s under
 /// 4 000): measured from the first I/O, that credit would count as speed.
 const POINT_RAMP: Duration = Duration::from_millis(500);
-/// Default test range of a file (a block device is used whole).
-const DEFAULT_FILE_SIZE: u64 = 1 << 30;
+/// Default test range of a new file (a block device, or an existing file of 2 MiB or more, is
+/// used whole).
+pub const DEFAULT_FILE_SIZE: u64 = 1 << 30;
+
+/// [`DEFAULT_FILE_SIZE`] as `--help` shows it (`1G`).
+pub fn default_file_size_arg() -> String {
+    units::format_size_arg(DEFAULT_FILE_SIZE)
+}
 
 /// `steady`'s options as typed.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +69,7 @@ pub struct Options {
     pub round_time: String,
     pub precondition_passes: String,
     pub latency: bool,
-    /// Test range [default: a block device whole; a file 1G].
+    /// Test range; `None`: a block device or an existing file whole, else [`DEFAULT_FILE_SIZE`].
     pub size: Option<String>,
     /// Most rounds (at most 25).
     pub max_rounds: Option<String>,
@@ -196,7 +202,8 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     Ok(steady(cfg, &opts, obs)?)
 }
 
-/// The test range: `--size`, else a block device whole (in whole MiB), else 1 GiB.
+/// The test range: `--size`, else a block device or an existing file of 2 MiB or more whole (in
+/// whole MiB), else [`DEFAULT_FILE_SIZE`].
 fn range(cfg: &Config) -> u64 {
     if let Some(s) = cfg.size {
         return s;

@@ -1,9 +1,10 @@
 //! The `surface` command: options in plain values → a validated [`Config`] (every limit of the
-//! scan's options and its message is here) → [`run`]: the scan, then the bad-block list.
+//! scan's options and its message is here) → [`run`]: the engine's scan, its result document,
+//! then the bad-block list.
 
-use super::badblocks;
-use super::scanner::{scan, Mode, Pattern, SurfaceConfig, SurfaceObserver};
+use super::{badblocks, document};
 use crate::error::{Error, Result};
+use engine::scan::{Mode, Pattern, SurfaceConfig, SurfaceObserver};
 use files::output::OutputFile;
 use spec::units::{self, TimeUnit};
 use spec::SpecError;
@@ -71,17 +72,20 @@ impl Default for Options {
     }
 }
 
-/// A validated `surface` command: the target, the scan's settings and the checked bad-block
-/// list file. Nothing is read or written before this exists.
+/// A validated `surface` command: the target, the scan's settings, the bad-block list's block
+/// size and the checked file for it. Nothing is read or written before this exists.
 pub struct Config {
     pub target: PathBuf,
     pub scan: SurfaceConfig,
+    /// File-system block size of the bad-block list.
+    pub fs_block: u64,
     pub bad_list: Option<OutputFile>,
 }
 
 impl Config {
     pub fn new(o: &Options) -> Result<Config> {
         let scan = scan_config(o)?;
+        let fs_block = parse_fs_block(&o.fs_block)?;
         let Some(target) = o.target.clone() else {
             return Err(Error::usage(
                 "surface needs a TARGET: a block device or file, e.g. diskmeter surface /dev/sdb",
@@ -91,7 +95,7 @@ impl Config {
             Some(p) => Some(files::output::plan(p, "--badblocks-out", o.force)?),
             None => None,
         };
-        Ok(Config { target, scan, bad_list })
+        Ok(Config { target, scan, fs_block, bad_list })
     }
 }
 
@@ -106,7 +110,7 @@ pub struct Outcome {
 /// problems found before anything was read or written; runtime faults end the scan with
 /// partial results and `doc.error` set.
 pub fn run(cfg: &Config, stop: &AtomicBool, obs: &mut dyn SurfaceObserver) -> Result<Outcome> {
-    let mut doc = scan(&cfg.target, &cfg.scan, stop, obs)?;
+    let mut doc = document::document(engine::scan::scan(&cfg.target, &cfg.scan, stop, obs)?, cfg.fs_block);
     let bad_list_error = match &cfg.bad_list {
         Some(out) => badblocks::write(out, &mut doc).err(),
         None => None,
@@ -120,6 +124,19 @@ fn count_in(option: &str, s: &str, lo: u64, hi: u64) -> Result<u64, SpecError> {
         return Err(SpecError::value(option, format!("{v} is out of range; use {lo} to {hi}")));
     }
     Ok(v)
+}
+
+/// The modes `--mode` accepts, by their names in results.
+pub const MODES: &str = "read, nondestructive, destructive";
+
+/// `--mode`: a mode's name, or one of its aliases (`ro`, `rw`, `write`, …), any case.
+pub fn parse_mode(s: &str) -> Option<Mode> {
+    Some(match s.to_ascii_lowercase().as_str() {
+        "read" | "ro" | "read-only" => Mode::Read,
+        "nondestructive" | "non-destructive" | "rw" => Mode::NonDestructive,
+        "destructive" | "write" => Mode::Destructive,
+        _ => return None,
+    })
 }
 
 /// `0xaa`, `0XAA`, `170` → one byte.
@@ -153,9 +170,8 @@ pub fn parse_fs_block(s: &str) -> Result<u64, SpecError> {
 
 fn scan_config(o: &Options) -> Result<SurfaceConfig, SpecError> {
     let mut c = SurfaceConfig {
-        mode: Mode::parse(&o.mode).ok_or_else(|| {
-            SpecError::value("--mode", format!("unknown mode {:?}; use one of {}", o.mode, Mode::NAMES))
-        })?,
+        mode: parse_mode(&o.mode)
+            .ok_or_else(|| SpecError::value("--mode", format!("unknown mode {:?}; use one of {}", o.mode, MODES)))?,
         ..SurfaceConfig::default()
     };
     c.block = units::parse_size("--block", &o.block)?;
@@ -212,7 +228,6 @@ fn scan_config(o: &Options) -> Result<SurfaceConfig, SpecError> {
         Pattern::Byte(parse_byte("--pattern", &o.pattern)?)
     };
     c.patterns = parse_patterns(&o.patterns)?;
-    c.fs_block = parse_fs_block(&o.fs_block)?;
     c.buffered = o.buffered;
     c.overwrite = o.overwrite;
     c.destroy_data = o.destroy_data.clone();
@@ -227,6 +242,18 @@ fn scan_config(o: &Options) -> Result<SurfaceConfig, SpecError> {
 mod tests {
     use super::*;
     use crate::test_support::usage_message;
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!(parse_mode("read"), Some(Mode::Read));
+        assert_eq!(parse_mode("NonDestructive"), Some(Mode::NonDestructive));
+        assert_eq!(parse_mode("destructive"), Some(Mode::Destructive));
+        assert_eq!(parse_mode("wipe"), None);
+        for m in [Mode::Read, Mode::NonDestructive, Mode::Destructive] {
+            assert_eq!(parse_mode(m.name()), Some(m));
+            assert!(MODES.split(", ").any(|n| n == m.name()));
+        }
+    }
 
     #[test]
     fn bytes_and_patterns() {
@@ -336,7 +363,7 @@ mod tests {
         let cfg = Config::new(&Options { target: Some("/dev/null".into()), ..Options::default() }).unwrap();
         let d = SurfaceConfig::default();
         assert_eq!((cfg.scan.mode, cfg.scan.block, cfg.scan.qd, cfg.scan.zones), (Mode::Read, 1 << 20, 1, 100));
-        assert_eq!((cfg.scan.fs_block, cfg.scan.seed, cfg.scan.map_cells), (4096, d.seed, d.map_cells));
+        assert_eq!((cfg.fs_block, cfg.scan.seed, cfg.scan.map_cells), (4096, d.seed, d.map_cells));
         assert_eq!(cfg.scan.pattern, Pattern::Byte(0xaa));
         assert!(cfg.bad_list.is_none());
     }

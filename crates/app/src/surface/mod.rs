@@ -9,20 +9,20 @@
 //! device (or `--overwrite` for a file). Ctrl-C stops after the current block; the
 //! non-destructive mode puts that block back first.
 //!
-//! I/O is synchronous `pread`/`pwrite` at queue depth 1 (O_DIRECT when possible): a
-//! surface scan measures each block in isolation, like HD Tune's and Victoria's scans.
-//! `--qd N` (read mode) keeps N blocks in flight from N threads for devices that need depth
-//! to reach their sequential rate; the blocks are judged afterwards in position order.
+//! The scan itself (opening the target, the passes, narrowing, slow-block re-reads, access
+//! time, `--qd`) is the engine's kernel, [`engine::scan`], which reports progress to an
+//! [`engine::scan::SurfaceObserver`]. This module holds the command around it: the options,
+//! their limits and defaults ([`Config`], `command`), the result document with `report`'s
+//! verdict (`document`), the bad-block list in `--fs-block` units and its file
+//! (`badblocks`), and how a scan ends ([`Ending`], `policy`).
 
 mod badblocks;
 mod command;
+mod document;
 mod policy;
-mod scanner;
-pub mod slow;
 
-pub use command::{parse_byte, parse_fs_block, parse_patterns, run, Config, Options, Outcome};
+pub use command::{parse_byte, parse_fs_block, parse_mode, parse_patterns, run, Config, Options, Outcome};
 pub use policy::Ending;
-pub use scanner::{block_offsets, scan, scan_with, Mode, Pattern, Quiet, SurfaceConfig, SurfaceObserver};
 
 /// The scan's settings when the command line leaves them out, as typed.
 pub const MODE: &str = "read";

@@ -117,8 +117,7 @@ pub struct MrcArgs {
     /// Cache sizes to report, comma-separated (e.g. 1G,2G,4G) [default: the whole curve].
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
-    /// Sample with SHARDS at this rate (e.g. 1%) [default: exact unless > 50 M references].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", help = shards_help())]
     pub shards: Option<String>,
     /// Count only reads (a read cache) instead of reads and writes.
     #[arg(long)]
@@ -292,4 +291,12 @@ pub fn run(a: &CacheArgs) -> Outcome {
     let cfg = cache::Config::new(&opts)?;
     let stop = signals::install();
     output::trace_summary(cache::run(&cfg, &stop)?, json)
+}
+
+/// `mrc --shards`'s help, its threshold read from the constant that sets it.
+fn shards_help() -> String {
+    format!(
+        "Sample with SHARDS at this rate (e.g. 1%) [default: exact unless > {} M references]",
+        app::cache::AUTO_SHARDS_REFS / 1_000_000
+    )
 }

@@ -80,10 +80,7 @@ pub struct TargetArgs {
 /// `--sustained` and its options (`mark`, `run`).
 #[derive(Debug, Args, Clone)]
 pub struct SustainedArgs {
-    /// First write the whole test range once (QD32 1 MiB; run: --bs/--qd) and chart MB/s against
-    /// bytes written: the write cliff, the cache size it implies, MB/s before and after. mark on
-    /// a block device then tests the whole device unless --size is given.
-    #[arg(long)]
+    #[arg(long, help = sustained_help())]
     pub sustained: bool,
     /// With --sustained: idle this long, then re-test the first region, for each pause
     /// (e.g. 30s,60s,120s): how long the write cache takes to recover.
@@ -164,5 +161,16 @@ fn poll_us_help() -> String {
          ranks]",
         app::session::DEFAULT_POLL_US,
         engine::io::runner::DEFAULT_POLL_MAX_DEPTH
+    )
+}
+
+/// `--sustained`'s help, its depth and block size read from the constants that set them.
+fn sustained_help() -> String {
+    format!(
+        "First write the whole test range once (QD{} {} MiB; run: --bs/--qd) and chart MB/s against bytes \
+         written: the write cliff, the cache size it implies, MB/s before and after. mark on a block device \
+         then tests the whole device unless --size is given",
+        app::steady::sustained::SUSTAINED_QD,
+        app::steady::sustained::SUSTAINED_BS >> 20
     )
 }

@@ -30,8 +30,7 @@ pub struct MarkArgs {
     /// Skip the unmeasured warm-up pass before each test.
     #[arg(long)]
     pub no_warmup: bool,
-    /// A first look in seconds: 256M area, 1 pass of 1 s, no pause, short warm-up off.
-    #[arg(long)]
+    #[arg(long, help = quick_help())]
     pub quick: bool,
     /// I/O engine: io_uring, psync (or null: no device, the tool's own ceiling).
     #[arg(long, default_value = app::session::DEFAULT_ENGINE, value_name = "ENGINE")]
@@ -97,4 +96,14 @@ fn time_help() -> String {
 /// `--interval`'s help, its defaults read from the constants that set them.
 fn interval_help() -> String {
     format!("Pause between tests [default: {}]", app::mark::INTERVAL)
+}
+
+/// `--quick`'s help, its figures read from the constants that set them.
+fn quick_help() -> String {
+    format!(
+        "A first look in seconds: {} area, {} pass of {} s, no pause, short warm-up off",
+        app::mark::QUICK_SIZE,
+        app::mark::QUICK_PASSES,
+        app::mark::QUICK_TIME.as_secs()
+    )
 }

@@ -4,6 +4,7 @@
 use super::common::{target_help, HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use app::cluster::Cluster;
+use app::run::defaults;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -56,29 +57,21 @@ pub struct RunArgs {
     /// Access pattern: read, write, randread, randwrite, randrw, readwrite.
     #[arg(long, value_name = "MODE")]
     pub rw: Option<String>,
-    /// Block size per I/O [default: 4k].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = bs_help())]
     pub bs: Option<String>,
-    /// I/Os kept in flight per worker (queue depth), 1 to 32768 [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = qd_help())]
     pub qd: Option<String>,
-    /// Workers (threads), each with its own queue [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = threads_help())]
     pub threads: Option<String>,
-    /// Region size [default: 1G for a new file, else the whole target from --offset].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = size_help())]
     pub size: Option<String>,
-    /// Region start in bytes [default: 0].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = offset_help())]
     pub offset: Option<String>,
-    /// Measured time [default: 5s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", help = runtime_help())]
     pub runtime: Option<String>,
-    /// Unmeasured ramp before the measured time [default: 0s].
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", help = ramp_help())]
     pub ramp: Option<String>,
-    /// Read share in percent for randrw/readwrite [default: 70].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", help = mix_help())]
     pub mix: Option<String>,
     #[arg(long, value_name = "ENGINE", help = engine_help())]
     pub engine: Option<String>,
@@ -94,8 +87,7 @@ pub struct RunArgs {
     /// fsync after every N writes (0 = never).
     #[arg(long, value_name = "N")]
     pub fsync: Option<String>,
-    /// Submit once N I/Os are prepared (fio iodepth_batch_submit); 1 = each at once [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help = submit_batch_help())]
     pub submit_batch: Option<String>,
     /// Random seed.
     #[arg(long, value_name = "N")]
@@ -171,8 +163,8 @@ fn verify_help() -> String {
         "Verify the data: every written chunk carries a header (offset, job, generation, \
          time, seed, checksum); reads check it, and after the writes every written chunk is \
          read back. A failure is diagnosed (torn, stale, misdirected, zeroed, unwritten, \
-         corrupt) and makes the exit status 1. KIND: crc32c, md5, sha256, xxhash, meta, \
-         pattern [default: {}]",
+         corrupt) and makes the exit status 1. KIND: {} [default: {}]",
+        app::run::VERIFY_KINDS,
         app::run::VERIFY_KIND
     )
 }
@@ -184,5 +176,53 @@ fn engine_help() -> String {
          over a --size memory region: this machine's memory bandwidth for the shape) \
          [default: {}]",
         app::session::DEFAULT_ENGINE
+    )
+}
+
+/// `--bs`'s help, its default read from the value that sets it.
+fn bs_help() -> String {
+    format!("Block size per I/O [default: {}]", defaults::bs())
+}
+
+/// `--qd`'s help, its limit and default read from the values that set them.
+fn qd_help() -> String {
+    format!("I/Os kept in flight per worker (queue depth), 1 to {} [default: {}]", app::session::MAX_QD, defaults::qd())
+}
+
+/// `--threads`'s help, its default read from the value that sets it.
+fn threads_help() -> String {
+    format!("Workers (threads), each with its own queue [default: {}]", defaults::threads())
+}
+
+/// `--size`'s help, its default read from the value that sets it.
+fn size_help() -> String {
+    format!("Region size [default: {} for a new file, else the whole target from --offset]", defaults::new_file_size())
+}
+
+/// `--offset`'s help, its default read from the value that sets it.
+fn offset_help() -> String {
+    format!("Region start in bytes [default: {}]", defaults::offset())
+}
+
+/// `--runtime`'s help, its default read from the value that sets it.
+fn runtime_help() -> String {
+    format!("Measured time [default: {}]", defaults::runtime())
+}
+
+/// `--ramp`'s help, its default read from the value that sets it.
+fn ramp_help() -> String {
+    format!("Unmeasured ramp before the measured time [default: {}]", defaults::ramp())
+}
+
+/// `--mix`'s help, its default read from the value that sets it.
+fn mix_help() -> String {
+    format!("Read share in percent for randrw/readwrite [default: {}]", defaults::mix())
+}
+
+/// `--submit-batch`'s help, its default read from the value that sets it.
+fn submit_batch_help() -> String {
+    format!(
+        "Submit once N I/Os are prepared (fio iodepth_batch_submit); 1 = each at once [default: {}]",
+        defaults::submit_batch()
     )
 }

@@ -28,8 +28,7 @@ pub struct SlaArgs {
     /// Read share (randrw), or the first stream's share of the depth (two streams), percent.
     #[arg(long, value_name = "PCT")]
     pub mix: Option<String>,
-    /// Deepest queue per worker to try (at most 32768).
-    #[arg(long, default_value = app::sla::DEFAULT_MAX_QD, value_name = "N")]
+    #[arg(long, default_value = app::sla::DEFAULT_MAX_QD, value_name = "N", help = max_qd_help())]
     pub max_qd: String,
     /// Most workers to try [default: the CPUs this process may use].
     #[arg(long, value_name = "N")]
@@ -107,4 +106,9 @@ impl From<&SlaArgs> for app::sla::Options {
 
 pub fn run(a: &SlaArgs) -> Outcome {
     output::measure("sla", &(&a.out).into(), |stop, obs| app::sla::run(&app::sla::Config::new(&a.into())?, stop, obs))
+}
+
+/// `--max-qd`'s help, its limit read from the constant that sets it.
+fn max_qd_help() -> String {
+    format!("Deepest queue per worker to try (at most {})", app::session::MAX_QD)
 }

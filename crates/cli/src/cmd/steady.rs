@@ -36,8 +36,7 @@ pub struct SteadyArgs {
     /// Also track p99 latency of the tracking points (a latency steady state).
     #[arg(long)]
     pub latency: bool,
-    /// Test range from the start [default: a block device whole; a file 1G].
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", help = size_help())]
     pub size: Option<String>,
     #[arg(long, value_name = "N", help = max_rounds_help())]
     pub max_rounds: Option<String>,
@@ -76,4 +75,12 @@ pub fn run(a: &SteadyArgs) -> Outcome {
 /// `--max-rounds`'s help, its defaults read from the constants that set them.
 fn max_rounds_help() -> String {
     format!("Most rounds, {} to {max} [default: {max}]", stats::steady::WINDOW_ROUNDS, max = stats::steady::MAX_ROUNDS)
+}
+
+/// `--size`'s help, its default read from the constant that sets it.
+fn size_help() -> String {
+    format!(
+        "Test range from the start [default: a block device or an existing file whole; else {}]",
+        app::steady::default_file_size_arg()
+    )
 }

@@ -6,5 +6,6 @@ pub mod errno;
 pub mod fs;
 pub mod lock;
 pub mod mem;
+pub mod process;
 pub mod target;
 pub mod xattr;

@@ -1,6 +1,5 @@
-//! The surface scan's I/O: timed, fault-injectable `pread`/`pwrite` of whole blocks, and what an
-//! error means for a scan. The scan's policy (modes, narrowing, the bad-block list) is
-//! `app::surface`'s.
+//! The scan's block I/O: timed, fault-injectable `pread`/`pwrite` of whole blocks, and what an
+//! error means for a scan.
 
 use crate::target::fault::{Hook, Op};
 use platform::IoErrorClass as C;
@@ -41,6 +40,11 @@ pub fn classify(e: &io::Error) -> IoClass {
 /// `EIO`, `ENODATA`, … (or `errno N`).
 pub fn errno_name(n: i32) -> String {
     platform::error::code_name(n)
+}
+
+/// An error's errno name, or its text when it has no OS code.
+pub fn errno_text(e: &io::Error) -> String {
+    e.raw_os_error().map(errno_name).unwrap_or_else(|| e.to_string())
 }
 
 impl Dev<'_> {
