@@ -19,6 +19,7 @@ alike, beside each tool's IOPS; medians and diskmeter/fio ratios at the end.
     sudo bench/handoff.py                                  # all classes and cases, 5 rounds
     sudo bench/handoff.py --classes zram --rounds 7
     sudo bench/handoff.py --variant nopin=--no-pin         # an extra diskmeter variant
+    sudo bench/handoff.py --variant before=/tmp/old/diskmeter::   # another build
 
 Writes bench/results/handoff-<date>.json (every run) and a .txt table beside it.
 """
@@ -105,10 +106,22 @@ class Device:
 
 
 def cpu_ticks(pid):
-    """utime + stime of the whole process (live and exited threads), in clock ticks."""
+    """utime + stime of the whole process (live and exited threads) and of its child
+    processes alive now (fio runs each job in a process of its own), in clock ticks."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
+    ticks = int(fields[11]) + int(fields[12])
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        kids = []
+    for k in kids:
+        try:
+            ticks += cpu_ticks(k)
+        except (OSError, IndexError, ValueError):
+            pass
+    return ticks
 
 
 def timed(cmd, window):
@@ -168,7 +181,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target")),
                                                    "release", "diskmeter"))
     ap.add_argument("--variant", action="append", default=[],
-                    help="NAME=ARGS: another diskmeter run per round with these extra arguments")
+                    help="NAME=ARGS or NAME=BINARY::ARGS: another diskmeter run per round with these extra "
+                         "arguments (and another build: a before/after comparison)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -178,7 +192,11 @@ def main():
             raise SystemExit(f"handoff.py: {tool} not found")
     if not os.access(a.bin, os.X_OK):
         raise SystemExit(f"handoff.py: no diskmeter at {a.bin} (cargo build --release -p diskmeter, or --bin)")
-    variants = [("default", [])] + [(v.split("=", 1)[0], v.split("=", 1)[1].split()) for v in a.variant]
+    variants = [("default", (a.bin, []))]
+    for v in a.variant:
+        name, args = v.split("=", 1)
+        binary, args = args.split("::", 1) if "::" in args else (a.bin, args)
+        variants.append((name, (binary, args.split())))
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     runs = []
     for cls in a.classes.split(","):
@@ -194,8 +212,8 @@ def main():
                             iops, cpu, wall = run_fio(dev, case, a.runtime)
                             warn, handoff = [], None
                         else:
-                            extra = dict(variants)[who]
-                            iops, cpu, wall, warn, handoff = run_dm(a.bin, dev, case, a.runtime, extra)
+                            binary, extra = dict(variants)[who]
+                            iops, cpu, wall, warn, handoff = run_dm(binary, dev, case, a.runtime, extra)
                         us = cpu / wall * 1e6 / iops if cpu is not None and iops else None
                         runs.append(dict(cls=cls, case=case, round=rnd, tool=who, iops=iops,
                                          cpu_us_per_io=us, warnings=warn, handoff=handoff))
@@ -225,7 +243,8 @@ def main():
     base = os.path.join(a.out, f"handoff-{stamp}")
     with open(base + ".json", "w") as f:
         json.dump(dict(rounds=a.rounds, runtime=a.runtime, size_mib=a.size, kernel=os.uname().release,
-                       variants=dict(variants), runs=runs), f, indent=1)
+                       cpus=os.cpu_count(), variants={k: [b, " ".join(x)] for k, (b, x) in variants},
+                       runs=runs), f, indent=1)
     with open(base + ".txt", "w") as f:
         f.write(table + "\n")
     print(f"wrote {base}.json and .txt")

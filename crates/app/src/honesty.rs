@@ -25,10 +25,71 @@ pub(crate) const CHECK_RUNTIME: Duration = Duration::from_millis(500);
 /// Below this a storage figure cannot be above any machine's memory bandwidth (MB/s).
 const PLAUSIBLE_MB_S: f64 = 1000.0;
 
-/// Both checks after a storage job, the tool's ceiling first.
+/// The checks after a storage job: where its I/O ran, then the tool's ceiling and memory's.
 pub(crate) fn check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
+    if let Some(msg) = handoff_warning(r) {
+        doc.warn(codes::ASYNC_PUNT, msg);
+    }
     ceiling_check(doc, r, ctl);
     bandwidth_check(doc, r, ctl);
+}
+
+/// Below this share of a job's bytes moved by io_uring's kernel workers, the hand-off is the
+/// odd request (a direct write that allocated a block) and does not shape the figure.
+pub(crate) const HANDOFF_SHARE: f64 = 0.05;
+
+/// `async-punt`: the job's I/O ran in io_uring's kernel worker threads, not in diskmeter's
+/// (`docs/METHOD.md`, "Hand-off to the kernel's workers"). `None` when it did not, or for a
+/// share below [`HANDOFF_SHARE`].
+pub(crate) fn handoff_warning(r: &JobResult) -> Option<String> {
+    let h = r.handoff.as_ref()?;
+    let what = match h.share {
+        Some(s) if s < HANDOFF_SHARE => return None,
+        Some(s) => format!("{:.0} % of the I/O", s * 100.0),
+        None if h.kernel_workers == 0 => return None,
+        None => "the I/O".to_string(),
+    };
+    let device = r
+        .device_view
+        .as_ref()
+        .map(|v| v.device.as_str())
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
+        .or_else(|| r.spec.target.as_ref().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "the target".into());
+    let placed = match (h.forced, h.kernel_cpus.as_slice()) {
+        (true, []) => format!(
+            "diskmeter submitted every request to be handed off at once, at most {} worker(s) per thread",
+            h.max_kernel_workers
+        ),
+        (true, cpus) => format!(
+            "diskmeter submitted every request to be handed off at once and let at most {} worker(s) per thread run on CPU {}",
+            h.max_kernel_workers,
+            cpu_list(cpus)
+        ),
+        (false, _) => "they ran where the kernel placed them".to_string(),
+    };
+    Some(format!(
+        "{}: {what} on {device} ran in io_uring's kernel worker threads ({} of them, {:.0} % of a CPU), not in \
+         diskmeter's: the device cannot take a request without blocking, so the figure depends on where those \
+         threads run and how many there are; {placed}",
+        r.name, h.kernel_workers, h.kernel_cpu_pct
+    ))
+}
+
+/// CPUs as ranges: `0-3,6`.
+fn cpu_list(cpus: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i { format!("{}-{}", cpus[i], cpus[j]) } else { cpus[i].to_string() });
+        i = j + 1;
+    }
+    out.join(",")
 }
 
 /// The reference job's run: alone, with the measured job's CPU pinning and none of its
@@ -207,6 +268,39 @@ mod tests {
         r.read = read_mb_s.map(dir);
         r.write = write_mb_s.map(dir);
         r
+    }
+
+    #[test]
+    fn a_hand_off_is_named_with_its_share_device_and_placement() {
+        let mut r = result("rnd", Some(1000.0), None);
+        assert_eq!(handoff_warning(&r), None);
+        r.spec.target = Some("/dev/zram1".into());
+        r.handoff = Some(stats::Handoff {
+            share: Some(0.999),
+            kernel_workers: 2,
+            kernel_cpu_pct: 143.4,
+            forced: true,
+            kernel_cpus: vec![0, 1, 2, 5],
+            max_kernel_workers: 2,
+        });
+        let w = handoff_warning(&r).unwrap();
+        assert!(w.starts_with("rnd: 100 % of the I/O on /dev/zram1 ran in io_uring's kernel worker threads (2 of them, 143 % of a CPU)"), "{w}");
+        assert!(w.ends_with("let at most 2 worker(s) per thread run on CPU 0-2,5"), "{w}");
+        // The odd request handed off does not shape the figure.
+        r.handoff.as_mut().unwrap().share = Some(0.01);
+        assert_eq!(handoff_warning(&r), None);
+        // No storage bytes accounted (a file in RAM): workers seen are enough.
+        let h = r.handoff.as_mut().unwrap();
+        h.share = None;
+        h.forced = false;
+        let w = handoff_warning(&r).unwrap();
+        assert!(
+            w.contains("rnd: the I/O on /dev/zram1") && w.ends_with("they ran where the kernel placed them"),
+            "{w}"
+        );
+        r.handoff.as_mut().unwrap().kernel_workers = 0;
+        assert_eq!(handoff_warning(&r), None);
+        assert_eq!(cpu_list(&[3]), "3");
     }
 
     #[test]

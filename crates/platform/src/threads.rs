@@ -107,9 +107,8 @@ pub fn io_workers_in(tasks: &Path, tid: u32) -> Vec<u32> {
 
 /// `read_bytes` and `write_bytes` of a `/proc/.../io` file.
 pub fn parse_io(text: &str) -> Option<(u64, u64)> {
-    let field = |name: &str| {
-        text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse::<u64>().ok())
-    };
+    let field =
+        |name: &str| text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse::<u64>().ok());
     Some((field("read_bytes")?, field("write_bytes")?))
 }
 

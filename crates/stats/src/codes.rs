@@ -68,3 +68,7 @@ pub const NOT_PURGED: &str = "not-purged";
 pub const VERIFY_FAILED: &str = "verify-failed";
 /// `run --verify` on buffered I/O: reads may come from the page cache, not the device.
 pub const VERIFY_BUFFERED: &str = "verify-buffered";
+/// io_uring handed the job's requests to its kernel worker threads (the target cannot take a
+/// request without blocking: zram, bio-based drivers, direct writes that allocate): the
+/// figure depends on where those threads ran ([`crate::Handoff`]).
+pub const ASYNC_PUNT: &str = "async-punt";

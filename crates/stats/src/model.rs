@@ -335,6 +335,36 @@ pub struct JobResult {
     /// 4 KiB`). Reports show it in place of the spec's mode and block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<String>,
+    /// io_uring handed the job's requests to its kernel worker threads (the target could not
+    /// take them without blocking): how much, and where diskmeter let those threads run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff: Option<Handoff>,
+}
+
+/// Requests io_uring could not issue in the submitting thread and handed to its kernel
+/// workers (io-wq, "async punt"): the I/O then runs in those threads, and the figure depends
+/// on where they run and how many there are.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Handoff {
+    /// Share of the job's storage bytes the kernel workers moved, 0 to 1, from the OS's own
+    /// per-thread I/O accounting; `None` where no storage I/O was accounted (a file in RAM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Kernel worker threads that acted for the job's workers (at the end of the run).
+    pub kernel_workers: u32,
+    /// Their CPU time over the run, percent of one CPU.
+    pub kernel_cpu_pct: f64,
+    /// Requests were submitted to be handed off at once (IOSQE_ASYNC), so that the kernel
+    /// starts a worker per request in flight up to `max_kernel_workers`.
+    pub forced: bool,
+    /// The CPUs the kernel workers were allowed (IORING_REGISTER_IOWQ_AFF); empty: as inherited
+    /// from the submitting thread.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_cpus: Vec<u32>,
+    /// The cap on kernel workers per submitting thread (IORING_REGISTER_IOWQ_MAX_WORKERS); 0:
+    /// the kernel's own.
+    #[serde(default)]
+    pub max_kernel_workers: u32,
 }
 
 /// How many I/Os of one block size a job completed.
@@ -391,6 +421,7 @@ impl JobResult {
             start_s: None,
             log_files: Vec::new(),
             workload: None,
+            handoff: None,
         }
     }
 

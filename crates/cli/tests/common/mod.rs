@@ -8,6 +8,8 @@ use std::process::Output;
 use tempfile::TempDir;
 
 pub mod throttle;
+#[allow(dead_code)]
+pub mod zram;
 
 /// The `diskmeter` binary with a clean environment for the things it reads.
 pub fn dm() -> Command {

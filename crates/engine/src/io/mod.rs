@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod buffers;
 pub mod files;
+pub mod handoff;
 pub mod memory;
 pub mod offsets;
 pub mod replay;

@@ -59,6 +59,8 @@ pub struct IoFault {
 /// What a worker reports when it finishes.
 #[derive(Debug, Default, Clone)]
 pub struct WorkerEnd {
+    /// io_uring handed this worker's requests to its kernel workers (see [`crate::io::handoff`]).
+    pub handoff: Option<crate::io::handoff::HandoffEnd>,
     /// Last moment (ns since the measured window began) this worker counted completions.
     pub measured_ns: u64,
     pub qd_area_read: f64,

@@ -49,6 +49,9 @@ pub struct Uring {
     /// Submission by the kernel's SQ polling thread: entered through the io-uring crate,
     /// which knows when that thread needs waking.
     sqpoll: bool,
+    /// Every request is submitted to be handed to the kernel's workers at once (IOSQE_ASYNC):
+    /// see [`Uring::hand_off`].
+    force_async: bool,
 }
 
 /// Register the ring's descriptor with the calling thread's io_uring context: its index,
@@ -86,6 +89,80 @@ const REGISTER_RING_FDS: u32 = 20;
 const UNREGISTER_RING_FDS: u32 = 21;
 
 impl Uring {
+    /// Whether this ring's requests run in io_uring's kernel workers rather than in the calling
+    /// thread: one read of `len` bytes at `offset` of the first file into a buffer of its own
+    /// (the slots' buffers keep their data), then a look for a worker thread named after this
+    /// one. `None` when the read failed or the OS does not tell. Call it before any other I/O.
+    ///
+    /// A file or device that cannot take a request without blocking (zram, bio-based drivers)
+    /// has every request handed off; one that can takes it in the submitting thread.
+    pub fn probe_handoff(&mut self, offset: u64, len: u32) -> Option<bool> {
+        let tid = platform::threads::current_tid()?;
+        let layout = std::alloc::Layout::from_size_align(len.max(1) as usize, 4096).ok()?;
+        // SAFETY: a non-zero size with a valid alignment; freed below with the same layout.
+        let buf = unsafe { std::alloc::alloc_zeroed(layout) };
+        if buf.is_null() {
+            return None;
+        }
+        let sqe = if self.fixed_file {
+            opcode::Read::new(types::Fixed(0), buf, len)
+                .offset(offset)
+                .build()
+                .flags(io_uring::squeue::Flags::FIXED_FILE)
+        } else {
+            opcode::Read::new(types::Fd(self.fds[0]), buf, len).offset(offset).build()
+        }
+        .user_data(u64::from(u32::MAX));
+        let mut res = None;
+        // SAFETY: the buffer lives until the completion is reaped; when the ring fails to
+        // give it back, the buffer is leaked rather than freed under the kernel.
+        if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
+            for _ in 0..100 {
+                if self.submit_and_wait(1, None).is_err() {
+                    break;
+                }
+                self.reap(|_, c| res = Some(c));
+                if res.is_some() {
+                    break;
+                }
+            }
+        }
+        match res {
+            Some(c) => {
+                // SAFETY: the read completed: the kernel no longer touches the buffer.
+                unsafe { std::alloc::dealloc(buf, layout) };
+                match c {
+                    Completion::Done(n) if n > 0 => Some(!platform::threads::io_workers_of(tid).is_empty()),
+                    _ => None,
+                }
+            }
+            None => None,
+        }
+    }
+
+    /// Requests are handed to the kernel's workers: submit each to be handed off at once
+    /// (IOSQE_ASYNC), so that the kernel starts a worker for each request in flight instead of
+    /// running them one after another in the one it started for the first (it adds a worker
+    /// only when the running ones block, and a RAM device never blocks); let those workers run
+    /// on `cpus` (IORING_REGISTER_IOWQ_AFF; empty: where they would) and cap them at
+    /// `max_workers` per submitting thread (IORING_REGISTER_IOWQ_MAX_WORKERS). Returns what
+    /// the kernel took: (CPUs set, cap set).
+    pub fn hand_off(&mut self, cpus: &[usize], max_workers: u32) -> (bool, bool) {
+        self.force_async = true;
+        let aff = !cpus.is_empty() && {
+            // SAFETY: a zeroed cpu_set_t is valid, and every CPU number came from the process's
+            // allowed set, so it is below CPU_SETSIZE.
+            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            for &c in cpus {
+                unsafe { libc::CPU_SET(c, &mut set) };
+            }
+            self.ring.submitter().register_iowq_aff(&set).is_ok()
+        };
+        let mut max = [max_workers, max_workers];
+        let capped = max_workers > 0 && self.ring.submitter().register_iowq_max_workers(&mut max).is_ok();
+        (aff, capped)
+    }
+
     pub fn new(cfg: &BackendConfig) -> Result<Self, UringSetupError> {
         let (entries, cq) = uring_entries(cfg.depth);
         // Single issuer + deferred task running cut kernel overhead per completion (6.1+);
@@ -132,7 +209,7 @@ impl Uring {
         }
         let sqpoll = ring.params().is_setup_sqpoll();
         let ring_index = if sqpoll { -1 } else { register_ring_fd(ring.as_raw_fd()) };
-        Ok(Self { ring, fixed_file, fixed_bufs, multi: fds.len() > 1, fds, ring_index, sqpoll })
+        Ok(Self { ring, fixed_file, fixed_bufs, multi: fds.len() > 1, fds, ring_index, sqpoll, force_async: false })
     }
 
     /// One `io_uring_enter`: through the registered ring index when there is one (the kernel
@@ -245,6 +322,7 @@ impl Backend for Uring {
             }
         }
         .user_data(slot as u64);
+        let sqe = if self.force_async { sqe.flags(io_uring::squeue::Flags::ASYNC) } else { sqe };
         // SAFETY: the buffer stays valid and untouched until the completion for `slot` is
         // reaped; a full SQ is submitted first, and the CQ has room for every slot.
         unsafe {

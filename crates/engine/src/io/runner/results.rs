@@ -127,6 +127,7 @@ fn slot_result(
     r.errors = s.ends.iter().map(|e| e.errors).sum();
     r.first_error = s.ends.iter().find_map(|e| e.first_error.as_ref()).map(|f| fault_info(f, &r.name));
     r.cpu = cpu.usage(&s.ends);
+    r.handoff = handoff(&s.ends);
     if let Some(e) = error {
         let in_this = e.job.as_deref().is_some_and(|n| in_slot.iter().any(|&j| jobs[j].spec.name == n));
         if e.job.as_deref() == Some(&r.name) || (group_reporting && in_this) {
@@ -134,6 +135,30 @@ fn slot_result(
         }
     }
     r
+}
+
+/// The workers' hand-off to io_uring's kernel workers, summed: `None` where no worker had its
+/// requests handed off and none of its kernel workers was seen.
+fn handoff(ends: &[WorkerEnd]) -> Option<stats::Handoff> {
+    let hs: Vec<_> = ends.iter().filter_map(|e| e.handoff.as_ref()).collect();
+    if !hs.iter().any(|h| h.forced || h.kernel_workers > 0) {
+        return None;
+    }
+    let own: u64 = hs.iter().map(|h| h.own_bytes).sum();
+    let kernel: u64 = hs.iter().map(|h| h.kernel_bytes).sum();
+    let wall = ends.iter().map(|e| e.wall_ns).max().unwrap_or(0);
+    let cpu: u64 = hs.iter().map(|h| h.kernel_cpu_ns).sum();
+    let mut cpus: Vec<u32> = hs.iter().flat_map(|h| h.cpus.iter().copied()).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    Some(stats::Handoff {
+        share: (own + kernel > 0).then(|| kernel as f64 / (own + kernel) as f64),
+        kernel_workers: hs.iter().map(|h| h.kernel_workers).sum(),
+        kernel_cpu_pct: if wall > 0 { cpu as f64 / wall as f64 * 100.0 } else { 0.0 },
+        forced: hs.iter().any(|h| h.forced),
+        kernel_cpus: cpus,
+        max_kernel_workers: hs.iter().map(|h| h.max_workers).max().unwrap_or(0),
+    })
 }
 
 /// The workers' completions by block size, merged by size (smallest first); sizes no I/O

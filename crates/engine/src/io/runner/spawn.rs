@@ -11,6 +11,7 @@ use crate::io::backend::psync::Psync;
 use crate::io::backend::uring::Uring;
 use crate::io::backend::{Backend, BackendConfig};
 use crate::io::buffers::BufferPool;
+use crate::io::handoff;
 use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, FlowGroup, FlowShare, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;
@@ -24,6 +25,9 @@ use std::time::{Duration, Instant};
 pub(super) struct WorkerSetup {
     /// CPU to pin this worker to (None = let the scheduler place it).
     cpu: Option<usize>,
+    /// The CPUs io_uring's kernel workers get when this worker's requests are handed to them
+    /// (every CPU the process may use; [`crate::io::handoff`]).
+    iowq_cpus: Vec<usize>,
     pub(super) plan: WorkerPlan,
     engine: EngineKind,
     /// io_uring's SQ polling thread submits (fio `io_submit_mode=offload`).
@@ -192,6 +196,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
             setups.push(WorkerSetup {
                 cpu,
+                iowq_cpus: allowed.clone(),
                 pool_slots: depth as usize * if is_mixed(s) { 2 } else { 1 },
                 plan,
                 engine: s.engine,
@@ -359,7 +364,11 @@ impl Start<'_> {
         pool: &mut BufferPool,
         gen: &mut OffsetGen,
         ch: &Channels,
+        mut watch: Option<handoff::Watch>,
     ) {
+        if let Some(w) = &mut watch {
+            w.start();
+        }
         self.barrier.wait();
         self.barrier.wait();
         if let Some(t) = self.start.get() {
@@ -373,6 +382,7 @@ impl Start<'_> {
         }
         let mut end = worker::run(&plan, &mut backend, pool, gen, ch);
         end.job_worker = self.job_worker;
+        end.handoff = watch.map(handoff::Watch::finish);
         drop(backend); // unregister buffers before the pool goes away
         self.finished[self.job].fetch_add(1, Ordering::Release);
         let _ = self.tx.send(Msg::Done { job: self.job, worker: self.worker, end: Box::new(end) });
@@ -424,24 +434,27 @@ pub(super) fn worker_thread(
     let faults = ctl.write_faults.clone().filter(|_| crate::target::fault::ENABLED && setup.files.len() <= 1);
     match setup.engine {
         EngineKind::IoUring => match Uring::new(&cfg) {
-            Ok(b) => match faults {
-                Some(h) => s.measure(Faulty::new(b, h, setup.fd), plan, pool, gen, &ch),
-                None => s.measure(b, plan, pool, gen, &ch),
-            },
+            Ok(mut b) => {
+                let watch = handoff::prepare(&mut b, plan.region_offset, plan.bs, &setup.iowq_cpus, plan.depth);
+                match faults {
+                    Some(h) => s.measure(Faulty::new(b, h, setup.fd), plan, pool, gen, &ch, watch),
+                    None => s.measure(b, plan, pool, gen, &ch, watch),
+                }
+            }
             Err(e) => {
                 let (msg, usage) = uring_setup_message(&e, plan.depth);
                 s.fail(msg, usage)
             }
         },
         EngineKind::Psync => match faults {
-            Some(h) => s.measure(Faulty::new(Psync::new(&cfg), h, setup.fd), plan, pool, gen, &ch),
-            None => s.measure(Psync::new(&cfg), plan, pool, gen, &ch),
+            Some(h) => s.measure(Faulty::new(Psync::new(&cfg), h, setup.fd), plan, pool, gen, &ch, None),
+            None => s.measure(Psync::new(&cfg), plan, pool, gen, &ch, None),
         },
-        EngineKind::Null => s.measure(Null::new(&cfg, ctl.null_fault), plan, pool, gen, &ch),
+        EngineKind::Null => s.measure(Null::new(&cfg, ctl.null_fault), plan, pool, gen, &ch, None),
         EngineKind::Mem => match setup.mem {
             Some(region) => {
                 let b = Mem::new(&cfg, region, plan.region_offset, setup.job_worker, setup.workers_in_job);
-                s.measure(b, plan, pool, gen, &ch)
+                s.measure(b, plan, pool, gen, &ch, None)
             }
             None => s.fail("the mem engine's region is missing".into(), false),
         },

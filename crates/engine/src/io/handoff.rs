@@ -1,0 +1,80 @@
+//! io_uring's hand-off of requests to its kernel workers ("async punt"): seen, placed and
+//! accounted (`docs/METHOD.md`, "Hand-off to the kernel's workers").
+//!
+//! A target that cannot take a request without blocking (zram, bio-based drivers) has io_uring
+//! run every request in kernel worker threads of the submitting thread (`iou-wrk-<tid>`).
+//! Left alone, those threads inherit the submitter's CPU pin, and the kernel adds a worker
+//! only when the running ones block, which a RAM device never does: one thread on the
+//! submitter's CPU then does all the I/O, and the figure is that placement's, not the
+//! device's. A worker whose probe finds its requests handed off submits each request for
+//! hand-off at once, lets the kernel's workers run on every CPU the process may use and caps
+//! them at its queue depth; the bytes its own thread and its kernel workers moved tell what
+//! share of the I/O the workers did.
+
+use crate::io::backend::uring::Uring;
+use platform::threads::{self, TaskCounters};
+
+/// What a worker's hand-off came to, for its end report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HandoffEnd {
+    /// Storage bytes the worker's own thread moved over the run.
+    pub own_bytes: u64,
+    /// Storage bytes its kernel workers moved (those alive at the end).
+    pub kernel_bytes: u64,
+    pub kernel_workers: u32,
+    /// Their CPU time, ns.
+    pub kernel_cpu_ns: u64,
+    /// Requests were submitted for hand-off at once.
+    pub forced: bool,
+    /// CPUs the kernel's workers were given; empty: inherited.
+    pub cpus: Vec<u32>,
+    /// Their cap per submitting thread; 0: the kernel's.
+    pub max_workers: u32,
+}
+
+/// A worker's watch over its hand-off, from before its first I/O to its end.
+pub struct Watch {
+    tid: u32,
+    base: TaskCounters,
+    end: HandoffEnd,
+}
+
+/// Probe the ring's target with one read at `offset` of `len` bytes; where its requests are
+/// handed off, place the kernel's workers on `cpus` (the CPUs the process may use) and cap
+/// them at `depth`. `None` where the OS cannot tell threads apart.
+pub fn prepare(ring: &mut Uring, offset: u64, len: u32, cpus: &[usize], depth: u32) -> Option<Watch> {
+    let tid = threads::current_tid()?;
+    let mut end = HandoffEnd::default();
+    if ring.probe_handoff(offset, len) == Some(true) {
+        let (aff, capped) = ring.hand_off(cpus, depth);
+        end.forced = true;
+        if aff {
+            end.cpus = cpus.iter().map(|&c| c as u32).collect();
+        }
+        if capped {
+            end.max_workers = depth;
+        }
+    }
+    Some(Watch { tid, base: TaskCounters::default(), end })
+}
+
+impl Watch {
+    /// The run starts now: the thread's own counters from here on.
+    pub fn start(&mut self) {
+        self.base = threads::counters(self.tid).unwrap_or_default();
+    }
+
+    /// The run is over (the ring still open, so its workers are alive): what each side moved.
+    pub fn finish(mut self) -> HandoffEnd {
+        let own = threads::counters(self.tid).unwrap_or_default().since(&self.base);
+        self.end.own_bytes = own.bytes();
+        for w in threads::io_workers_of(self.tid) {
+            if let Some(c) = threads::counters(w) {
+                self.end.kernel_workers += 1;
+                self.end.kernel_bytes += c.bytes();
+                self.end.kernel_cpu_ns += c.cpu_ns;
+            }
+        }
+        self.end
+    }
+}
