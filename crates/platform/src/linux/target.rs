@@ -1,6 +1,6 @@
 //! Linux's target operations: `open(2)` flags, the block layer's ioctls, `statx`, `fallocate`.
 
-use crate::target::{DirectAlign, Discard, OpenHow, SectorSizes, TargetOps};
+use crate::target::ops::{DirectAlign, Discard, OpenHow, SectorSizes, TargetOps};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};

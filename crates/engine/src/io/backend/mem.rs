@@ -153,7 +153,7 @@ impl Backend for Mem {
             Op::Fsync | Op::Discard | Op::PunchHole => Completion::Done(0),
             Op::Read | Op::Write => self.copy(op, offset, buf, len),
         };
-        self.done.0.push((slot, res));
+        self.done.push(slot, res);
         Ok(())
     }
 

@@ -34,8 +34,11 @@ pub enum Op {
     PunchHole,
 }
 
-/// How one I/O ended: what a backend hands the worker per I/O. 8 bytes and `Copy`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How one I/O ended: what a backend hands the worker per I/O. 8 bytes and `Copy`: laid out
+/// as C would (`repr(C, u32)`: a u32 tag, then the u32 field), so that the worker's per-I/O
+/// test "done, all of it" is one comparison of 8 bytes.
+#[derive(Debug, Clone, Copy, Eq)]
+#[repr(C, u32)]
 pub enum Completion {
     /// Done: the bytes transferred (0 for an fsync, a discard or a punched hole; fewer than
     /// asked for is a short transfer).
@@ -44,7 +47,23 @@ pub enum Completion {
     Failed(OsCode),
 }
 
+impl PartialEq for Completion {
+    /// One comparison of the 8 bytes: the same tag and the same field.
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        self.bits() == other.bits()
+    }
+}
+
 impl Completion {
+    /// The 8 bytes as one number (in the machine's byte order; only ever compared).
+    #[inline]
+    fn bits(self) -> u64 {
+        // SAFETY: `repr(C, u32)`: a u32 tag and one u32 field (u32, or OsCode, a transparent
+        // i32), 8 bytes without padding, all of them initialised in either variant.
+        unsafe { std::mem::transmute::<Completion, u64>(self) }
+    }
+
     /// The error, if it failed.
     #[inline]
     pub fn error(self) -> Option<OsCode> {
@@ -135,16 +154,33 @@ impl BackendConfig {
 
 /// Completions of a synchronous backend, kept until the worker reaps them (preallocated:
 /// the list never grows past the depth).
-pub(crate) struct Completed(pub(crate) Vec<(u32, Completion)>);
+///
+/// Each is packed into 8 bytes: whether it failed (bit 63), the slot (bits 32..63: slots are
+/// fewer than the deepest queue, far below 2^31) and the bytes or the OS code's bits (0..32).
+/// A `(slot, Completion)` pair takes 12 bytes, and with them the null engine's loop
+/// (`worker/null/randread/qd32`) ran 3-4 % slower than with bytes-or-minus-errno.
+pub(crate) struct Completed(Vec<u64>);
 
 impl Completed {
     pub(crate) fn new(depth: u32) -> Self {
         Self(Vec::with_capacity(depth as usize + 1))
     }
     #[inline]
+    pub(crate) fn push(&mut self, slot: u32, c: Completion) {
+        debug_assert!(slot < 1 << 31, "slot {slot}");
+        let (failed, field) = match c {
+            Completion::Done(n) => (0, n),
+            Completion::Failed(code) => (1, code.raw() as u32),
+        };
+        self.0.push((failed << 63) | (u64::from(slot) << 32) | u64::from(field));
+    }
+    #[inline]
     pub(crate) fn reap<F: FnMut(u32, Completion)>(&mut self, mut f: F) {
-        for (s, r) in self.0.drain(..) {
-            f(s, r);
+        for e in self.0.drain(..) {
+            let (slot, field) = ((e >> 32) as u32 & 0x7fff_ffff, e as u32);
+            let c =
+                if e >> 63 == 0 { Completion::Done(field) } else { Completion::Failed(OsCode::from_raw(field as i32)) };
+            f(slot, c);
         }
     }
 }
@@ -154,8 +190,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_completion_is_eight_bytes() {
+    fn a_completion_is_eight_bytes_compared_whole() {
         assert_eq!(std::mem::size_of::<Completion>(), 8);
-        assert_eq!(std::mem::size_of::<(u32, Completion)>(), 12);
+        let (done, failed) = (Completion::Done(5), Completion::Failed(OsCode::from_raw(5)));
+        assert_eq!(done, Completion::Done(5));
+        assert_ne!(done, Completion::Done(6));
+        assert_ne!(done, failed, "the tag counts");
+        assert_eq!(failed, Completion::Failed(OsCode::from_raw(5)));
+        assert_eq!((done.error(), failed.error()), (None, Some(OsCode::from_raw(5))));
+    }
+
+    #[test]
+    fn completed_hands_back_what_was_pushed() {
+        let max_slot = spec::validate::MAX_QD + 1;
+        let all = [
+            (0, Completion::Done(4096)),
+            (max_slot, Completion::Done(u32::MAX)),
+            (7, Completion::Done(0)),
+            (max_slot, Completion::Failed(OsCode::from_raw(libc::EIO))),
+            (1, Completion::Failed(OsCode::from_raw(-1))),
+            (2, Completion::Failed(OsCode::from_raw(i32::MIN))),
+            (3, Completion::Failed(OsCode::from_raw(0))),
+        ];
+        let mut done = Completed::new(8);
+        for (slot, c) in all {
+            done.push(slot, c);
+        }
+        let mut got = Vec::new();
+        done.reap(|slot, c| got.push((slot, c)));
+        assert_eq!(got, all);
+        done.reap(|_, _| panic!("reaped twice"));
     }
 }

@@ -26,7 +26,7 @@ impl Backend for Null {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, _: u64, _: *mut u8, len: u32, _: u16) -> io::Result<()> {
         let res = self.fault.result(Completion::Done(if matches!(op, Op::Read | Op::Write) { len } else { 0 }));
-        self.done.0.push((slot, res));
+        self.done.push(slot, res);
         Ok(())
     }
 

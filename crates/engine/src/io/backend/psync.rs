@@ -45,7 +45,7 @@ impl Backend for Psync {
     #[inline]
     fn queue(&mut self, slot: u32, op: Op, offset: u64, buf: *mut u8, len: u32, _: u16) -> io::Result<()> {
         let (file, offset) = if self.multi { crate::io::files::split(offset) } else { (0, offset) };
-        self.done.0.push((slot, sync_io(self.fds[file], op, offset, buf, len)));
+        self.done.push(slot, sync_io(self.fds[file], op, offset, buf, len));
         Ok(())
     }
 

@@ -1,11 +1,6 @@
-//! What the engine asks of a test target's OS, beyond reading and writing it: open it for
-//! direct I/O, a block device's size and sector sizes, the direct-I/O alignment, discard a
-//! block device's range, punch a hole in a file and reserve a file's range. One trait,
-//! [`TargetOps`], implemented once per OS: [`Native`] is this OS's (Linux: `open(2)` flags,
-//! the `BLK*` ioctls, `statx`, `fallocate`). Windows implements it next.
-//!
-//! Every method is an OS call and nothing more: the rules around them (when a target may be
-//! written, what a refused direct open means to the user) are the engine's.
+//! The OS-neutral half of [`TargetOps`]: the trait and the values it speaks in. Each OS's
+//! module implements it from here; `super::Native` names this OS's (apart, so that the OS
+//! modules and the choice among them do not use each other).
 
 use std::fs::File;
 use std::io;
@@ -84,7 +79,3 @@ pub trait TargetOps {
     /// them later cannot run out of space.
     fn reserve(h: Self::Handle, offset: u64, len: u64) -> io::Result<()>;
 }
-
-/// This OS's target operations.
-#[cfg(target_os = "linux")]
-pub type Native = crate::linux::target::Linux;
