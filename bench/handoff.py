@@ -72,7 +72,7 @@ class Device:
         elif cls in ("ramloop", "ext4"):
             backing = tempfile.mktemp(prefix="dm-handoff-", dir="/dev/shm")
             self.undo.append(lambda: os.unlink(backing))
-            extra = 64 if cls == "ext4" else 0
+            extra = size_mib // 4 + 64 if cls == "ext4" else 0
             sh("truncate", "-s", f"{size_mib + extra}M", backing)
             loop = sh("losetup", "-f", "--show", backing)
             self.undo.append(lambda: sh("losetup", "-d", loop))
@@ -200,8 +200,10 @@ def main():
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     runs = []
     for cls in a.classes.split(","):
-        dev = Device(cls, a.size, None)
+        dev = Device.__new__(Device)
+        dev.cls, dev.undo = cls, []
         try:
+            dev.__init__(cls, a.size, None)
             for case in a.cases.split(","):
                 for rnd in range(a.rounds):
                     order = ["fio"] + [v[0] for v in variants]

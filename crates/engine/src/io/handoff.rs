@@ -7,8 +7,8 @@
 //! only when the running ones block, which a RAM device never does: one thread on the
 //! submitter's CPU then does all the I/O, and the figure is that placement's, not the
 //! device's. A worker whose probe finds its requests handed off submits each request for
-//! hand-off at once, lets the kernel's workers run on every CPU the process may use and caps
-//! them at its queue depth; the bytes its own thread and its kernel workers moved tell what
+//! hand-off at once, lets the kernel's workers (and itself) run on every CPU the process may
+//! use and caps them at its queue depth; the bytes its own thread and its kernel workers moved tell what
 //! share of the I/O the workers did.
 
 use crate::io::backend::uring::Uring;
@@ -59,6 +59,11 @@ pub fn prepare(ring: &mut Uring, offset: u64, len: u32, cpus: &[usize], depth: u
 }
 
 impl Watch {
+    /// The worker's requests are handed off, and placed as [`prepare`] says.
+    pub fn forced(&self) -> bool {
+        self.end.forced
+    }
+
     /// The run starts now: the thread's own counters from here on.
     pub fn start(&mut self) {
         self.base = threads::counters(self.tid).unwrap_or_default();

@@ -259,10 +259,17 @@ fn build_backend_cfg(
 }
 
 fn pin_current_thread(cpu: usize) {
-    // SAFETY: zeroed cpu_set_t is valid; cpu < CPU_SETSIZE (it came from allowed_cpus).
+    set_current_affinity(&[cpu]);
+}
+
+/// Let the calling thread run on `cpus` (all of them from the process's allowed set).
+fn set_current_affinity(cpus: &[usize]) {
+    // SAFETY: zeroed cpu_set_t is valid; each cpu < CPU_SETSIZE (it came from allowed_cpus).
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
         // Best effort: a failure only leaves the thread where the scheduler put it.
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
@@ -429,13 +436,22 @@ pub(super) fn worker_thread(
     };
     let cfg = build_backend_cfg(setup.fd, &setup.files, setup.plan.depth, &pool, ctl.register_buffers, setup.offload);
     let ch = Channels { tx: tx.clone(), recycle, live, stop: ctl.stop.clone() };
-    let (plan, pool, gen) = (setup.plan, &mut pool, &mut gen);
+    let (mut plan, pool, gen) = (setup.plan, &mut pool, &mut gen);
     // (Write faults address one file: a job over several runs without them.)
     let faults = ctl.write_faults.clone().filter(|_| crate::target::fault::ENABLED && setup.files.len() <= 1);
     match setup.engine {
         EngineKind::IoUring => match Uring::new(&cfg) {
             Ok(mut b) => {
                 let watch = handoff::prepare(&mut b, plan.region_offset, plan.bs, &setup.iowq_cpus, plan.depth);
+                if watch.as_ref().is_some_and(handoff::Watch::forced) {
+                    // The I/O runs in the kernel's workers: a pinned submitter would only hold
+                    // one of their CPUs to itself, and a polling one would hold the CPU their
+                    // completions need (measured: docs/METHOD.md).
+                    if setup.cpu.is_some() {
+                        set_current_affinity(&setup.iowq_cpus);
+                    }
+                    plan.poll_ns = 0;
+                }
                 match faults {
                     Some(h) => s.measure(Faulty::new(b, h, setup.fd), plan, pool, gen, &ch, watch),
                     None => s.measure(b, plan, pool, gen, &ch, watch),
