@@ -243,11 +243,12 @@ fn per_job_logs_0_gathers_the_threads_in_one_file_and_the_text_says_what_happene
     // Each worker's I/Os fail from the 500th on (counted, not moved): 4000 KiB/s (1000 IOPS of
     // 4 KiB) in the first two windows, nothing in the last.
     // (An I/O may complete just across a window's edge on a busy machine: each window within
-    // 2 %, and each thread's first two windows hold exactly its 500 I/Os.)
+    // 2 %, and each thread's 500 I/Os all land before the last window, the 500th possibly just
+    // past the second window's edge: 3 984 + 16 KiB/s seen under CI's load.)
     for t in rows.chunks(4) {
         let w: Vec<u64> = t.iter().map(|r| r[1]).collect();
         assert!(w[..2].iter().all(|&v| v.abs_diff(4000) <= 80), "{rows:?}");
-        assert_eq!((w[0] + w[1], w[3]), (8000, 0), "{rows:?}");
+        assert_eq!((w[0] + w[1] + w[2], w[3]), (8000, 0), "{rows:?}");
     }
     let text = stdout_of(&o);
     assert!(text.contains("started 0.2") && text.contains("after its group"), "{text}");
