@@ -43,20 +43,25 @@ pub(crate) const HANDOFF_SHARE: f64 = 0.05;
 /// share below [`HANDOFF_SHARE`].
 pub(crate) fn handoff_warning(r: &JobResult) -> Option<String> {
     let h = r.handoff.as_ref()?;
+    if h.policy == stats::HandoffPolicy::Threads {
+        return Some(format!(
+            "{}: {} cannot take a request without blocking, so io_uring would run each in a kernel worker \
+             thread; diskmeter served the queue depth with {} thread(s) of synchronous I/O instead (the psync \
+             engine), each request run in the thread that issued it. The figure is the device's with that many \
+             requests at once, and the CPU time is mostly its own work; async engines (fio's io_uring or libaio) \
+             measure less on it, by where their kernel workers run (--handoff ring to see io_uring's)",
+            r.name,
+            device_of(r),
+            h.threads
+        ));
+    }
     let what = match h.share {
         Some(s) if s < HANDOFF_SHARE => return None,
         Some(s) => format!("{:.0} % of the I/O", s * 100.0),
         None if h.kernel_workers == 0 => return None,
         None => "the I/O".to_string(),
     };
-    let device = r
-        .device_view
-        .as_ref()
-        .map(|v| v.device.as_str())
-        .filter(|d| !d.is_empty())
-        .map(str::to_string)
-        .or_else(|| r.spec.target.as_ref().map(|p| p.display().to_string()))
-        .unwrap_or_else(|| "the target".into());
+    let device = device_of(r);
     let placed = match (h.forced, h.kernel_cpus.as_slice()) {
         (true, []) => format!(
             "diskmeter submitted every request to be handed off at once, at most {} worker(s) per thread",
@@ -75,6 +80,17 @@ pub(crate) fn handoff_warning(r: &JobResult) -> Option<String> {
          threads run and how many there are; {placed}",
         r.name, h.kernel_workers, h.kernel_cpu_pct
     ))
+}
+
+/// The device a result measured, as its counters name it, else its target.
+fn device_of(r: &JobResult) -> String {
+    r.device_view
+        .as_ref()
+        .map(|v| v.device.as_str())
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
+        .or_else(|| r.spec.target.as_ref().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "the target".into())
 }
 
 /// CPUs as ranges: `0-3,6`.
@@ -105,6 +121,7 @@ fn reference_run(b: BoundJob, stop: Arc<AtomicBool>, ctl: &RunControl) -> Option
         poll_ns: 0,
         poll_max_depth: 0,
         keep_histograms: false,
+        handoff: ctl.handoff,
     };
     run_group(&[b], false, &c, &mut |_| {}).ok()
 }
@@ -116,7 +133,10 @@ pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
         return;
     }
     let measured = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
-    if r.cpu.max_worker_pct >= 95.0 {
+    // A worker doing synchronous I/O on a device that does its work in the caller's thread
+    // (zram compresses there) is busy with the device's work, not the tool's.
+    let device_cpu = r.handoff.as_ref().is_some_and(|h| h.policy == stats::HandoffPolicy::Threads);
+    if r.cpu.max_worker_pct >= 95.0 && !device_cpu {
         doc.warn(
             codes::TOOL_BOTTLENECK,
             format!(
@@ -282,6 +302,7 @@ mod tests {
             forced: true,
             kernel_cpus: vec![0, 1, 2, 5],
             max_kernel_workers: 2,
+            ..Default::default()
         });
         let w = handoff_warning(&r).unwrap();
         assert!(w.starts_with("rnd: 100 % of the I/O on /dev/zram1 ran in io_uring's kernel worker threads (2 of them, 143 % of a CPU)"), "{w}");
@@ -300,6 +321,14 @@ mod tests {
         );
         r.handoff.as_mut().unwrap().kernel_workers = 0;
         assert_eq!(handoff_warning(&r), None);
+        // Served by threads: the device is named with the threads, and how to see io_uring's.
+        r.handoff = Some(stats::Handoff { policy: stats::HandoffPolicy::Threads, threads: 32, ..Default::default() });
+        let w = handoff_warning(&r).unwrap();
+        assert!(w.starts_with("rnd: /dev/zram1 cannot take a request without blocking"), "{w}");
+        assert!(
+            w.contains("with 32 thread(s) of synchronous I/O") && w.ends_with("(--handoff ring to see io_uring's)"),
+            "{w}"
+        );
         assert_eq!(cpu_list(&[3]), "3");
     }
 

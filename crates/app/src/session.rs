@@ -140,7 +140,15 @@ pub struct TargetFlags {
     /// Keep lossless latency histograms and wall-clock times in the results (`--histograms`),
     /// so that `merge` can combine results of several hosts.
     pub histograms: bool,
+    /// `--handoff`: how to run a job whose target hands io_uring's requests to kernel workers
+    /// (None: [`DEFAULT_HANDOFF`]).
+    pub handoff: Option<stats::HandoffPolicy>,
 }
+
+/// Where the target hands io_uring's requests to kernel workers, diskmeter serves the queue
+/// depth with threads of synchronous I/O unless told otherwise (`docs/METHOD.md`, "Hand-off to
+/// the kernel's workers": on zram 1.3–18× the IOPS of io_uring's hand-off, at every shape).
+pub const DEFAULT_HANDOFF: stats::HandoffPolicy = stats::HandoffPolicy::Threads;
 
 impl TargetFlags {
     /// The flags on `ranks`: several ranks merge exactly only with every rank's histograms.
@@ -178,6 +186,7 @@ impl TargetFlags {
                     engine::io::runner::DEFAULT_POLL_MAX_DEPTH
                 },
                 keep_histograms: self.histograms,
+                handoff: self.handoff.unwrap_or(DEFAULT_HANDOFF),
             },
             ceiling_check: !self.no_ceiling_check,
             default_size: DEFAULT_SIZE,

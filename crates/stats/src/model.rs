@@ -365,6 +365,40 @@ pub struct Handoff {
     /// the kernel's own.
     #[serde(default)]
     pub max_kernel_workers: u32,
+    /// How diskmeter ran the job's requests once it knew they would be handed off.
+    #[serde(default)]
+    pub policy: HandoffPolicy,
+    /// [`HandoffPolicy::Threads`]: the threads of synchronous I/O that served the queue depth.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub threads: u32,
+}
+
+/// Where a target hands io_uring's requests to kernel workers, how diskmeter runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HandoffPolicy {
+    /// io_uring, every request handed off at once, its kernel workers placed on the allowed
+    /// CPUs and capped at the queue depth.
+    #[default]
+    Ring,
+    /// The queue depth served by as many threads of synchronous I/O (the psync engine): each
+    /// request runs in the thread that issued it, as it would in a kernel worker, without
+    /// the hand-over to that worker and back.
+    Threads,
+}
+
+impl HandoffPolicy {
+    /// Its name in options and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ring => "ring",
+            Self::Threads => "threads",
+        }
+    }
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// How many I/Os of one block size a job completed.

@@ -75,6 +75,35 @@ pub struct TargetArgs {
     /// If another run holds the test file or device, refuse (exit 2) instead of waiting for it.
     #[arg(long)]
     pub no_wait: bool,
+    #[arg(long, value_name = "POLICY", value_enum, help = handoff_help())]
+    pub handoff: Option<Handoff>,
+}
+
+/// `--handoff`: how a job runs where the target hands io_uring's requests to kernel workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Handoff {
+    Threads,
+    Ring,
+}
+
+impl From<Handoff> for stats::HandoffPolicy {
+    fn from(h: Handoff) -> Self {
+        match h {
+            Handoff::Threads => stats::HandoffPolicy::Threads,
+            Handoff::Ring => stats::HandoffPolicy::Ring,
+        }
+    }
+}
+
+/// `--handoff`'s help, its default read from the constant that sets it.
+fn handoff_help() -> String {
+    format!(
+        "Where the target hands io_uring's requests to kernel worker threads (zram, bio-based \
+         drivers; found by a probe read): threads = serve the queue depth with as many threads of \
+         synchronous I/O, each request run in the thread that issued it; ring = keep io_uring, \
+         hand every request off at once and let its workers use every allowed CPU [default: {}]",
+        app::session::DEFAULT_HANDOFF.name()
+    )
 }
 
 /// `--sustained` and its options (`mark`, `run`).
@@ -141,6 +170,7 @@ impl From<&TargetArgs> for app::session::TargetFlags {
             no_ceiling_check: a.no_ceiling_check,
             no_wait: a.no_wait,
             histograms: false,
+            handoff: a.handoff.map(Into::into),
         }
     }
 }

@@ -10,9 +10,20 @@
 //! hand-off at once, lets the kernel's workers (and itself) run on every CPU the process may
 //! use and caps them at its queue depth; the bytes its own thread and its kernel workers moved tell what
 //! share of the I/O the workers did.
+//!
+//! By default ([`stats::HandoffPolicy::Threads`]) a job whose target hands reads off does not
+//! run on io_uring at all: a probe before the workers start finds it ([`target_hands_off`]),
+//! and the job's queue depth is served by as many threads of synchronous I/O, each request
+//! running in the thread that issued it, as it would in a kernel worker, without the two
+//! thread hand-overs per request ([`by_threads`]).
 
-use crate::io::backend::uring::Uring;
+use super::backend::uring::Uring;
+use super::backend::BackendConfig;
+use super::runner::{BoundJob, RunControl};
 use platform::threads::{self, TaskCounters};
+use spec::EngineKind;
+use std::borrow::Cow;
+use std::os::fd::RawFd;
 
 /// What a worker's hand-off came to, for its end report.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -82,4 +93,57 @@ impl Watch {
         }
         self.end
     }
+}
+
+/// Whether the target behind `fd` has io_uring hand its reads to kernel workers: one read of
+/// `len` bytes at `offset` from a ring of a new thread's own (a thread that never had one, so
+/// any kernel worker under it is this read's). `None` where it cannot tell: no io_uring, a
+/// failed read, an OS that cannot tell threads apart.
+pub fn target_hands_off(fd: RawFd, offset: u64, len: u32) -> Option<bool> {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let cfg =
+                BackendConfig { fd, files: Vec::new(), depth: 1, buffers: None, register_file: false, sqpoll: false };
+            Uring::new(&cfg).ok()?.probe_handoff(offset, len)
+        })
+        .join()
+        .ok()
+        .flatten()
+    })
+}
+
+/// The group's jobs as they will run under `ctl`'s hand-off policy: with
+/// [`stats::HandoffPolicy::Threads`], each io_uring job (not submitted by an SQ polling thread)
+/// whose target hands reads off runs on the psync engine, its queue depth served by threads,
+/// and says so (`handoff_threads`). Borrowed as they are where none does.
+pub fn by_threads<'a>(jobs: &'a [BoundJob], ctl: &RunControl) -> Cow<'a, [BoundJob]> {
+    if ctl.handoff != stats::HandoffPolicy::Threads {
+        return Cow::Borrowed(jobs);
+    }
+    let mut probed: Vec<(RawFd, Option<bool>)> = Vec::new();
+    let mut out = Cow::Borrowed(jobs);
+    for (i, j) in jobs.iter().enumerate() {
+        if j.spec.engine != EngineKind::IoUring || j.spec.offload || j.fd < 0 {
+            continue;
+        }
+        let punts = match probed.iter().find(|(fd, _)| *fd == j.fd) {
+            Some(&(_, p)) => p,
+            None => {
+                let p = target_hands_off(j.fd, j.region_offset, j.lens.max());
+                probed.push((j.fd, p));
+                p
+            }
+        };
+        if punts == Some(true) {
+            let job = &mut out.to_mut()[i];
+            job.spec.engine = EngineKind::Psync;
+            job.handoff_threads = true;
+        }
+    }
+    out
+}
+
+/// The hand-off record of a job that ran on threads ([`by_threads`]), with `threads` of them.
+pub fn threads_record(threads: u32) -> stats::Handoff {
+    stats::Handoff { policy: stats::HandoffPolicy::Threads, threads, ..stats::Handoff::default() }
 }

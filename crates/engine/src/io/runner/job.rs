@@ -35,6 +35,9 @@ pub struct BoundJob {
     /// A job over several files (`spec.files`): every file's descriptor in the spec's order
     /// (`fd` is the first). Empty: `fd` alone.
     pub files: Vec<RawFd>,
+    /// The target hands io_uring's requests to kernel workers, so the job runs on threads of
+    /// synchronous I/O instead (its engine is then psync; [`crate::io::handoff::by_threads`]).
+    pub handoff_threads: bool,
 }
 
 /// Run-wide switches.
@@ -67,6 +70,10 @@ pub struct RunControl {
     /// Keep lossless histograms (the whole window's and each second's) and the window's
     /// wall-clock times in the results, so that results of several hosts can be merged.
     pub keep_histograms: bool,
+    /// Where a probe finds that the target hands io_uring's requests to kernel workers: serve
+    /// the queue depth with threads of synchronous I/O ([`stats::HandoffPolicy::Threads`], the
+    /// default) or keep io_uring and place its workers ([`crate::io::handoff`]).
+    pub handoff: stats::HandoffPolicy,
 }
 
 /// [`RunControl::poll_ns`] by default: 100 µs. Past that, a wake-up's few microseconds are
@@ -113,6 +120,7 @@ impl Default for RunControl {
             poll_ns: DEFAULT_POLL_NS,
             poll_max_depth: DEFAULT_POLL_MAX_DEPTH,
             keep_histograms: false,
+            handoff: stats::HandoffPolicy::Threads,
         }
     }
 }

@@ -127,7 +127,12 @@ fn slot_result(
     r.errors = s.ends.iter().map(|e| e.errors).sum();
     r.first_error = s.ends.iter().find_map(|e| e.first_error.as_ref()).map(|f| fault_info(f, &r.name));
     r.cpu = cpu.usage(&s.ends);
-    r.handoff = handoff(&s.ends);
+    r.handoff = handoff(&s.ends).or_else(|| {
+        let threads =
+            in_slot.iter().filter(|&&j| jobs[j].handoff_threads).map(|&j| super::spawn::workers_of(&jobs[j].spec).0);
+        let n: usize = threads.sum();
+        (n > 0).then(|| crate::io::handoff::threads_record(n as u32))
+    });
     if let Some(e) = error {
         let in_this = e.job.as_deref().is_some_and(|n| in_slot.iter().any(|&j| jobs[j].spec.name == n));
         if e.job.as_deref() == Some(&r.name) || (group_reporting && in_this) {
@@ -158,6 +163,8 @@ fn handoff(ends: &[WorkerEnd]) -> Option<stats::Handoff> {
         forced: hs.iter().any(|h| h.forced),
         kernel_cpus: cpus,
         max_kernel_workers: hs.iter().map(|h| h.max_workers).max().unwrap_or(0),
+        policy: stats::HandoffPolicy::Ring,
+        threads: 0,
     })
 }
 
