@@ -10,7 +10,8 @@ Device classes, each set up and taken down here (root):
 * ``tmpfs``   a file on /dev/shm.
 
 Cases (the CrystalDiskMark card's shapes): RND4K Q32 read, RND4K Q1 read, SEQ1M Q8 read,
-RND4K Q32 write, SEQ1M Q8 write. Each round runs fio (io_uring, direct, default options) and
+RND4K Q32 write, SEQ1M Q8 write. Each round runs fio (io_uring, direct, default options; with
+--fio-psync also fio psync with numjobs = the queue depth) and
 each diskmeter variant back to back, in alternating order (A B, then B A). For every run the
 script reads the process's own CPU time (/proc/PID/stat, all threads, io_uring's workers
 included) over the middle of the run and reports CPU microseconds per I/O for both tools
@@ -20,6 +21,7 @@ alike, beside each tool's IOPS; medians and diskmeter/fio ratios at the end.
     sudo bench/handoff.py --classes zram --rounds 7
     sudo bench/handoff.py --variant nopin=--no-pin         # an extra diskmeter variant
     sudo bench/handoff.py --variant before=/tmp/old/diskmeter::   # another build
+    sudo bench/handoff.py --fio-psync                      # also fio psync, numjobs = QD
 
 Writes bench/results/handoff-<date>.json (every run) and a .txt table beside it.
 """
@@ -145,10 +147,14 @@ def timed(cmd, window):
     return out, (b[0] - a[0]) / TICK, b[1] - a[1]
 
 
-def run_fio(dev, case, runtime):
+def run_fio(dev, case, runtime, psync=False):
+    """fio's default io_uring job; with `psync`, the queue depth as that many psync jobs
+    (group reporting): fio's way to what diskmeter's threads policy does."""
     rw, bs, qd = CASES[case]
-    cmd = ["fio", "--name=f", f"--filename={dev.path}", "--direct=1", "--ioengine=io_uring",
-           f"--rw={rw}", f"--bs={bs}", f"--iodepth={qd}", f"--runtime={runtime}", "--time_based",
+    engine = ["--ioengine=psync", f"--numjobs={qd}", "--group_reporting"] if psync else \
+        ["--ioengine=io_uring", f"--iodepth={qd}"]
+    cmd = ["fio", "--name=f", f"--filename={dev.path}", "--direct=1", *engine,
+           f"--rw={rw}", f"--bs={bs}", f"--runtime={runtime}", "--time_based",
            "--output-format=json"]
     out, cpu, wall = timed(cmd, (1.0, runtime - 0.4))
     j = json.loads(out[out.index("{"):])["jobs"][0]
@@ -183,6 +189,8 @@ def main():
     ap.add_argument("--variant", action="append", default=[],
                     help="NAME=ARGS or NAME=BINARY::ARGS: another diskmeter run per round with these extra "
                          "arguments (and another build: a before/after comparison)")
+    ap.add_argument("--fio-psync", action="store_true",
+                    help="also run fio with ioengine=psync and numjobs=QD (tool fio-psync)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -197,6 +205,7 @@ def main():
         name, args = v.split("=", 1)
         binary, args = args.split("::", 1) if "::" in args else (a.bin, args)
         variants.append((name, (binary, args.split())))
+    tools = ["fio"] + (["fio-psync"] if a.fio_psync else []) + [v[0] for v in variants]
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     runs = []
     for cls in a.classes.split(","):
@@ -206,12 +215,12 @@ def main():
             dev.__init__(cls, a.size, None)
             for case in a.cases.split(","):
                 for rnd in range(a.rounds):
-                    order = ["fio"] + [v[0] for v in variants]
+                    order = tools
                     if rnd % 2:
-                        order.reverse()
+                        order = order[::-1]
                     for who in order:
-                        if who == "fio":
-                            iops, cpu, wall = run_fio(dev, case, a.runtime)
+                        if who.startswith("fio"):
+                            iops, cpu, wall = run_fio(dev, case, a.runtime, psync=who == "fio-psync")
                             warn, handoff = [], None
                         else:
                             binary, extra = dict(variants)[who]
@@ -223,11 +232,15 @@ def main():
                               f"{'-' if us is None else f'{us:6.2f}'} CPU us/IO  {' '.join(warn)}", flush=True)
         finally:
             dev.close()
-    lines = [f"{'class':8} {'case':16} {'tool':10} {'IOPS (median)':>14} {'x fio':>7} {'CPU us/IO':>10}  per round"]
+    # Each diskmeter variant's hand-off policy as its results said it (threads, ring or none).
+    def policy(rs):
+        ps = sorted({(r["handoff"] or {}).get("policy", "-") for r in rs})
+        return "/".join(ps) if rs and not rs[0]["tool"].startswith("fio") else ""
+    lines = [f"{'class':8} {'case':16} {'tool':10} {'IOPS (median)':>14} {'x fio':>7} {'CPU us/IO':>10} {'hand-off':8}  per round"]
     for cls in a.classes.split(","):
         for case in a.cases.split(","):
             base = None
-            for who in ["fio"] + [v[0] for v in variants]:
+            for who in tools:
                 rs = [r for r in runs if r["cls"] == cls and r["case"] == case and r["tool"] == who]
                 if not rs:
                     continue
@@ -238,7 +251,7 @@ def main():
                     base = med
                 ratio = med / base if base else float("nan")
                 each = " ".join(f"{r['iops']:.0f}" for r in rs)
-                lines.append(f"{cls:8} {case:16} {who:10} {med:14.0f} {ratio:7.2f} {cpu:10.2f}  {each}")
+                lines.append(f"{cls:8} {case:16} {who:10} {med:14.0f} {ratio:7.2f} {cpu:10.2f} {policy(rs):8}  {each}")
     table = "\n".join(lines)
     print(table)
     os.makedirs(a.out, exist_ok=True)

@@ -95,21 +95,33 @@ impl Watch {
     }
 }
 
-/// Whether the target behind `fd` has io_uring hand its reads to kernel workers: one read of
+/// Whether the target behind `fd` has io_uring hand its reads to kernel workers: a read of
 /// `len` bytes at `offset` from a ring of a new thread's own (a thread that never had one, so
-/// any kernel worker under it is this read's). `None` where it cannot tell: no io_uring, a
-/// failed read, an OS that cannot tell threads apart.
+/// any kernel worker under it is this read's), twice. The first read may be handed off for a
+/// passing reason (a file's dirty pages in the cache must be written before a direct read
+/// can go by them); the second tells how the target takes reads. `None` where it cannot
+/// tell: no io_uring, a failed read, an OS that cannot tell threads apart.
 pub fn target_hands_off(fd: RawFd, offset: u64, len: u32) -> Option<bool> {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let cfg =
-                BackendConfig { fd, files: Vec::new(), depth: 1, buffers: None, register_file: false, sqpoll: false };
-            Uring::new(&cfg).ok()?.probe_handoff(offset, len)
+    let once = || {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let cfg = BackendConfig {
+                    fd,
+                    files: Vec::new(),
+                    depth: 1,
+                    buffers: None,
+                    register_file: false,
+                    sqpoll: false,
+                };
+                Uring::new(&cfg).ok()?.probe_handoff(offset, len)
+            })
+            .join()
+            .ok()
+            .flatten()
         })
-        .join()
-        .ok()
-        .flatten()
-    })
+    };
+    once()?;
+    once()
 }
 
 /// The group's jobs as they will run under `ctl`'s hand-off policy: with
