@@ -101,7 +101,8 @@ fn handoff_help() -> String {
         "Where the target hands io_uring's requests to kernel worker threads (zram, bio-based \
          drivers; found by a probe read): threads = serve the queue depth with as many threads of \
          synchronous I/O, each request run in the thread that issued it; ring = keep io_uring, \
-         hand every request off at once and let its workers use every allowed CPU [default: {}]",
+         hand every request off at once and let its workers use every allowed CPU (replay \
+         always keeps io_uring: one thread issues its trace) [default: {}]",
         app::session::DEFAULT_HANDOFF.name()
     )
 }
