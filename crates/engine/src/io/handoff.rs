@@ -6,16 +6,17 @@
 //! Left alone, those threads inherit the submitter's CPU pin, and the kernel adds a worker
 //! only when the running ones block, which a RAM device never does: one thread on the
 //! submitter's CPU then does all the I/O, and the figure is that placement's, not the
-//! device's. A worker whose probe finds its requests handed off submits each request for
-//! hand-off at once, lets the kernel's workers (and itself) run on every CPU the process may
-//! use and caps them at its queue depth; the bytes its own thread and its kernel workers moved tell what
-//! share of the I/O the workers did.
+//! device's. With `--handoff ring`, a worker whose target the probe found handing requests
+//! off submits each request for hand-off at once, lets the kernel's workers (and itself) run on
+//! every CPU the process may use and caps them at its queue depth; the bytes its own thread and
+//! its kernel workers moved tell what share of the I/O the workers did.
 //!
 //! By default ([`stats::HandoffPolicy::Threads`]) a job whose target hands reads off does not
 //! run on io_uring at all: a probe before the workers start finds it ([`target_hands_off`]),
 //! and the job's queue depth is served by as many threads of synchronous I/O, each request
 //! running in the thread that issued it, as it would in a kernel worker, without the two
-//! thread hand-overs per request ([`by_threads`]).
+//! thread hand-overs per request ([`plan`]). With [`stats::HandoffPolicy::Ring`] the same probe
+//! has the job's workers hand every request off at once ([`prepare`]).
 
 use super::backend::uring::Uring;
 use super::backend::BackendConfig;
@@ -50,13 +51,14 @@ pub struct Watch {
     end: HandoffEnd,
 }
 
-/// Probe the ring's target with one read at `offset` of `len` bytes; where its requests are
-/// handed off, place the kernel's workers on `cpus` (the CPUs the process may use) and cap
-/// them at `depth`. `None` where the OS cannot tell threads apart.
-pub fn prepare(ring: &mut Uring, offset: u64, len: u32, cpus: &[usize], depth: u32) -> Option<Watch> {
+/// Watch the calling worker's hand-off from here on; where the probe before the run found its
+/// target handing requests off (`forced`, [`plan`]), hand every request of `ring` off at once,
+/// place the kernel's workers on `cpus` (the CPUs the process may use) and cap them at `depth`.
+/// `None` where the OS cannot tell threads apart.
+pub fn prepare(ring: &mut Uring, forced: bool, cpus: &[usize], depth: u32) -> Option<Watch> {
     let tid = threads::current_tid()?;
     let mut end = HandoffEnd::default();
-    if ring.probe_handoff(offset, len) == Some(true) {
+    if forced {
         let (aff, capped) = ring.hand_off(cpus, depth);
         end.forced = true;
         if aff {
@@ -124,18 +126,17 @@ pub fn target_hands_off(fd: RawFd, offset: u64, len: u32) -> Option<bool> {
     once()
 }
 
-/// The group's jobs as they will run under `ctl`'s hand-off policy: with
-/// [`stats::HandoffPolicy::Threads`], each io_uring job (not submitted by an SQ polling thread)
-/// whose target hands reads off runs on the psync engine, its queue depth served by threads,
-/// and says so (`handoff_threads`). Borrowed as they are where none does.
-pub fn by_threads<'a>(jobs: &'a [BoundJob], ctl: &RunControl) -> Cow<'a, [BoundJob]> {
-    if ctl.handoff != stats::HandoffPolicy::Threads {
-        return Cow::Borrowed(jobs);
-    }
+/// The group's jobs as they will run under `ctl`'s hand-off policy. Each io_uring job's target
+/// is probed ([`target_hands_off`], once per descriptor); where it hands reads off, the job
+/// runs on the psync engine, its queue depth served by threads
+/// ([`stats::HandoffPolicy::Threads`], unless an SQ polling thread submits for it), or keeps
+/// io_uring with every request handed off at once ([`stats::HandoffPolicy::Ring`]); `handoff`
+/// says which. Borrowed as they are where no target hands off.
+pub fn plan<'a>(jobs: &'a [BoundJob], ctl: &RunControl) -> Cow<'a, [BoundJob]> {
     let mut probed: Vec<(RawFd, Option<bool>)> = Vec::new();
     let mut out = Cow::Borrowed(jobs);
     for (i, j) in jobs.iter().enumerate() {
-        if j.spec.engine != EngineKind::IoUring || j.spec.offload || j.fd < 0 {
+        if j.spec.engine != EngineKind::IoUring || j.fd < 0 {
             continue;
         }
         let punts = match probed.iter().find(|(fd, _)| *fd == j.fd) {
@@ -146,16 +147,51 @@ pub fn by_threads<'a>(jobs: &'a [BoundJob], ctl: &RunControl) -> Cow<'a, [BoundJ
                 p
             }
         };
-        if punts == Some(true) {
-            let job = &mut out.to_mut()[i];
+        if punts != Some(true) {
+            continue;
+        }
+        let job = &mut out.to_mut()[i];
+        if ctl.handoff == stats::HandoffPolicy::Threads && !job.spec.offload {
             job.spec.engine = EngineKind::Psync;
-            job.handoff_threads = true;
+            job.handoff = Some(stats::HandoffPolicy::Threads);
+        } else {
+            job.handoff = Some(stats::HandoffPolicy::Ring);
         }
     }
     out
 }
 
-/// The hand-off record of a job that ran on threads ([`by_threads`]), with `threads` of them.
+/// The hand-off record of a job that ran on threads ([`plan`]), with `threads` of them.
 pub fn threads_record(threads: u32) -> stats::Handoff {
     stats::Handoff { policy: stats::HandoffPolicy::Threads, threads, ..stats::Handoff::default() }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    /// A file just written through the page cache: the first direct read must wait for its dirty
+    /// pages to be written, and io_uring hands it off; the probe's second read shows how the
+    /// file system takes reads (ext4 and xfs in the submitting thread).
+    #[test]
+    fn a_files_dirty_pages_do_not_make_a_hand_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let kind = rustix::fs::statfs(dir.path()).map(|s| s.f_type).unwrap_or(0);
+        // Only on a disk file system that takes direct reads without blocking (ext4/ext2/ext3, xfs).
+        if ![0xEF53, 0x5846_5342].contains(&kind) {
+            eprintln!(
+                "note: {} is not ext4 or xfs (f_type {kind:#x}): dirty-page probe test skipped",
+                dir.path().display()
+            );
+            return;
+        }
+        let p = dir.path().join("dirty");
+        std::fs::File::create(&p).unwrap().write_all(&vec![7u8; 1 << 20]).unwrap();
+        let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&p).unwrap();
+        assert_eq!(target_hands_off(f.as_raw_fd(), 0, 4096), Some(false));
+    }
 }

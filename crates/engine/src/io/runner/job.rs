@@ -35,9 +35,11 @@ pub struct BoundJob {
     /// A job over several files (`spec.files`): every file's descriptor in the spec's order
     /// (`fd` is the first). Empty: `fd` alone.
     pub files: Vec<RawFd>,
-    /// The target hands io_uring's requests to kernel workers, so the job runs on threads of
-    /// synchronous I/O instead (its engine is then psync; [`crate::io::handoff::by_threads`]).
-    pub handoff_threads: bool,
+    /// The probe before the run found that the target hands io_uring's requests to kernel
+    /// workers, and how the job runs them: on threads of synchronous I/O (its engine is then
+    /// psync) or on io_uring, every request handed off at once ([`crate::io::handoff::plan`]).
+    /// `None`: no hand-off found, or not an io_uring job.
+    pub handoff: Option<stats::HandoffPolicy>,
 }
 
 /// Run-wide switches.

@@ -49,7 +49,7 @@ pub fn run_group_windows(
     // collector), by `on_window`, or by a worker that failed to start.
     let user_stop = ctl.stop.clone();
     let ctl = &RunControl { stop: Arc::new(AtomicBool::new(user_stop.load(Ordering::Relaxed))), ..ctl.clone() };
-    let jobs = &*crate::io::handoff::by_threads(jobs, ctl);
+    let jobs = &*crate::io::handoff::plan(jobs, ctl);
     check_memlock(pinned_bytes(jobs.iter().map(|j| &j.spec)), ctl.register_buffers)?;
     let specs: Vec<JobSpec> = jobs.iter().map(|j| j.spec.clone()).collect();
     let slots = report_slots(&specs, group_reporting);
@@ -216,7 +216,7 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         watch,
         verify: None,
         files: Vec::new(),
-        handoff_threads: false,
+        handoff: None,
     })
 }
 

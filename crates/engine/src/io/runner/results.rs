@@ -128,8 +128,10 @@ fn slot_result(
     r.first_error = s.ends.iter().find_map(|e| e.first_error.as_ref()).map(|f| fault_info(f, &r.name));
     r.cpu = cpu.usage(&s.ends);
     r.handoff = handoff(&s.ends).or_else(|| {
-        let threads =
-            in_slot.iter().filter(|&&j| jobs[j].handoff_threads).map(|&j| super::spawn::workers_of(&jobs[j].spec).0);
+        let threads = in_slot
+            .iter()
+            .filter(|&&j| jobs[j].handoff == Some(stats::HandoffPolicy::Threads))
+            .map(|&j| super::spawn::workers_of(&jobs[j].spec).0);
         let n: usize = threads.sum();
         (n > 0).then(|| crate::io::handoff::threads_record(n as u32))
     });

@@ -28,6 +28,9 @@ pub(super) struct WorkerSetup {
     /// The CPUs io_uring's kernel workers get when this worker's requests are handed to them
     /// (every CPU the process may use; [`crate::io::handoff`]).
     iowq_cpus: Vec<usize>,
+    /// The probe found the target handing requests off, and the job keeps io_uring: hand
+    /// every request off at once ([`stats::HandoffPolicy::Ring`]).
+    hand_off: bool,
     pub(super) plan: WorkerPlan,
     engine: EngineKind,
     /// io_uring's SQ polling thread submits (fio `io_submit_mode=offload`).
@@ -197,6 +200,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
             setups.push(WorkerSetup {
                 cpu,
                 iowq_cpus: allowed.clone(),
+                hand_off: j.handoff == Some(stats::HandoffPolicy::Ring),
                 pool_slots: depth as usize * if is_mixed(s) { 2 } else { 1 },
                 plan,
                 engine: s.engine,
@@ -442,7 +446,7 @@ pub(super) fn worker_thread(
     match setup.engine {
         EngineKind::IoUring => match Uring::new(&cfg) {
             Ok(mut b) => {
-                let watch = handoff::prepare(&mut b, plan.region_offset, plan.bs, &setup.iowq_cpus, plan.depth);
+                let watch = handoff::prepare(&mut b, setup.hand_off, &setup.iowq_cpus, plan.depth);
                 if watch.as_ref().is_some_and(handoff::Watch::forced) {
                     // The I/O runs in the kernel's workers: a pinned submitter would only hold
                     // one of their CPUs to itself, and a polling one would hold the CPU their
