@@ -23,8 +23,10 @@ use std::time::{Duration, Instant};
 
 /// The confidence of the intervals and of the significance test.
 const CONFIDENCE: f64 = 0.95;
+/// Fewest measured passes per test and target: one pass has no spread to test against.
+pub const MIN_PASSES: u32 = 2;
 /// Most measured passes per test and target.
-const MAX_PASSES: u32 = 1000;
+pub const MAX_PASSES: u32 = 1000;
 
 /// `compare`'s options as typed.
 #[derive(Debug, Clone)]
@@ -160,8 +162,14 @@ impl Targets {
             None if o.quick => QUICK_PASSES,
             None => PASSES,
         };
-        if passes == 0 || passes > MAX_PASSES {
-            return Err(SpecError::value("--passes", format!("{passes} is out of range; use 2 to {MAX_PASSES}")));
+        // One pass per target has no spread: no interval, no verdict.
+        if !(MIN_PASSES..=MAX_PASSES).contains(&passes) {
+            return Err(SpecError::value(
+                "--passes",
+                format!(
+                    "{passes} is out of range; use {MIN_PASSES} to {MAX_PASSES} (a verdict needs each target's spread)"
+                ),
+            ));
         }
         let quick = |default: &'static str, quick: &'static str| if o.quick { quick } else { default };
         let time =

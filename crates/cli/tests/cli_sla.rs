@@ -192,8 +192,11 @@ fn compare_refuses_different_workloads_and_foreign_files() {
     assert!(err.contains("two or more targets"), "{err}");
     let err = stderr_of(&expect_code(dm_in(dir.path()).args(["compare", "--results", "missing.json", "a.json"]), 2));
     assert!(err.contains("missing.json"), "{err}");
-    let err = stderr_of(&expect_code(dm_in(dir.path()).args(["compare", "--passes", "0", "x", "y"]), 2));
-    assert!(err.contains("--passes"), "{err}");
+    for n in ["0", "1", "1001"] {
+        let err = stderr_of(&expect_code(dm_in(dir.path()).args(["compare", "--passes", n, "x", "y"]), 2));
+        assert!(err.contains("--passes") && err.contains("use 2 to 1000"), "{n}: {err}");
+        assert_eq!(err.lines().count(), 1, "{n}: one line: {err}");
+    }
     let err = stderr_of(&expect_code(dm_in(dir.path()).args(["compare", "--test", "chi2", "x", "y"]), 2));
     assert!(err.contains("--test"), "{err}");
     assert!(!dir.path().join("x").exists() && !dir.path().join("y").exists());

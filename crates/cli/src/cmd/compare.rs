@@ -107,7 +107,9 @@ pub fn run(a: &CompareArgs) -> Outcome {
 /// `--passes`'s help, its defaults read from the constants that set them.
 fn passes_help() -> String {
     format!(
-        "Measured passes per test and target [default: {}; --quick: {}]",
+        "Measured passes per test and target, {} to {} [default: {}; --quick: {}]",
+        app::compare::MIN_PASSES,
+        app::compare::MAX_PASSES,
         app::compare::PASSES,
         app::compare::QUICK_PASSES
     )
