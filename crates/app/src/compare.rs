@@ -703,14 +703,14 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_option() {
-        assert_eq!(
-            usage(&with(|o| o.passes = Some("0".into()))),
-            "invalid value for --passes: 0 is out of range; use 2 to 1000"
-        );
-        assert_eq!(
-            usage(&with(|o| o.passes = Some("1001".into()))),
-            "invalid value for --passes: 1001 is out of range; use 2 to 1000"
-        );
+        for n in ["0", "1", "1001"] {
+            assert_eq!(
+                usage(&with(|o| o.passes = Some(n.into()))),
+                format!(
+                    "invalid value for --passes: {n} is out of range; use 2 to 1000 (a verdict needs each target's spread)"
+                )
+            );
+        }
         assert_eq!(
             usage(&with(|o| o.time = Some("0s".into()))),
             "invalid value for --time: must be longer than 0; e.g. --time 5s"
