@@ -369,7 +369,7 @@ pub struct Handoff {
     #[serde(default)]
     pub policy: HandoffPolicy,
     /// [`HandoffPolicy::Threads`]: the threads of synchronous I/O that served the queue depth.
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub threads: u32,
 }
 
@@ -397,10 +397,6 @@ impl HandoffPolicy {
     }
 }
 
-fn is_zero_u32(n: &u32) -> bool {
-    *n == 0
-}
-
 /// How many I/Os of one block size a job completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BsCount {
@@ -409,8 +405,9 @@ pub struct BsCount {
     pub writes: u64,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+/// A count left out of the JSON when it is 0.
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// The outcome of fio's steady-state check for one job (or reporting group).
