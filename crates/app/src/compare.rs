@@ -651,7 +651,7 @@ mod tests {
             no_warmup: false,
             size: None,
             quick: false,
-            engine: "io_uring".into(),
+            engine: crate::session::DEFAULT_ENGINE.into(),
             test: "welch".into(),
             seed: None,
             flags: TargetFlags::default(),

@@ -6,8 +6,12 @@ use spec::{EngineKind, SpecError};
 
 /// `--engine`: any engine.
 pub(crate) fn engine(option: &str, s: &str) -> Result<EngineKind, SpecError> {
-    EngineKind::parse(s)
-        .ok_or_else(|| SpecError::value(option, format!("unknown engine {s:?}; use one of {}", EngineKind::NAMES)))
+    let e = EngineKind::parse(s)
+        .ok_or_else(|| SpecError::value(option, format!("unknown engine {s:?}; use one of {}", EngineKind::NAMES)))?;
+    match e.unavailable() {
+        Some(why) => Err(SpecError::value(option, why)),
+        None => Ok(e),
+    }
 }
 
 /// `--engine` of the commands that measure a device (mark, sla, compare): the mem engine
@@ -16,8 +20,11 @@ pub(crate) fn device_engine(option: &str, s: &str) -> Result<EngineKind, SpecErr
     match engine(option, s)? {
         EngineKind::Mem => Err(SpecError::value(
             option,
-            "the mem engine measures memory, not a device, and is only for `diskmeter run`; use io_uring, \
-             psync or null",
+            format!(
+                "the mem engine measures memory, not a device, and is only for `diskmeter run`; use {}, \
+                 psync or null",
+                crate::session::DEFAULT_ENGINE
+            ),
         )),
         e => Ok(e),
     }

@@ -21,7 +21,6 @@ use stats::replay::{Fidelity, ReplayOpStats, ReplayPass, ReplayResult, ReplayTar
 use stats::{DirStats, JobResult, LatHist, ResultDoc};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -149,7 +148,7 @@ impl Config {
         if passes == 0 || passes > 1000 {
             return Err(Error::usage("invalid value for --passes: use 1 to 1000"));
         }
-        let engine = o.engine.as_deref().map(|s| engine("--engine", s)).transpose()?.unwrap_or(EngineKind::IoUring);
+        let engine = o.engine.as_deref().map(|s| engine("--engine", s)).transpose()?.unwrap_or(EngineKind::NATIVE);
         if engine == EngineKind::Mem {
             return Err(Error::usage("--engine mem does not replay traces; use io_uring, psync or null"));
         }
@@ -541,8 +540,15 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     let lanes: Vec<Lane> = opened
         .iter()
         .map(|t| match t {
-            Some(t) => Lane { fd: t.file.as_raw_fd(), block: t.probe.kind == engine::target::probe::TargetKind::Block },
-            None => Lane { fd: -1, block: false },
+            Some(t) => Lane {
+                fd: platform::target::raw(&t.file),
+                flags: platform::target::reopen_flags(platform::target::OpenHow {
+                    direct: t.direct,
+                    ..Default::default()
+                }),
+                block: t.probe.kind == engine::target::probe::TargetKind::Block,
+            },
+            None => Lane { fd: platform::target::NO_RAW, flags: 0, block: false },
         })
         .collect();
     if let Some(t) = opened.iter().flatten().next() {

@@ -341,8 +341,8 @@ fn sustained_run(o: &Options) -> Result<crate::steady::sustained::SustainedRun> 
     let qd = o.qd.as_deref().map(|s| u32_count("--qd", s)).transpose()?.unwrap_or(SUSTAINED_QD);
     let size = o.size.as_deref().map(|s| units::parse_size("--size", s)).transpose()?;
     let engine_kind = o.engine.as_deref().map(|s| engine("--engine", s)).transpose()?;
-    if engine_kind.is_some_and(|e| e != EngineKind::IoUring) {
-        return Err(Error::usage("--sustained writes with io_uring; drop --engine"));
+    if engine_kind.is_some_and(|e| e != EngineKind::NATIVE) {
+        return Err(Error::usage(format!("--sustained writes with {}; drop --engine", EngineKind::NATIVE.name())));
     }
     let check = JobSpec {
         rw: spec::RwMode::Write,
@@ -674,8 +674,7 @@ fn job_files(
     f: &spec::FileSet,
     targets: &BTreeMap<PathBuf, OpenTarget>,
     end: u64,
-) -> engine::error::Result<Vec<std::os::fd::RawFd>> {
-    use std::os::fd::AsRawFd;
+) -> engine::error::Result<Vec<platform::target::Raw>> {
     f.paths
         .iter()
         .map(|p| {
@@ -690,7 +689,7 @@ fn job_files(
                     t.probe.size_bytes
                 )));
             }
-            Ok(t.file.as_raw_fd())
+            Ok(platform::target::raw(&t.file))
         })
         .collect()
 }

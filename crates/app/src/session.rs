@@ -105,8 +105,14 @@ pub struct SessionOptions {
     pub default_size: u64,
 }
 
-/// The I/O engine of `mark`, `run`, `sla` and `compare` when none is named.
+/// The I/O engine of `mark`, `run`, `sla` and `compare` when none is named: this OS's
+/// asynchronous engine (io_uring on Linux, iocp on Windows).
+#[cfg(not(windows))]
 pub const DEFAULT_ENGINE: &str = "io_uring";
+/// The I/O engine of `mark`, `run`, `sla` and `compare` when none is named: this OS's
+/// asynchronous engine (io_uring on Linux, iocp on Windows).
+#[cfg(windows)]
+pub const DEFAULT_ENGINE: &str = "iocp";
 
 /// `--poll-us` by default: [`engine::io::runner::DEFAULT_POLL_NS`] in microseconds.
 pub const DEFAULT_POLL_US: u64 = engine::io::runner::DEFAULT_POLL_NS / 1000;
@@ -202,6 +208,9 @@ pub fn host_info() -> HostInfo {
         memory_bytes: h.memory_bytes,
         cpu_model: h.cpu_model,
         hostname: h.hostname,
+        os: Some(platform::host::os_name().to_string()),
+        os_version: Some(platform::host::os_version()),
+        wine: platform::host::wine_version(),
     }
 }
 

@@ -175,7 +175,7 @@ impl Verified {
     }
 
     /// After the job's group: read back every written chunk (unless `--no-verify-pass`).
-    pub fn read_back(&mut self, fd: std::os::fd::RawFd, stop: &AtomicBool) {
+    pub fn read_back(&mut self, fd: platform::target::Raw, stop: &AtomicBool) {
         if self.spec.after_writes || self.spec.only {
             self.read_back = Some(self.job.read_back(fd, stop));
         }

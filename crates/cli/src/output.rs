@@ -175,7 +175,7 @@ pub fn capture(summary: &stats::profile::CaptureSummary, json: bool, quiet: bool
         }
     }
     if summary.interrupted {
-        let what = signals::describe(signals::received().unwrap_or(libc::SIGINT));
+        let what = signals::describe(signals::received().unwrap_or(signals::Stop::INTERRUPT));
         eprintln!("{what}: the trace covers the {:.1} s before it", summary.duration_s);
         return Ok(130);
     }

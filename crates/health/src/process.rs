@@ -9,16 +9,34 @@
 //! The child's exit is noticed with `waitid(…, WNOWAIT)`, which leaves it a zombie until
 //! the end: its pid, which is also the group id, cannot be reused while it is one, so the
 //! group kill can never reach an unrelated process.
+//!
+//! That is Unix; elsewhere (Windows) [`run`] is [`portable`]'s: reader threads, `try_wait`,
+//! and a kill of the child alone.
 
-use std::io::{self, Read};
+#[cfg(not(unix))]
+mod portable;
+#[cfg(not(unix))]
+pub use portable::run;
+
+use std::io;
+#[cfg(unix)]
+use std::io::Read;
+#[cfg(unix)]
 use std::os::fd::AsRawFd;
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::ExitStatus;
+#[cfg(unix)]
+use std::process::{Child, Command, Stdio};
+#[cfg(unix)]
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(unix)]
+use std::time::Instant;
 
 /// How long the pipes may stay open after the direct child exited.
 const PIPE_GRACE: Duration = Duration::from_secs(1);
+#[cfg(unix)]
 /// How long to collect what is left in the pipes once the group was killed.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(200);
 /// The longest wait between two looks at the stop flag and the child.
@@ -46,12 +64,14 @@ pub enum RunError {
 }
 
 /// A started child; dropping it kills its group and reaps it.
+#[cfg(unix)]
 struct Running {
     child: Child,
     pid: libc::pid_t,
     reaped: bool,
 }
 
+#[cfg(unix)]
 impl Running {
     fn kill_group(&mut self) {
         // SAFETY: kill(2) takes plain integers. The group id is the child's pid, which is
@@ -100,6 +120,7 @@ impl Running {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Running {
     fn drop(&mut self) {
         if !self.reaped {
@@ -110,11 +131,13 @@ impl Drop for Running {
 }
 
 /// One output pipe and what has been read from it.
+#[cfg(unix)]
 struct Pipe<R> {
     src: Option<R>,
     buf: Vec<u8>,
 }
 
+#[cfg(unix)]
 impl<R: Read + AsRawFd> Pipe<R> {
     fn new(src: Option<R>) -> Self {
         Self { src, buf: Vec::new() }
@@ -143,6 +166,7 @@ impl<R: Read + AsRawFd> Pipe<R> {
 
 /// Wait up to `wait` for output on the open pipes and read what came. Returns at once
 /// when no pipe is open (after sleeping `wait`).
+#[cfg(unix)]
 fn pump<A: Read + AsRawFd, B: Read + AsRawFd>(a: &mut Pipe<A>, b: &mut Pipe<B>, wait: Duration) -> io::Result<()> {
     let mut fds: Vec<libc::pollfd> = [a.pollfd(), b.pollfd()].into_iter().flatten().collect();
     if fds.is_empty() {
@@ -171,6 +195,7 @@ fn pump<A: Read + AsRawFd, B: Read + AsRawFd>(a: &mut Pipe<A>, b: &mut Pipe<B>, 
 
 /// Run `cmd` (stdin from /dev/null, in its own process group) for at most `timeout`,
 /// killing its group early when `stop` is raised (looked at every 50 ms at most).
+#[cfg(unix)]
 pub fn run(mut cmd: Command, timeout: Duration, stop: Option<&AtomicBool>) -> Result<Finished, RunError> {
     let stopped = || stop.is_some_and(|s| s.load(Ordering::SeqCst));
     if stopped() {

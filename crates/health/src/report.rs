@@ -15,6 +15,13 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// What opening a disk for SMART needs, for the permission error.
+#[cfg(not(windows))]
+const NEEDS_ADMIN: &str = "SMART needs root (sudo diskmeter health …)";
+/// What opening a disk for SMART needs, for the permission error.
+#[cfg(windows)]
+const NEEDS_ADMIN: &str = "SMART needs an elevated prompt (Run as administrator)";
+
 pub const SCHEMA: &str = "diskmeter.health.v1";
 
 /// Typed options of one run (the CLI builds this).
@@ -188,7 +195,7 @@ fn open_failure(d: &mut DiskReport, rep: &SmartReport, cfg: &HealthConfig) {
         d.reasons.push(reason(
             Level::Failing,
             "permission",
-            format!("smartctl could not open {}: {msg}; SMART needs root (sudo diskmeter health …)", d.path),
+            format!("smartctl could not open {}: {msg}; {NEEDS_ADMIN}", d.path),
         ));
     } else {
         d.verdict = Verdict::Error;

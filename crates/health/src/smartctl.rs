@@ -20,8 +20,14 @@ pub const MIN_VERSION: (u32, u32) = (7, 0);
 /// How long one smartctl call may take before it is killed (`--smartctl-timeout`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How to get smartctl, for messages.
+#[cfg(not(windows))]
 pub const INSTALL_HINT: &str = "install smartmontools ≥ 7.0 (apt-get install smartmontools; \
      dnf install smartmontools) or point --smartctl / DISKMETER_SMARTCTL at one";
+/// How to get smartctl, for messages.
+#[cfg(windows)]
+pub const INSTALL_HINT: &str = "install smartmontools for Windows ≥ 7.0 (https://www.smartmontools.org) or \
+     point --smartctl / DISKMETER_SMARTCTL at smartctl.exe";
 
 /// One smartctl answer: the JSON document and the exit status bitmask.
 #[derive(Debug, Clone)]
@@ -122,7 +128,9 @@ pub struct Smartctl {
 
 impl Smartctl {
     /// Find smartctl: an explicit path, else PATH plus /usr/sbin and /sbin (where
-    /// distributions install it, often outside a normal user's PATH).
+    /// distributions install it, often outside a normal user's PATH); on Windows
+    /// `smartctl.exe` in PATH, then in smartmontools' installation folder
+    /// (`%ProgramFiles%\smartmontools\bin`).
     pub fn locate(explicit: Option<&Path>) -> Result<Self, HealthError> {
         if let Some(p) = explicit {
             if !p.is_file() {
@@ -132,12 +140,24 @@ impl Smartctl {
         }
         let mut dirs: Vec<PathBuf> =
             std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
-        for d in ["/usr/sbin", "/sbin", "/usr/local/sbin"] {
-            dirs.push(d.into());
-        }
-        dirs.into_iter().map(|d| d.join("smartctl")).find(|p| p.is_file()).map(Self::new).ok_or_else(|| {
-            HealthError::Smartctl(format!("smartctl not found in PATH, /usr/sbin or /sbin: {INSTALL_HINT}"))
-        })
+        #[cfg(not(windows))]
+        let (program, places) = {
+            for d in ["/usr/sbin", "/sbin", "/usr/local/sbin"] {
+                dirs.push(d.into());
+            }
+            ("smartctl", "PATH, /usr/sbin or /sbin")
+        };
+        #[cfg(windows)]
+        let (program, places) = {
+            let pf = std::env::var_os("ProgramFiles").map_or_else(|| PathBuf::from(r"C:\Program Files"), PathBuf::from);
+            dirs.push(pf.join(r"smartmontools\bin"));
+            ("smartctl.exe", r"PATH or %ProgramFiles%\smartmontools\bin")
+        };
+        dirs.into_iter()
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+            .map(Self::new)
+            .ok_or_else(|| HealthError::Smartctl(format!("smartctl not found in {places}: {INSTALL_HINT}")))
     }
 
     /// The smartctl at `path`, with the default timeout and no stop flag.

@@ -6,14 +6,24 @@
 //! Virtual disks (virtio, Xen, Hyper-V, loop, RAM disks, zram, nbd, anything under
 //! `/sys/devices/virtual`, QEMU/VirtualBox/VMware disk models) have no SMART of their
 //! own: they are reported as "SMART unavailable: virtual device", not as failures.
+//!
+//! On Windows there is no sysfs: smartctl for Windows names the disks itself, so a drive
+//! letter (`C:`) or one of smartctl's names (`/dev/sda`, `/dev/pd0`, `/dev/nvme0`) goes to it
+//! as given, `\\.\PhysicalDriveN` as `/dev/pdN`, and any other file or folder as its
+//! volume's drive letter (smartctl finds the physical drive under a letter). Without a
+//! DEVICE, every `\\.\PhysicalDriveN` (N < 32) that opens is a disk.
 
 use crate::HealthError;
 use platform::block::{Roots, Topology};
 use serde::Serialize;
+#[cfg(unix)]
 use std::collections::BTreeSet;
 use std::fs;
+#[cfg(unix)]
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 
 /// Where sysfs, procfs and /dev are (tests point these at a fake tree).
 #[derive(Debug, Clone)]
@@ -44,6 +54,7 @@ pub struct Disk {
     pub size_bytes: Option<u64>,
 }
 
+#[cfg(unix)]
 fn major_minor(dev: u64) -> (u32, u32) {
     platform::block::split_dev(dev)
 }
@@ -53,11 +64,13 @@ impl SysPaths {
         Topology::new(Roots { sys: self.sys.clone(), proc: self.proc_dir.clone(), dev: self.dev.clone() })
     }
 
+    #[cfg(unix)]
     fn exists(&self, name: &str) -> bool {
         self.topo().exists(name)
     }
 
     /// The kernel name behind a device number.
+    #[cfg(unix)]
     fn name_of_dev(&self, dev: u64) -> Option<String> {
         let (ma, mi) = major_minor(dev);
         self.topo().by_number(ma, mi).map(|d| d.name)
@@ -75,10 +88,12 @@ impl SysPaths {
         s.split_whitespace().next()?.parse().ok().filter(|u: &f64| u.is_finite() && *u > 0.0)
     }
 
+    #[cfg(unix)]
     fn size_bytes(&self, name: &str) -> Option<u64> {
         self.topo().device(name)?.size_bytes()
     }
 
+    #[cfg(unix)]
     fn label(&self, name: &str) -> String {
         match self.topo().device(name).and_then(|d| d.dm_name) {
             Some(dm) => format!("{name} ({dm})"),
@@ -86,11 +101,13 @@ impl SysPaths {
         }
     }
 
+    #[cfg(unix)]
     fn slaves(&self, name: &str) -> Vec<String> {
         self.topo().slaves(name)
     }
 
     /// The parent disk of a partition.
+    #[cfg(unix)]
     fn partition_parent(&self, name: &str) -> Option<String> {
         self.topo().device(name)?.partition.map(|p| p.disk)
     }
@@ -135,6 +152,7 @@ impl SysPaths {
         None
     }
 
+    #[cfg(unix)]
     fn leaf(&self, name: &str, via: Vec<String>) -> Disk {
         Disk {
             name: name.to_string(),
@@ -145,6 +163,7 @@ impl SysPaths {
         }
     }
 
+    #[cfg(unix)]
     fn expand(&self, name: &str, via: Vec<String>, depth: u32, out: &mut Vec<Disk>, seen: &mut BTreeSet<String>) {
         if depth > 16 || !seen.insert(name.to_string()) {
             return;
@@ -167,6 +186,7 @@ impl SysPaths {
     }
 
     /// The physical whole disks behind `arg`.
+    #[cfg(unix)]
     pub fn resolve(&self, arg: &str) -> Result<Vec<Disk>, HealthError> {
         let (name, mut via) = self.block_name_of(arg)?;
         let mut out = Vec::new();
@@ -179,6 +199,7 @@ impl SysPaths {
         Ok(out)
     }
 
+    #[cfg(unix)]
     fn block_name_of(&self, arg: &str) -> Result<(String, Vec<String>), HealthError> {
         if self.exists(arg) {
             return Ok((arg.to_string(), Vec::new()));
@@ -216,6 +237,7 @@ impl SysPaths {
     /// Every whole disk for a run without DEVICE: the entries of `/sys/block` except
     /// loop, RAM and zram devices, empty devices (card readers without a card), and
     /// dm/md devices (their member disks are listed themselves).
+    #[cfg(unix)]
     pub fn all_disks(&self) -> Result<Vec<Disk>, HealthError> {
         let names = self
             .topo()
@@ -231,7 +253,121 @@ impl SysPaths {
     }
 }
 
+/// Windows: the disk smartctl gets for `arg`, and how `arg` led to it ([`windows_name`]).
+#[cfg(not(unix))]
+impl SysPaths {
+    fn windows_disk(&self, name: String, via: Vec<String>) -> Disk {
+        Disk { path: PathBuf::from(&name), virtual_kind: self.virtual_kind(&name), name, via, size_bytes: None }
+    }
+
+    /// The disk behind `arg`, as smartctl for Windows names it (see the module's notes).
+    pub fn resolve(&self, arg: &str) -> Result<Vec<Disk>, HealthError> {
+        let (name, via) = windows_name(arg, |p| fs::canonicalize(p).map(|c| c.to_string_lossy().into_owned()))?;
+        Ok(vec![self.windows_disk(name, via)])
+    }
+
+    /// Every `\\.\PhysicalDriveN` (N < 32) that opens (with no access rights: no
+    /// Administrator needed to list them), as `/dev/pdN`.
+    pub fn all_disks(&self) -> Result<Vec<Disk>, HealthError> {
+        use std::os::windows::fs::OpenOptionsExt;
+        let disks: Vec<Disk> = (0..32)
+            .filter(|n| fs::OpenOptions::new().access_mode(0).open(format!(r"\\.\PhysicalDrive{n}")).is_ok())
+            .map(|n| self.windows_disk(format!("/dev/pd{n}"), Vec::new()))
+            .collect();
+        if disks.is_empty() {
+            return Err(HealthError::Runtime(
+                "cannot find any disk (no \\\\.\\PhysicalDriveN opens); name one, such as C: or /dev/pd0".into(),
+            ));
+        }
+        Ok(disks)
+    }
+}
+
+/// Windows: the name smartctl for Windows takes for `arg`, and how `arg` led to it.
+/// `canonicalize` gives a path's full form (`\\?\C:\…`, `\\?\UNC\server\…`).
+#[cfg(any(not(unix), test))]
+fn windows_name(
+    arg: &str,
+    canonicalize: impl Fn(&str) -> std::io::Result<String>,
+) -> Result<(String, Vec<String>), HealthError> {
+    let b = arg.as_bytes();
+    // A drive letter: `C:`, `c:\`, `C:/`.
+    if (b.len() == 2 || (b.len() == 3 && matches!(b[2], b'\\' | b'/'))) && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        return Ok((format!("{}:", char::from(b[0].to_ascii_uppercase())), Vec::new()));
+    }
+    // smartctl's own names.
+    if arg.starts_with("/dev/") {
+        return Ok((arg.to_string(), Vec::new()));
+    }
+    for prefix in [r"\\.\PhysicalDrive", r"\\?\PhysicalDrive"] {
+        if let Some(n) = arg.get(..prefix.len()).filter(|p| p.eq_ignore_ascii_case(prefix)).and(arg.get(prefix.len()..))
+        {
+            if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) {
+                return Ok((format!("/dev/pd{n}"), Vec::new()));
+            }
+        }
+    }
+    let full = canonicalize(arg).map_err(|e| {
+        HealthError::Usage(format!(
+            "invalid value for DEVICE: cannot use {arg}: {e}; name a disk (C:, /dev/pd0 or /dev/sda) or a file or \
+             folder on one"
+        ))
+    })?;
+    let rest = full.strip_prefix(r"\\?\").unwrap_or(&full);
+    let r = rest.as_bytes();
+    if r.len() >= 2 && r[0].is_ascii_alphabetic() && r[1] == b':' {
+        let letter = format!("{}:", char::from(r[0].to_ascii_uppercase()));
+        let via = vec![format!("{arg} is on {letter}")];
+        return Ok((letter, via));
+    }
+    if rest.get(..4).is_some_and(|p| p.eq_ignore_ascii_case(r"UNC\")) || rest.starts_with(r"\\") {
+        return Err(HealthError::Usage(format!(
+            "invalid value for DEVICE: {arg} is on a network share, which has no SMART here; name a local disk"
+        )));
+    }
+    Err(HealthError::Usage(format!(
+        "invalid value for DEVICE: cannot tell which drive {arg} is on ({full}); name a disk (C: or /dev/pd0)"
+    )))
+}
+
 #[cfg(test)]
+mod windows_tests {
+    use super::*;
+
+    fn name(arg: &str) -> Result<(String, Vec<String>), HealthError> {
+        windows_name(arg, |p| match p {
+            r"D:\data\f" => Ok(r"\\?\D:\data\f".into()),
+            r"e:\x" => Ok(r"\\?\e:\x".into()),
+            r"\\srv\share\f" => Ok(r"\\?\UNC\srv\share\f".into()),
+            _ => Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+        })
+    }
+
+    #[test]
+    fn drive_letters_and_smartctl_names() {
+        for (arg, want) in [("C:", "C:"), ("c:", "C:"), (r"d:\", "D:"), ("z:/", "Z:")] {
+            assert_eq!(name(arg).unwrap(), (want.to_string(), vec![]), "{arg}");
+        }
+        for arg in ["/dev/sda", "/dev/pd0", "/dev/nvme0", "/dev/csmi0,1"] {
+            assert_eq!(name(arg).unwrap(), (arg.to_string(), vec![]), "{arg}");
+        }
+        assert_eq!(name(r"\\.\PhysicalDrive2").unwrap().0, "/dev/pd2");
+        assert_eq!(name(r"\\.\physicaldrive12").unwrap().0, "/dev/pd12");
+        assert!(name(r"\\.\PhysicalDriveX").is_err());
+    }
+
+    #[test]
+    fn files_are_on_their_drive_letter() {
+        assert_eq!(name(r"D:\data\f").unwrap(), ("D:".to_string(), vec![r"D:\data\f is on D:".to_string()]));
+        assert_eq!(name(r"e:\x").unwrap().0, "E:");
+        let e = name(r"\\srv\share\f").unwrap_err();
+        assert!(matches!(&e, HealthError::Usage(m) if m.contains("network share")), "{e:?}");
+        let e = name("nope").unwrap_err();
+        assert!(matches!(&e, HealthError::Usage(m) if m.contains("cannot use nope")), "{e:?}");
+    }
+}
+
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
+// The report tests walk a fake sysfs (symlinks): Unix only; the parser tests run everywhere.
+#![cfg_attr(not(unix), allow(unused_imports))]
+
 use diskmeter_health::endurance::RatedSpec;
 use diskmeter_health::exit::ExitStatus;
 use diskmeter_health::model::SmartReport;
@@ -14,8 +17,11 @@ use diskmeter_health::topology::SysPaths;
 use diskmeter_health::verdict::{evaluate, Verdict};
 use serde_json::Value;
 use std::fs;
+#[cfg(unix)]
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(unix)]
+use std::path::PathBuf;
 
 fn data(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
@@ -127,6 +133,7 @@ fn versions() {
     assert_eq!(parse_version(data("old-smartctl-version.txt").as_bytes()), Some((6, 6)));
 }
 
+#[cfg(unix)]
 /// A fake sysfs with one SATA disk per fixture, an NVMe namespace and a virtio disk.
 fn fake_sys() -> (tempfile::TempDir, SysPaths) {
     let t = tempfile::tempdir().expect("tempdir");
@@ -160,6 +167,7 @@ fn fake_sys() -> (tempfile::TempDir, SysPaths) {
     (t, sys)
 }
 
+#[cfg(unix)]
 fn fixtures() -> FixtureSource {
     FixtureSource::new((7, 3))
         .with("/dev/sda", &data("sata-ssd.json"))
@@ -170,8 +178,10 @@ fn fixtures() -> FixtureSource {
         .expect("fixtures load")
 }
 
+#[cfg(unix)]
 const NOW: u64 = 1_795_331_647;
 
+#[cfg(unix)]
 fn config(device: Option<&str>) -> HealthConfig {
     HealthConfig {
         device: device.map(str::to_string),
@@ -182,11 +192,13 @@ fn config(device: Option<&str>) -> HealthConfig {
     }
 }
 
+#[cfg(unix)]
 fn run(cfg: &HealthConfig, sys: &SysPaths) -> report::HealthDoc {
     let mut cache = SourceCache::new(|| Ok(Box::new(fixtures()) as Box<dyn SmartSource>));
     report::run(cfg, &mut cache, sys).expect("run")
 }
 
+#[cfg(unix)]
 #[test]
 fn all_disks_human_card() {
     let (_t, sys) = fake_sys();
@@ -202,6 +214,7 @@ fn all_disks_human_card() {
     insta::assert_snapshot!("all_disks_human", render::human(&doc));
 }
 
+#[cfg(unix)]
 #[test]
 fn ssd_with_tbw_forecast_from_diskstats() {
     let (_t, sys) = fake_sys();
@@ -223,6 +236,7 @@ fn ssd_with_tbw_forecast_from_diskstats() {
     insta::assert_snapshot!("ssd_tbw_human", render::human(&doc));
 }
 
+#[cfg(unix)]
 #[test]
 fn state_history_gives_the_rate_between_runs() {
     let (t, sys) = fake_sys();
@@ -261,6 +275,7 @@ fn state_history_gives_the_rate_between_runs() {
     insta::assert_snapshot!("ssd_history_human", render::human(&doc));
 }
 
+#[cfg(unix)]
 #[test]
 fn virtual_disk_needs_no_smartctl() {
     let (_t, sys) = fake_sys();
@@ -278,6 +293,7 @@ fn virtual_disk_needs_no_smartctl() {
     assert_eq!(doc.exit_code(), 1);
 }
 
+#[cfg(unix)]
 #[test]
 fn old_smartctl_is_refused() {
     let (_t, sys) = fake_sys();
@@ -291,6 +307,7 @@ fn old_smartctl_is_refused() {
     assert!(doc.disks[0].reasons[0].message.contains("too old"), "{:?}", doc.disks[0].reasons);
 }
 
+#[cfg(unix)]
 #[test]
 fn json_document_shape() {
     let (_t, sys) = fake_sys();
@@ -310,6 +327,7 @@ fn json_document_shape() {
     assert!(v["disks"][0].get("smartctl").is_none());
 }
 
+#[cfg(unix)]
 #[test]
 fn known_model_rating_is_used_and_cited() {
     let (_t, sys) = fake_sys();
@@ -333,6 +351,7 @@ fn known_model_rating_is_used_and_cited() {
         .starts_with("150 TB rated − 33.2 TB written = 116.8 TB left at 17.6 GB/day"));
 }
 
+#[cfg(unix)]
 #[test]
 fn device_without_smart_is_unavailable_not_failing() {
     let (_t, sys) = fake_sys();
@@ -352,6 +371,7 @@ fn device_without_smart_is_unavailable_not_failing() {
     assert_eq!(doc.exit_code(), 0);
 }
 
+#[cfg(unix)]
 #[test]
 fn json_schema_snapshot() {
     let (_t, sys) = fake_sys();
@@ -359,6 +379,7 @@ fn json_schema_snapshot() {
     insta::assert_snapshot!("failing_json", render::json(&doc));
 }
 
+#[cfg(unix)]
 #[test]
 fn permission_denied_is_an_error_that_says_root() {
     let (_t, sys) = fake_sys();
@@ -379,6 +400,7 @@ fn permission_denied_is_an_error_that_says_root() {
     assert!(text.contains("[error]"), "{text}");
 }
 
+#[cfg(unix)]
 #[test]
 fn rating_needs_one_disk() {
     let (_t, sys) = fake_sys();

@@ -2,6 +2,7 @@
 //! timeout with everything it started, one whose background child keeps stdout open
 //! returns promptly, Ctrl-C (the stop flag) kills a running one, and a normal one works.
 
+#![cfg(unix)] // fake smartctl shell scripts
 #![allow(clippy::unwrap_used)]
 
 use diskmeter_health::smartctl::{SmartSource, Smartctl};

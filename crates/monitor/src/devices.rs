@@ -218,7 +218,8 @@ impl Filter {
     }
 }
 
-#[cfg(test)]
+// A fake sysfs: Linux's (symlinks, and platform's sysfs walker).
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;

@@ -45,6 +45,8 @@ pub enum TaskstatsState {
     NoKernelSupport,
     /// Another error; queries stopped at it for this sample.
     Failed(String),
+    /// This OS has no taskstats (it is Linux's).
+    Unsupported,
 }
 
 /// All processes at one instant.
@@ -88,6 +90,7 @@ fn state_of(e: &TsError) -> TaskstatsState {
     match e {
         TsError::Permission => TaskstatsState::NoPermission,
         TsError::NoFamily => TaskstatsState::NoKernelSupport,
+        TsError::Unsupported => TaskstatsState::Unsupported,
         e => TaskstatsState::Failed(e.to_string()),
     }
 }
@@ -265,6 +268,7 @@ pub fn delay_note(cur: &ProcSnapshot) -> String {
         (Some(TaskstatsState::NoKernelSupport), _) => {
             "IO% unavailable: kernel without taskstats (CONFIG_TASKSTATS)".to_string()
         }
+        (Some(TaskstatsState::Unsupported), _) => "IO% unavailable: taskstats is Linux's".to_string(),
         (Some(_), Some(false)) => {
             "IO% unavailable: delay accounting is off (sysctl kernel.task_delayacct=1)".to_string()
         }
@@ -396,6 +400,9 @@ mod tests {
         assert!(delay_note(&old).starts_with("IO% not recorded"));
         let none = snap(vec![], Some(TaskstatsState::NoKernelSupport), None);
         assert!(delay_note(&none).contains("CONFIG_TASKSTATS"));
+        let elsewhere = snap(vec![], Some(TaskstatsState::Unsupported), None);
+        assert_eq!(delay_note(&elsewhere), "IO% unavailable: taskstats is Linux's");
+        assert_eq!(state_of(&TsError::Unsupported), TaskstatsState::Unsupported);
     }
 
     #[test]

@@ -11,9 +11,14 @@
 //! `kernel.task_delayacct=1` (off by default since Linux 5.14). A TGID reply fills only the
 //! delay fields (and context switches): per-thread-group bytes come from /proc/PID/io; a PID
 //! (thread) reply also carries `ac_pid`, `ac_comm` and the storage I/O bytes of that thread.
+//!
+//! Linux only: the parsers build everywhere (they read bytes), but the client ([`Taskstats`])
+//! opens a socket only on Linux; elsewhere [`Taskstats::open`] fails with
+//! [`TsError::Unsupported`] and `top` shows IO% as unavailable.
 
 use std::borrow::Cow;
 use std::fmt;
+#[cfg(target_os = "linux")]
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const NLMSG_HDRLEN: usize = 16;
@@ -21,18 +26,26 @@ const GENL_HDRLEN: usize = 4;
 const NLA_HDRLEN: usize = 4;
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
+#[cfg(any(target_os = "linux", test))]
 const NLM_F_REQUEST: u16 = 1;
 const NLA_TYPE_MASK: u16 = 0x3fff;
 
 const GENL_ID_CTRL: u16 = 0x10;
+#[cfg(any(target_os = "linux", test))]
 const CTRL_CMD_GETFAMILY: u8 = 3;
 const CTRL_ATTR_FAMILY_ID: u16 = 1;
+#[cfg(any(target_os = "linux", test))]
 const CTRL_ATTR_FAMILY_NAME: u16 = 2;
 
+#[cfg(any(target_os = "linux", test))]
 const TASKSTATS_GENL_NAME: &[u8] = b"TASKSTATS\0";
+#[cfg(target_os = "linux")]
 const TASKSTATS_GENL_VERSION: u8 = 1;
+#[cfg(any(target_os = "linux", test))]
 const TASKSTATS_CMD_GET: u8 = 1;
+#[cfg(target_os = "linux")]
 const TASKSTATS_CMD_ATTR_PID: u16 = 1;
+#[cfg(any(target_os = "linux", test))]
 const TASKSTATS_CMD_ATTR_TGID: u16 = 2;
 const TASKSTATS_TYPE_PID: u16 = 1;
 const TASKSTATS_TYPE_TGID: u16 = 2;
@@ -106,6 +119,8 @@ pub enum TsError {
     Os(i32),
     /// A reply that does not parse.
     Malformed(&'static str),
+    /// This OS has no taskstats (it is Linux's).
+    Unsupported,
 }
 
 impl fmt::Display for TsError {
@@ -116,17 +131,27 @@ impl fmt::Display for TsError {
             TsError::NoFamily => f.write_str("kernel without taskstats (CONFIG_TASKSTATS)"),
             TsError::Os(e) => write!(f, "taskstats: {}", std::io::Error::from_raw_os_error(*e)),
             TsError::Malformed(what) => write!(f, "taskstats: malformed reply ({what})"),
+            TsError::Unsupported => f.write_str("taskstats is Linux's; it is not available on this OS"),
         }
     }
 }
 
 impl std::error::Error for TsError {}
 
+/// The Linux errno values a reply carries (asm-generic/errno-base.h, the same on every
+/// architecture): named here so the parsers build on every OS.
+mod errno {
+    pub const EPERM: i32 = 1;
+    pub const ENOENT: i32 = 2;
+    pub const ESRCH: i32 = 3;
+    pub const EACCES: i32 = 13;
+}
+
 fn errno_error(e: i32) -> TsError {
     match e {
-        libc::EPERM | libc::EACCES => TsError::Permission,
-        libc::ESRCH => TsError::NoProcess,
-        libc::ENOENT => TsError::NoFamily,
+        errno::EPERM | errno::EACCES => TsError::Permission,
+        errno::ESRCH => TsError::NoProcess,
+        errno::ENOENT => TsError::NoFamily,
         e => TsError::Os(e),
     }
 }
@@ -328,6 +353,7 @@ pub fn parse_aggregate(attrs: &[u8]) -> Result<(u32, TaskStats), TsError> {
     Err(TsError::Malformed("no aggregate attribute"))
 }
 
+#[cfg(any(target_os = "linux", test))]
 /// Build a request: netlink header, genetlink header, one attribute. Returns its length.
 fn request(out: &mut [u8; 64], kind: u16, seq: u32, cmd: u8, version: u8, attr: u16, value: &[u8]) -> usize {
     let attr_len = NLA_HDRLEN + value.len();
@@ -349,12 +375,14 @@ fn request(out: &mut [u8; 64], kind: u16, seq: u32, cmd: u8, version: u8, attr: 
     len
 }
 
+#[cfg(target_os = "linux")]
 /// Room for any reply (a taskstats reply is about 500 bytes; the controller's family reply
 /// lists the ops and groups).
 const RECV_BUF: usize = 16 * 1024;
 
 /// A TASKSTATS client: one netlink socket, reused for every query; one request buffer on the
 /// stack and one reply buffer allocated once.
+#[cfg(target_os = "linux")]
 pub struct Taskstats {
     fd: OwnedFd,
     family: u16,
@@ -362,16 +390,19 @@ pub struct Taskstats {
     buf: Vec<u8>,
 }
 
+#[cfg(target_os = "linux")]
 impl fmt::Debug for Taskstats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Taskstats").field("fd", &self.fd.as_raw_fd()).field("family", &self.family).finish()
     }
 }
 
+#[cfg(target_os = "linux")]
 fn last_errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
+#[cfg(target_os = "linux")]
 impl Taskstats {
     /// Open the socket and resolve the family. `NoFamily` when the kernel has no taskstats.
     /// Opening needs no privilege; queries do (see [`TsError::Permission`]).
@@ -528,6 +559,37 @@ impl Taskstats {
     }
 }
 
+/// A TASKSTATS client where the OS has none: it cannot be made ([`Taskstats::open`] fails
+/// with [`TsError::Unsupported`]), so its queries are never reached.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
+pub struct Taskstats {
+    never: std::convert::Infallible,
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Taskstats {
+    /// Always [`TsError::Unsupported`]: taskstats is Linux's.
+    pub fn open() -> Result<Taskstats, TsError> {
+        Err(TsError::Unsupported)
+    }
+
+    /// The generic-netlink id of the TASKSTATS family (never reached: no client exists).
+    pub fn family(&self) -> u16 {
+        match self.never {}
+    }
+
+    /// Delay totals of a whole process (never reached: no client exists).
+    pub fn tgid(&mut self, _tgid: i32) -> Result<TaskStats, TsError> {
+        match self.never {}
+    }
+
+    /// Everything about one thread (never reached: no client exists).
+    pub fn pid(&mut self, _tid: i32) -> Result<TaskStats, TsError> {
+        match self.never {}
+    }
+}
+
 /// `kernel.task_delayacct`: `Some(true/false)`, or `None` when the sysctl is absent (kernels
 /// before 5.14, where delay accounting is on unless booted with `nodelayacct`, or kernels
 /// built without it).
@@ -547,6 +609,9 @@ pub fn parse_delayacct(text: &str) -> Option<bool> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Linux's EINVAL (asm-generic/errno-base.h).
+    const EINVAL: i32 = 22;
 
     /// A struct taskstats of `len` bytes (version `v`) with recognisable values.
     pub(crate) fn stats_bytes(v: u16, len: usize) -> Vec<u8> {
@@ -687,15 +752,15 @@ mod tests {
         two.extend(tgid_reply(27, 5, 4242, &stats));
         assert_eq!(parse_get_reply(&two, 27, 5).unwrap().unwrap().0, 4242);
         // Errors.
-        assert_eq!(parse_get_reply(&error_msg(5, libc::EPERM), 27, 5), Some(Err(TsError::Permission)));
-        assert_eq!(parse_get_reply(&error_msg(5, libc::ESRCH), 27, 5), Some(Err(TsError::NoProcess)));
-        assert_eq!(parse_get_reply(&error_msg(5, libc::EINVAL), 27, 5), Some(Err(TsError::Os(libc::EINVAL))));
+        assert_eq!(parse_get_reply(&error_msg(5, errno::EPERM), 27, 5), Some(Err(TsError::Permission)));
+        assert_eq!(parse_get_reply(&error_msg(5, errno::ESRCH), 27, 5), Some(Err(TsError::NoProcess)));
+        assert_eq!(parse_get_reply(&error_msg(5, EINVAL), 27, 5), Some(Err(TsError::Os(EINVAL))));
         // Family reply: name, id, then other attributes.
         let mut attrs = nla(CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME);
         attrs.extend(nla(CTRL_ATTR_FAMILY_ID, &27u16.to_ne_bytes()));
         attrs.extend(nla(3, &1u32.to_ne_bytes()));
         assert_eq!(parse_family_reply(&nlmsg(GENL_ID_CTRL, 1, 1, &attrs), 1), Some(Ok(27)));
-        assert_eq!(parse_family_reply(&error_msg(1, libc::ENOENT), 1), Some(Err(TsError::NoFamily)));
+        assert_eq!(parse_family_reply(&error_msg(1, errno::ENOENT), 1), Some(Err(TsError::NoFamily)));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Live TASKSTATS queries against the running kernel. They need CAP_NET_ADMIN: as another
-//! user they check the permission error instead, and say so.
+//! user they check the permission error instead, and say so. Linux only (taskstats is Linux's).
+#![cfg(target_os = "linux")]
 #![allow(clippy::unwrap_used)]
 
 use diskmeter_monitor::procs::{self, DelaySource, TaskstatsState};

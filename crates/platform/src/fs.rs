@@ -121,3 +121,209 @@ pub fn umask() -> u32 {
         0o022
     }
 }
+
+/// Reads up to `buf.len()` bytes at `offset` of `file` (at most 4 GiB − 1 at once); the bytes
+/// read, 0 at the end. On Windows through [`crate::rawio`], so that handles opened overlapped
+/// ([`crate::target::TargetOps::open`]) work too.
+pub fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_at(buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+        // SAFETY: `buf` is an exclusive borrow of at least `len` bytes for the call; `file` is
+        // open and borrowed for the call.
+        unsafe { crate::rawio::read_at(file.as_raw_handle() as usize, buf.as_mut_ptr(), len, offset) }
+            .map(|n| n as usize)
+    }
+}
+
+/// Reads exactly `buf.len()` bytes at `offset` of `file`: `UnexpectedEof` if the file ends
+/// first (what was read is then in `buf`), as std's `read_exact_at`.
+pub fn read_exact_at(file: &std::fs::File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match read_at(file, buf, offset) {
+            Ok(0) => {
+                return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "failed to fill whole buffer"));
+            }
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Writes all of `buf` at `offset` of `file`: `WriteZero` if the OS stops writing, as std's
+/// `write_all_at`. On Windows through [`crate::rawio`], as [`read_at`].
+pub fn write_all_at(file: &std::fs::File, mut buf: &[u8], mut offset: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match write_at(file, buf, offset) {
+            Ok(0) => {
+                return Err(std::io::Error::new(std::io::ErrorKind::WriteZero, "failed to write whole buffer"));
+            }
+            Ok(n) => {
+                buf = &buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// One positional write (at most 4 GiB − 1 at once).
+pub fn write_at(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.write_at(buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+        // SAFETY: `buf` is borrowed for the call and holds at least `len` bytes; `file` is open
+        // and borrowed for the call.
+        unsafe { crate::rawio::write_at(file.as_raw_handle() as usize, buf.as_ptr(), len, offset) }.map(|n| n as usize)
+    }
+}
+
+/// Whether a file type is a block device (Unix); Windows has none (its disks are not files).
+pub fn is_block_device(ft: &FileType) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        ft.is_block_device()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ft;
+        false
+    }
+}
+
+/// The device number a device file stands for (Unix `st_rdev`); `None` where the OS has none.
+pub fn rdev(meta: &std::fs::Metadata) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(meta.rdev())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// The device number of the file system holding a file (Unix `st_dev`); `None` where the OS
+/// has none (Windows).
+pub fn dev(meta: &std::fs::Metadata) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some(meta.dev())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn positional_helpers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p");
+        let f = OpenOptions::new().read(true).write(true).create_new(true).open(&path).unwrap();
+        write_all_at(&f, b"hello world", 3).unwrap();
+        let mut b = [0u8; 5];
+        read_exact_at(&f, &mut b, 9).unwrap();
+        assert_eq!(&b, b"world");
+        assert_eq!(read_at(&f, &mut b, 14).unwrap(), 0);
+        let e = read_exact_at(&f, &mut b, 12).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        write_all_at(&f, b"", 100).unwrap();
+        let m = f.metadata().unwrap();
+        assert!(!is_block_device(&m.file_type()));
+        assert_eq!(rdev(&m).is_some(), cfg!(unix));
+        assert_eq!(dev(&m).is_some(), cfg!(unix));
+    }
+}
+
+/// Bytes free to this user on the file system holding `file`, where the OS tells.
+pub fn free_bytes(file: &std::fs::File) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::fs::fstatvfs(file).ok().map(|v| v.f_bavail.saturating_mul(v.f_frsize))
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        let path = crate::windows::target::final_path(file.as_raw_handle() as usize).ok()?;
+        let root = crate::windows::target::volume_root(&path).ok()?;
+        let wide = crate::windows::target::wide(&root);
+        let mut free = 0u64;
+        // SAFETY: a NUL-terminated wide string and a valid out-pointer; the others may be null.
+        let ok = unsafe {
+            windows_sys::Win32::Storage::FileSystem::GetDiskFreeSpaceExW(
+                wide.as_ptr(),
+                &mut free,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        (ok != 0).then_some(free)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        let _ = file;
+        None
+    }
+}
+
+/// The name of the file system holding `path` where only the OS's volume can say (Windows:
+/// "NTFS", "ReFS", "FAT32", …); `None` on Linux, where the mount table says it.
+pub fn fs_name(path: &Path) -> Option<String> {
+    #[cfg(windows)]
+    {
+        let root = crate::windows::target::volume_root(path.as_os_str()).ok()?;
+        let wide = crate::windows::target::wide(&root);
+        let mut name = [0u16; 64];
+        // SAFETY: a NUL-terminated wide string and a buffer of the length given; the other
+        // out-parameters may be null.
+        let ok = unsafe {
+            windows_sys::Win32::Storage::FileSystem::GetVolumeInformationW(
+                wide.as_ptr(),
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                name.as_mut_ptr(),
+                name.len() as u32,
+            )
+        };
+        let name = String::from_utf16_lossy(crate::windows::target::until_nul(&name));
+        (ok != 0 && !name.is_empty()).then_some(name)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = path;
+        None
+    }
+}

@@ -41,10 +41,49 @@ pub fn task_delayacct_text() -> Option<String> {
     os_file("/proc/sys/kernel/task_delayacct").ok()
 }
 
-/// Host name and kernel release (empty where unknown).
+/// Host name and kernel release (empty where unknown). On Windows: the computer's name and
+/// [`os_version`].
 pub fn hostname_and_release() -> (String, String) {
-    let rd = |p: &str| os_file(p).map(|s| s.trim().to_string()).unwrap_or_default();
-    (rd("/proc/sys/kernel/hostname"), rd("/proc/sys/kernel/osrelease"))
+    #[cfg(windows)]
+    {
+        (crate::windows::host::hostname(), crate::windows::host::os_version())
+    }
+    #[cfg(not(windows))]
+    {
+        let rd = |p: &str| os_file(p).map(|s| s.trim().to_string()).unwrap_or_default();
+        (rd("/proc/sys/kernel/hostname"), rd("/proc/sys/kernel/osrelease"))
+    }
+}
+
+/// The OS's name as Rust spells it: `linux`, `windows`, … (`std::env::consts::OS`).
+pub fn os_name() -> &'static str {
+    std::env::consts::OS
+}
+
+/// The OS's version: Linux's kernel release (`6.1.0-18-amd64`), Windows's
+/// `Windows 10.0.19045`; empty where unknown.
+pub fn os_version() -> String {
+    #[cfg(windows)]
+    {
+        crate::windows::host::os_version()
+    }
+    #[cfg(not(windows))]
+    {
+        os_file("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default()
+    }
+}
+
+/// Wine's version (`8.0`) when this Windows program runs under Wine; `None` on Windows itself
+/// and on every other OS.
+pub fn wine_version() -> Option<String> {
+    #[cfg(windows)]
+    {
+        crate::windows::host::wine_version()
+    }
+    #[cfg(not(windows))]
+    {
+        None
+    }
 }
 
 /// Whether this process runs as root (effective user 0).
@@ -109,6 +148,18 @@ pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn os_facts() {
+        assert_eq!(os_name(), std::env::consts::OS);
+        if cfg!(any(target_os = "linux", windows)) {
+            assert!(!os_version().is_empty());
+            assert_eq!(hostname_and_release().1, os_version());
+        }
+        if !cfg!(windows) {
+            assert_eq!(wine_version(), None);
+        }
+    }
 
     #[test]
     fn cpu_model_lines() {

@@ -5,13 +5,19 @@
 //! operations on a test target ([`target::TargetOps`]: open for direct I/O, size, alignment,
 //! discard, punch hole, reserve).
 //!
-//! Per OS one module, as fio keeps `os/` and bottom its per-OS collectors: [`linux`] now;
-//! elsewhere the portable fallbacks in [`other`] (std only) keep the crates above compiling
-//! and safe — a lock through std's file locks, no owner marker (so diskmeter treats its own
-//! files as foreign and only reads them), facts unknown. [`target::TargetOps`] has no fallback:
-//! only the engine uses it, and the engine builds for Linux (Windows implements it next).
+//! Per OS one module, as fio keeps `os/` and bottom its per-OS collectors: [`linux`], and
+//! `windows` (the Win32 API through `windows-sys`: [`target::TargetOps`] with overlapped
+//! `CreateFileW` handles, `VirtualAlloc` memory, the OS and Wine versions, the facts of a
+//! physical drive). Where a facade has no Windows branch yet, Windows shares the portable
+//! fallbacks in [`other`] (std only) with the remaining OSes, which keep the crates above
+//! compiling and safe — a lock through std's file locks, no owner marker (so diskmeter treats
+//! its own files as foreign and only reads them), facts unknown. [`target::TargetOps`] has no
+//! fallback: only the engine uses it, and the engine builds for Linux and Windows. Two modules
+//! serve every OS alike: [`rawio`], one positional read or write on a raw handle, and
+//! [`winpath`], Windows's device and drive names as plain strings (tested everywhere).
 
 pub mod block;
+pub mod cpu;
 pub mod diskstats;
 pub mod error;
 pub mod fs;
@@ -21,6 +27,8 @@ pub mod mark;
 pub mod mem;
 pub mod mounts;
 pub mod process;
+pub mod signals;
+pub mod rawio;
 pub mod target;
 pub mod threads;
 
@@ -28,5 +36,8 @@ pub mod threads;
 pub mod linux;
 #[cfg(not(target_os = "linux"))]
 pub mod other;
+#[cfg(windows)]
+pub mod windows;
+pub mod winpath;
 
 pub use error::{classify, IoErrorClass, OsCode};

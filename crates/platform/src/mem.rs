@@ -3,6 +3,10 @@
 /// A private anonymous mapping of the OS, unmapped on drop (the engine's memory target).
 #[cfg(target_os = "linux")]
 pub use crate::linux::mem::AnonMap;
+/// Committed zeroed pages of the OS (`VirtualAlloc`), released on drop (the engine's memory
+/// target).
+#[cfg(windows)]
+pub use crate::windows::mem::AnonMap;
 
 /// Total RAM in bytes, where the OS tells.
 pub fn total_bytes() -> Option<u64> {
@@ -10,7 +14,11 @@ pub fn total_bytes() -> Option<u64> {
     {
         crate::linux::mem::total_bytes()
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::mem::total_bytes()
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         None
     }
@@ -22,7 +30,11 @@ pub fn available_bytes() -> Option<u64> {
     {
         crate::linux::mem::available_bytes()
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::mem::available_bytes()
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         None
     }
@@ -89,7 +101,11 @@ pub fn page_size() -> u64 {
     {
         crate::linux::mem::page_size()
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::mem::page_size()
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         4096
     }
@@ -103,6 +119,10 @@ pub struct ZeroedPages {
     map: crate::linux::mem::AnonMap,
     #[cfg(target_os = "linux")]
     len: usize,
+    #[cfg(windows)]
+    map: crate::windows::mem::AnonMap,
+    #[cfg(windows)]
+    len: usize,
 }
 
 impl ZeroedPages {
@@ -112,7 +132,11 @@ impl ZeroedPages {
         {
             Some(ZeroedPages { map: crate::linux::mem::AnonMap::new(len * 8)?, len })
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(windows)]
+        {
+            Some(ZeroedPages { map: crate::windows::mem::AnonMap::new(len.checked_mul(8)?)?, len })
+        }
+        #[cfg(not(any(target_os = "linux", windows)))]
         {
             let _ = len;
             None
@@ -127,7 +151,13 @@ impl ZeroedPages {
             // aligned, and lives as long as self.
             unsafe { std::slice::from_raw_parts(self.map.ptr().cast::<u64>(), self.len) }
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(windows)]
+        {
+            // SAFETY: the region holds `len` u64s, committed, zeroed by Windows and page
+            // aligned, and lives as long as self.
+            unsafe { std::slice::from_raw_parts(self.map.ptr().cast::<u64>(), self.len) }
+        }
+        #[cfg(not(any(target_os = "linux", windows)))]
         {
             &[]
         }
@@ -140,7 +170,12 @@ impl ZeroedPages {
             // SAFETY: as in as_slice; &mut self makes the access exclusive.
             unsafe { std::slice::from_raw_parts_mut(self.map.ptr().cast::<u64>(), self.len) }
         }
-        #[cfg(not(target_os = "linux"))]
+        #[cfg(windows)]
+        {
+            // SAFETY: as in as_slice; &mut self makes the access exclusive.
+            unsafe { std::slice::from_raw_parts_mut(self.map.ptr().cast::<u64>(), self.len) }
+        }
+        #[cfg(not(any(target_os = "linux", windows)))]
         {
             &mut []
         }
@@ -153,7 +188,11 @@ pub fn thread_cpu_time() -> Option<std::time::Duration> {
     {
         Some(crate::linux::mem::thread_cpu_time())
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::mem::thread_cpu_time()
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         None
     }
@@ -177,7 +216,7 @@ mod tests {
     #[test]
     fn memory_facts() {
         assert!(page_size() >= 4096);
-        if cfg!(target_os = "linux") {
+        if cfg!(any(target_os = "linux", windows)) {
             assert!(total_bytes().is_some_and(|b| b > 1 << 20));
             assert!(thread_cpu_time().is_some());
         }

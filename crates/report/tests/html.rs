@@ -31,6 +31,7 @@ fn host() -> HostInfo {
         memory_bytes: 32 << 30,
         cpu_model: Some("AMD Ryzen 9 7950X 16-Core Processor".into()),
         hostname: Some("bench-01".into()),
+        ..HostInfo::default()
     }
 }
 

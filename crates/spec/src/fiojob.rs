@@ -1068,6 +1068,7 @@ fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Resul
             s.engine_substituted = matches!(v, "libaio" | "sync" | "pvsync" | "pvsync2").then(|| (v.to_string(), line));
             s.job.engine = match v {
                 "io_uring" | "libaio" => EngineKind::IoUring,
+                "windowsaio" => EngineKind::Iocp,
                 "psync" | "sync" | "pvsync" | "pvsync2" => EngineKind::Psync,
                 "null" => EngineKind::Null,
                 _ => {

@@ -115,7 +115,10 @@ pub enum DataPattern {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
+    /// Linux's asynchronous engine.
     IoUring,
+    /// Windows' asynchronous engine: overlapped I/O on a completion port, as DiskSpd does.
+    Iocp,
     Psync,
     Null,
     /// No device: each I/O is a memcpy between the worker's buffer and a memory region of
@@ -124,10 +127,17 @@ pub enum EngineKind {
 }
 
 impl EngineKind {
-    pub const NAMES: &'static str = "io_uring, psync, null, mem";
+    pub const NAMES: &'static str = "io_uring (Linux), iocp (Windows), psync, null, mem";
+    /// This OS's asynchronous engine, the default: io_uring on Linux, iocp on Windows.
+    #[cfg(not(windows))]
+    pub const NATIVE: Self = Self::IoUring;
+    /// This OS's asynchronous engine, the default: io_uring on Linux, iocp on Windows.
+    #[cfg(windows)]
+    pub const NATIVE: Self = Self::Iocp;
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "io_uring" | "uring" => Self::IoUring,
+            "iocp" | "windowsaio" => Self::Iocp,
             "psync" | "sync" | "pvsync" => Self::Psync,
             "null" => Self::Null,
             "mem" => Self::Mem,
@@ -137,6 +147,7 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             Self::IoUring => "io_uring",
+            Self::Iocp => "iocp",
             Self::Psync => "psync",
             Self::Null => "null",
             Self::Mem => "mem",
@@ -144,7 +155,22 @@ impl EngineKind {
     }
     /// True when the engine does I/O to a file or block device (false: null, mem).
     pub fn uses_target(self) -> bool {
-        matches!(self, Self::IoUring | Self::Psync)
+        matches!(self, Self::IoUring | Self::Iocp | Self::Psync)
+    }
+    /// True for an asynchronous engine (one worker keeps `qd` I/Os in flight): io_uring, iocp.
+    pub fn is_async(self) -> bool {
+        matches!(self, Self::IoUring | Self::Iocp)
+    }
+    /// Why this engine cannot run on this OS, if it cannot: each OS has its own asynchronous
+    /// engine.
+    pub fn unavailable(self) -> Option<&'static str> {
+        match self {
+            Self::IoUring if cfg!(not(target_os = "linux")) => {
+                Some("io_uring is Linux's engine; on this OS use iocp (the default) or psync")
+            }
+            Self::Iocp if cfg!(not(windows)) => Some("iocp is Windows' engine; on this OS use io_uring (the default) or psync"),
+            _ => None,
+        }
     }
 }
 
@@ -816,7 +842,7 @@ impl Default for JobSpec {
             fsync: 0,
             seed: 0x6469_736b_6d65_7465, // "diskmete"
             direct: true,
-            engine: EngineKind::IoUring,
+            engine: EngineKind::NATIVE,
             submit_batch: Self::DEFAULT_SUBMIT_BATCH,
             io_bytes: None,
             offload: false,

@@ -352,6 +352,7 @@ pub fn depth_problem(engine: EngineKind, qd: u32, threads: u32, qd_name: &str, t
     if qd > MAX_QD {
         let whose = match engine {
             EngineKind::IoUring => "io_uring's limit",
+            EngineKind::Iocp => "the limit (io_uring's, kept on iocp)",
             EngineKind::Psync | EngineKind::Null | EngineKind::Mem => "the limit (io_uring's, kept on every engine)",
         };
         return Some(format!(

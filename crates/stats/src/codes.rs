@@ -72,3 +72,6 @@ pub const VERIFY_BUFFERED: &str = "verify-buffered";
 /// request without blocking: zram, bio-based drivers, direct writes that allocate): the
 /// figure depends on where those threads ran ([`crate::Handoff`]).
 pub const ASYNC_PUNT: &str = "async-punt";
+/// The Windows build ran under Wine: its file I/O is synchronous and buffered, so the figures
+/// are not a Windows disk's.
+pub const WINE: &str = "wine";

@@ -83,6 +83,16 @@ pub struct ResultDoc {
 impl ResultDoc {
     /// An empty document for `command` with this tool's name and version.
     pub fn new(command: impl Into<String>, started_at: impl Into<String>, host: HostInfo) -> Self {
+        let warnings = match &host.wine {
+            Some(v) => vec![Warning::new(
+                crate::codes::WINE,
+                format!(
+                    "ran under Wine {v}, whose file I/O is synchronous and goes through the page cache: \
+                     these figures are not those of a Windows disk (only a real Windows machine measures one)"
+                ),
+            )],
+            None => Vec::new(),
+        };
         Self {
             schema: SCHEMA.to_string(),
             tool: ToolInfo::default(),
@@ -91,7 +101,7 @@ impl ResultDoc {
             host,
             target: None,
             results: Vec::new(),
-            warnings: Vec::new(),
+            warnings,
             partial: false,
             error: None,
             sla: None,
@@ -185,11 +195,22 @@ impl Default for ToolInfo {
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct HostInfo {
+    /// The kernel's release (Linux); on Windows the OS's version ("Windows 10.0.19045").
     pub kernel: String,
     pub cpus: u32,
     pub memory_bytes: u64,
     pub cpu_model: Option<String>,
     pub hostname: Option<String>,
+    /// The OS: `linux` or `windows` (absent in documents of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    /// The OS's version: the kernel release on Linux, `10.0.19045` on Windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_version: Option<String>,
+    /// Wine's version when the Windows build ran under Wine, whose file I/O is neither
+    /// unbuffered nor asynchronous (every such result carries the warning `wine`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wine: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -46,6 +46,7 @@ fn host() -> HostInfo {
         memory_bytes: 16 << 30,
         cpu_model: Some("Test CPU @ 3.0GHz".into()),
         hostname: None,
+        ..HostInfo::default()
     }
 }
 

@@ -447,7 +447,7 @@ fn point_job(cfg: &Config, bs: u64, read_pct: u8, active: u64, round: u32) -> Jo
         time_based: true,
         data: DataPattern::Random,
         direct: !cfg.flags.buffered,
-        engine: EngineKind::IoUring,
+        engine: EngineKind::NATIVE,
         seed: cfg.seed.wrapping_add(u64::from(round) * 1000),
         ..JobSpec::default()
     }

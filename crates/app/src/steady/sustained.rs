@@ -76,7 +76,7 @@ pub(crate) fn write_job(name: &str, from: u64, len: u64, bs: u64, qd: u32, direc
         time_based: false,
         data: DataPattern::Random,
         direct,
-        engine: EngineKind::IoUring,
+        engine: EngineKind::NATIVE,
         seed,
         ..JobSpec::default()
     }

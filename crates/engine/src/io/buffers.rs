@@ -34,8 +34,16 @@ pub struct BufferPool {
 enum Backing {
     Heap(Layout),
     /// An anonymous mapping of this many bytes at `ptr`.
+    #[cfg(target_os = "linux")]
     Mapped(usize),
+    /// Pages of the OS's own (Windows: `VirtualAlloc`, 64 KiB-aligned, as DiskSpd's buffers).
+    #[cfg(windows)]
+    Virtual(#[allow(dead_code)] platform::mem::AnonMap),
 }
+
+/// Windows gives `VirtualAlloc` regions on 64 KiB boundaries.
+#[cfg(windows)]
+const VIRTUAL_ALIGN: usize = 64 << 10;
 
 /// Size of a transparent huge page on x86-64 and arm64 with 4 KiB pages.
 pub const HUGE_PAGE: usize = 2 << 20;
@@ -47,6 +55,14 @@ unsafe impl Send for BufferPool {}
 impl BufferPool {
     pub fn new(slots: usize, slot_len: usize, align: usize) -> Option<Self> {
         let total = slots.checked_mul(slot_len)?.max(1);
+        #[cfg(windows)]
+        if align <= VIRTUAL_ALIGN {
+            let len = total.checked_next_multiple_of(CHUNK)?;
+            let map = platform::mem::AnonMap::new(len)?;
+            let ptr = NonNull::new(map.ptr())?;
+            return Some(Self { ptr, backing: Backing::Virtual(map), len: total, slot_len, slots, huge: false });
+        }
+        #[cfg(target_os = "linux")]
         if Self::wants_huge(slots, slot_len) && align <= HUGE_PAGE {
             if let Some(p) = Self::mapped(total, slots, slot_len) {
                 return Some(p);
@@ -75,6 +91,7 @@ impl BufferPool {
     }
 
     /// A 2 MiB-aligned anonymous mapping advised for huge pages, touched so the pages exist.
+    #[cfg(target_os = "linux")]
     fn mapped(total: usize, slots: usize, slot_len: usize) -> Option<Self> {
         let len = total.checked_next_multiple_of(HUGE_PAGE)?;
         let span = len.checked_add(HUGE_PAGE)?;
@@ -167,9 +184,13 @@ impl Drop for BufferPool {
             // SAFETY: allocated in `new` with this layout.
             Backing::Heap(layout) => unsafe { dealloc(self.ptr.as_ptr(), layout) },
             // SAFETY: mapped in `mapped` with this length; nothing refers to it any more.
+            #[cfg(target_os = "linux")]
             Backing::Mapped(len) => unsafe {
                 libc::munmap(self.ptr.as_ptr().cast(), len);
             },
+            // The map frees itself.
+            #[cfg(windows)]
+            Backing::Virtual(_) => {}
         }
     }
 }

@@ -18,13 +18,17 @@
 //! thread hand-overs per request ([`plan`]). With [`stats::HandoffPolicy::Ring`] the same probe
 //! has the job's workers hand every request off at once ([`prepare`]).
 
+#[cfg(target_os = "linux")]
 use super::backend::uring::Uring;
+#[cfg(target_os = "linux")]
 use super::backend::BackendConfig;
 use super::runner::{BoundJob, RunControl};
 use platform::threads::{self, TaskCounters};
+#[cfg(target_os = "linux")]
+use platform::target::Raw;
+#[cfg(target_os = "linux")]
 use spec::EngineKind;
 use std::borrow::Cow;
-use std::os::fd::RawFd;
 
 /// What a worker's hand-off came to, for its end report.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -55,6 +59,7 @@ pub struct Watch {
 /// target handing requests off (`forced`, [`plan`]), hand every request of `ring` off at once,
 /// place the kernel's workers on `cpus` (the CPUs the process may use) and cap them at `depth`.
 /// `None` where the OS cannot tell threads apart.
+#[cfg(target_os = "linux")]
 pub fn prepare(ring: &mut Uring, forced: bool, cpus: &[usize], depth: u32) -> Option<Watch> {
     let tid = threads::current_tid()?;
     let mut end = HandoffEnd::default();
@@ -103,7 +108,8 @@ impl Watch {
 /// passing reason (a file's dirty pages in the cache must be written before a direct read
 /// can go by them); the second tells how the target takes reads. `None` where it cannot
 /// tell: no io_uring, a failed read, an OS that cannot tell threads apart.
-pub fn target_hands_off(fd: RawFd, offset: u64, len: u32) -> Option<bool> {
+#[cfg(target_os = "linux")]
+pub fn target_hands_off(fd: Raw, offset: u64, len: u32) -> Option<bool> {
     let once = || {
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -114,6 +120,7 @@ pub fn target_hands_off(fd: RawFd, offset: u64, len: u32) -> Option<bool> {
                     buffers: None,
                     register_file: false,
                     sqpoll: false,
+                    flags: 0,
                 };
                 Uring::new(&cfg).ok()?.probe_handoff(offset, len)
             })
@@ -131,12 +138,25 @@ pub fn target_hands_off(fd: RawFd, offset: u64, len: u32) -> Option<bool> {
 /// runs on the psync engine, its queue depth served by threads
 /// ([`stats::HandoffPolicy::Threads`], unless an SQ polling thread submits for it), or keeps
 /// io_uring with every request handed off at once ([`stats::HandoffPolicy::Ring`]); `handoff`
+/// says which. Borrowed as they are where no target hands off (and off Linux, where no
+/// engine hands requests to kernel workers of its own).
+#[cfg(not(target_os = "linux"))]
+pub fn plan<'a>(jobs: &'a [BoundJob], _ctl: &RunControl) -> Cow<'a, [BoundJob]> {
+    Cow::Borrowed(jobs)
+}
+
+/// The group's jobs as they will run under `ctl`'s hand-off policy. Each io_uring job's target
+/// is probed ([`target_hands_off`], once per descriptor); where it hands reads off, the job
+/// runs on the psync engine, its queue depth served by threads
+/// ([`stats::HandoffPolicy::Threads`], unless an SQ polling thread submits for it), or keeps
+/// io_uring with every request handed off at once ([`stats::HandoffPolicy::Ring`]); `handoff`
 /// says which. Borrowed as they are where no target hands off.
+#[cfg(target_os = "linux")]
 pub fn plan<'a>(jobs: &'a [BoundJob], ctl: &RunControl) -> Cow<'a, [BoundJob]> {
-    let mut probed: Vec<(RawFd, Option<bool>)> = Vec::new();
+    let mut probed: Vec<(Raw, Option<bool>)> = Vec::new();
     let mut out = Cow::Borrowed(jobs);
     for (i, j) in jobs.iter().enumerate() {
-        if j.spec.engine != EngineKind::IoUring || j.fd < 0 {
+        if j.spec.engine != EngineKind::IoUring || j.fd == platform::target::NO_RAW {
             continue;
         }
         let punts = match probed.iter().find(|(fd, _)| *fd == j.fd) {
@@ -171,8 +191,7 @@ pub fn threads_record(threads: u32) -> stats::Handoff {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::fs::OpenOptionsExt;
 
     /// A file just written through the page cache: the first direct read must wait for its dirty
     /// pages to be written, and io_uring hands it off; the probe's second read shows how the
@@ -192,6 +211,6 @@ mod tests {
         let p = dir.path().join("dirty");
         std::fs::File::create(&p).unwrap().write_all(&vec![7u8; 1 << 20]).unwrap();
         let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&p).unwrap();
-        assert_eq!(target_hands_off(f.as_raw_fd(), 0, 4096), Some(false));
+        assert_eq!(target_hands_off(platform::target::raw(&f), 0, 4096), Some(false));
     }
 }

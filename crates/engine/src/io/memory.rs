@@ -6,6 +6,7 @@
 //! impossible plan is a usage error (exit 2) instead of an OOM kill half-way through.
 
 use crate::error::{EngineError, Result};
+#[cfg(target_os = "linux")]
 use crate::io::backend::uring::uring_entries;
 use spec::units::format_size;
 use spec::{EngineKind, JobSpec, RwMode};
@@ -151,6 +152,7 @@ pub fn group_footprint(jobs: &[JobSpec], group_reporting: bool) -> Footprint {
             let region = page_round(s.size.unwrap_or(crate::io::backend::mem::DEFAULT_REGION));
             f.regions = f.regions.saturating_add(region);
         }
+        #[cfg(target_os = "linux")]
         if s.engine == EngineKind::IoUring {
             let (sq, cq) = uring_entries(depth as u32);
             let (sq, cq) = (u64::from(sq), u64::from(cq));

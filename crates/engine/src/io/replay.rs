@@ -17,15 +17,18 @@
 
 use crate::io::backend::null::Null;
 use crate::io::backend::psync::Psync;
+#[cfg(target_os = "linux")]
 use crate::io::backend::uring::Uring;
-use crate::io::backend::{code_of_error, sync_discard, Backend, BackendConfig, Completion, Op};
+use crate::io::backend::{code_of_error, reg_buf, sync_discard, Backend, BackendConfig, Completion, Op, RegBuf};
 use crate::io::buffers::{stamp, BufferPool};
-use crate::io::runner::{uring_setup_message, RunControl, Tick};
+#[cfg(target_os = "linux")]
+use crate::io::runner::uring_setup_message;
+use crate::io::runner::{RunControl, Tick};
 use platform::{IoErrorClass, OsCode};
 use rand::SeedableRng;
 use spec::{DataPattern, EngineKind};
 use stats::{ErrorInfo, LatHist, SeriesPoint};
-use std::os::fd::RawFd;
+use platform::target::Raw;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::{Duration, Instant};
@@ -99,7 +102,10 @@ pub enum Timing {
 /// One target of the replay.
 #[derive(Debug, Clone, Copy)]
 pub struct Lane {
-    pub fd: RawFd,
+    pub fd: Raw,
+    /// The flags its handle was opened with, for an engine that opens its own
+    /// ([`platform::target::reopen_flags`]).
+    pub flags: u32,
     /// A block device (discards are BLKDISCARD) rather than a file (discards punch holes).
     pub block: bool,
 }
@@ -198,17 +204,16 @@ pub fn replay(
         })?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
     pool.fill(DataPattern::Random, &mut rng);
-    let iovecs: Vec<libc::iovec> = (0..pool.slots())
-        .map(|i| libc::iovec { iov_base: pool.slot_ptr(i).cast(), iov_len: pool.slot_len() })
-        .collect();
+    let iovecs: Vec<RegBuf> = (0..pool.slots()).map(|i| reg_buf(pool.slot_ptr(i), pool.slot_len())).collect();
     let register = ctl.register_buffers && pool.slots() <= 16_384;
-    let config = |fd: RawFd| BackendConfig {
-        fd,
+    let config = |l: &Lane| BackendConfig {
+        fd: l.fd,
         files: Vec::new(),
         depth: qd,
         buffers: register.then(|| iovecs.clone()),
         register_file: true,
         sqpoll: false,
+        flags: l.flags,
     };
     std::thread::scope(|scope| {
         let (full_tx, full_rx) = sync_channel::<Chunk>(CHUNKS);
@@ -220,10 +225,11 @@ pub fn replay(
         scope.spawn(move || read_ahead(source, full_tx, empty_rx, &stop));
         let feed = Feed { full: full_rx, empty: empty_tx, cur: Vec::new(), at: 0, error: None, done: false };
         match cfg.engine {
+            #[cfg(target_os = "linux")]
             EngineKind::IoUring => {
                 let mut rings = Vec::with_capacity(lanes.len());
                 for l in lanes {
-                    match Uring::new(&config(l.fd)) {
+                    match Uring::new(&config(l)) {
                         Ok(r) => rings.push(r),
                         Err(e) => {
                             let (message, usage) = uring_setup_message(&e, qd);
@@ -235,12 +241,37 @@ pub fn replay(
                 let fixed = rings.first().is_some_and(|r| r.uses_fixed_buffers());
                 Ok(Issuer::new(lanes, rings, cfg, fixed).run(feed, &mut pool, ctl, tick))
             }
+            #[cfg(windows)]
+            EngineKind::Iocp => {
+                let mut ports = Vec::with_capacity(lanes.len());
+                for l in lanes {
+                    match crate::io::backend::iocp::Iocp::new(&config(l)) {
+                        Ok(p) => ports.push(p),
+                        Err(e) => {
+                            ctl.stop.store(true, Ordering::Relaxed);
+                            let message = format!("cannot set up the completion port: {e}");
+                            return Err(ReplaySetupError { message, usage: false });
+                        }
+                    }
+                }
+                Ok(Issuer::new(lanes, ports, cfg, false).run(feed, &mut pool, ctl, tick))
+            }
+            #[cfg(not(target_os = "linux"))]
+            EngineKind::IoUring => {
+                ctl.stop.store(true, Ordering::Relaxed);
+                Err(ReplaySetupError { message: EngineKind::IoUring.unavailable().unwrap_or_default().into(), usage: true })
+            }
+            #[cfg(not(windows))]
+            EngineKind::Iocp => {
+                ctl.stop.store(true, Ordering::Relaxed);
+                Err(ReplaySetupError { message: EngineKind::Iocp.unavailable().unwrap_or_default().into(), usage: true })
+            }
             EngineKind::Psync => {
-                let b = lanes.iter().map(|l| Psync::new(&config(l.fd))).collect();
+                let b = lanes.iter().map(|l| Psync::new(&config(l))).collect();
                 Ok(Issuer::new(lanes, b, cfg, false).run(feed, &mut pool, ctl, tick))
             }
             _ => {
-                let b = lanes.iter().map(|l| Null::new(&config(l.fd), ctl.null_fault)).collect();
+                let b = lanes.iter().map(|l| Null::new(&config(l), ctl.null_fault)).collect();
                 Ok(Issuer::new(lanes, b, cfg, false).run(feed, &mut pool, ctl, tick))
             }
         }
@@ -895,7 +926,7 @@ mod tests {
     fn every_request_is_replayed_once_per_kind() {
         let mut src = Vecs { items: items(10_001, 0), at: 0 };
         let ctl = RunControl::default();
-        let lanes = [Lane { fd: -1, block: false }];
+        let lanes = [Lane { fd: platform::target::NO_RAW, flags: 0, block: false }];
         let out = replay(&lanes, &mut src, &cfg(Timing::Afap, 8), &ctl, &mut |_| {}).expect("replay");
         assert!(out.error.is_none());
         assert_eq!(out.issued, 10_001);
@@ -912,7 +943,7 @@ mod tests {
         // 200 requests 1 ms apart: about 0.2 s, none early.
         let mut src = Vecs { items: items(200, 1_000_000), at: 0 };
         let ctl = RunControl::default();
-        let lanes = [Lane { fd: -1, block: false }];
+        let lanes = [Lane { fd: platform::target::NO_RAW, flags: 0, block: false }];
         let out = replay(&lanes, &mut src, &cfg(Timing::Original, 8), &ctl, &mut |_| {}).expect("replay");
         assert_eq!(out.issued, 200);
         assert!(out.seconds >= 0.199, "{}", out.seconds);
@@ -928,7 +959,7 @@ mod tests {
         }
         let mut src = Vecs { items: v, at: 0 };
         let ctl = RunControl::default();
-        let lanes = [Lane { fd: -1, block: false }];
+        let lanes = [Lane { fd: platform::target::NO_RAW, flags: 0, block: false }];
         let out = replay(&lanes, &mut src, &cfg(Timing::Depth, 16), &ctl, &mut |_| {}).expect("replay");
         assert_eq!(out.issued, 1000);
         assert!(out.max_outstanding <= 3, "{}", out.max_outstanding);
@@ -948,7 +979,7 @@ mod tests {
             }
         }
         let ctl = RunControl::default();
-        let lanes = [Lane { fd: -1, block: false }];
+        let lanes = [Lane { fd: platform::target::NO_RAW, flags: 0, block: false }];
         let out = replay(&lanes, &mut Broken(3), &cfg(Timing::Afap, 4), &ctl, &mut |_| {}).expect("replay");
         assert_eq!(out.issued, 3);
         assert_eq!(out.error.map(|e| e.message), Some("line 9: bad".to_string()));

@@ -16,7 +16,7 @@
 
 use crate::verify::{self, BlockStamp, CheckKind, Context, Expect, Finding, FindingKind};
 use stats::verify::VerifyFailure;
-use std::os::fd::RawFd;
+use platform::target::Raw;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -355,7 +355,7 @@ impl VerifyJob {
     /// Read back every written chunk (every chunk when nothing is known of them) with
     /// `pread` through `fd` in pieces of up to 1 MiB, checking each. Stops early when `stop`
     /// is raised, on a read error, or at the first failure of a fatal job.
-    pub fn read_back(&self, fd: RawFd, stop: &AtomicBool) -> ReadBack {
+    pub fn read_back(&self, fd: Raw, stop: &AtomicBool) -> ReadBack {
         let t0 = Instant::now();
         let per_read = ((1u64 << 20) / self.interval).max(1) as usize;
         let mut out = ReadBack { complete: true, ..ReadBack::default() };
@@ -418,24 +418,17 @@ pub struct ReadBack {
     pub error: Option<String>,
 }
 
-fn pread_all(fd: RawFd, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+fn pread_all(fd: Raw, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     let mut done = 0usize;
     while done < buf.len() {
-        // SAFETY: the range is inside `buf`.
-        let r = unsafe {
-            libc::pread(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done, (offset + done as u64) as libc::off_t)
-        };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            return Err(e);
+        let len = u32::try_from(buf.len() - done).unwrap_or(u32::MAX);
+        // SAFETY: the range is inside `buf`, borrowed for the call.
+        let r = unsafe { platform::rawio::read_at(fd, buf[done..].as_mut_ptr(), len, offset + done as u64) };
+        match r {
+            Ok(0) => return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the target ended")),
+            Ok(n) => done += n as usize,
+            Err(e) => return Err(e),
         }
-        if r == 0 {
-            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the target ended"));
-        }
-        done += r as usize;
     }
     Ok(())
 }
@@ -443,16 +436,22 @@ fn pread_all(fd: RawFd, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
 /// Nanoseconds since the Unix epoch (CLOCK_REALTIME through the vDSO: no system call).
 #[inline]
 fn unix_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    #[cfg(target_os = "linux")]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        crate::io::runner::unix_ns_now()
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use std::os::fd::AsRawFd;
-
+    
     const K: u64 = 4096;
 
     fn job(chunks: u64) -> VerifyJob {
@@ -532,13 +531,13 @@ mod tests {
         std::fs::write(&path, &img).unwrap();
         let f = std::fs::File::open(&path).unwrap();
         let stop = AtomicBool::new(false);
-        let rb = v.read_back(f.as_raw_fd(), &stop);
+        let rb = v.read_back(platform::target::raw(&f), &stop);
         assert!(rb.complete && rb.error.is_none());
         assert_eq!((rb.checked, rb.bytes), (3, 3 * K));
         // Zero chunk 4: the fatal read-back stops there.
         img[(4 * K) as usize..(5 * K) as usize].fill(0);
         std::fs::write(&path, &img).unwrap();
-        let rb = v.read_back(f.as_raw_fd(), &stop);
+        let rb = v.read_back(platform::target::raw(&f), &stop);
         assert!(!rb.complete);
         assert_eq!(rb.checked, 2);
         assert_eq!(v.failures().0[0].kind, "zeroed");

@@ -224,8 +224,7 @@ fn now_ns(t_start: Instant) -> u64 {
 }
 
 fn thread_cpu_ns() -> u64 {
-    let r = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    r.tv_sec as u64 * SEC + r.tv_nsec as u64
+    platform::mem::thread_cpu_time().map_or(0, |d| d.as_nanos() as u64)
 }
 
 pub struct Channels {
@@ -1170,6 +1169,7 @@ mod tests {
             buffers: None,
             register_file: false,
             sqpoll: false,
+            flags: 0,
         };
         let mut backend = Null::new(&cfg, fault);
         let slots = plan.depth as usize * if plan.split_buffers { 2 } else { 1 };
@@ -1478,6 +1478,7 @@ mod tests {
             buffers: None,
             register_file: false,
             sqpoll: false,
+            flags: 0,
         };
         let mut backend = Null::new(&cfg, None);
         let mut pool = BufferPool::new(16, 65536, 4096).unwrap();

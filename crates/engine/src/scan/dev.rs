@@ -5,7 +5,6 @@ use crate::target::fault::{Hook, Op};
 use platform::IoErrorClass as C;
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
 pub struct Dev<'a> {
@@ -60,7 +59,7 @@ impl Dev<'_> {
             if done == buf.len() {
                 break Ok(done);
             }
-            match self.file.read_at(&mut buf[done..], off + done as u64) {
+            match platform::fs::read_at(&self.file, &mut buf[done..], off + done as u64) {
                 Ok(0) => break Ok(done),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -83,7 +82,7 @@ impl Dev<'_> {
         let r = if self.hook.corrupts_write(off, buf.len() as u64) {
             self.write_corrupted(off, buf)
         } else {
-            self.file.write_all_at(buf, off)
+            platform::fs::write_all_at(&self.file, buf, off)
         };
         (r, t.elapsed().as_nanos() as u64)
     }
@@ -96,6 +95,6 @@ impl Dev<'_> {
         let copy = &mut pool.slot_mut(0)[..buf.len()];
         copy.copy_from_slice(buf);
         self.hook.corrupt(Op::Write, off, copy);
-        self.file.write_all_at(copy, off)
+        platform::fs::write_all_at(&self.file, copy, off)
     }
 }

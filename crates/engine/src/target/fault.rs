@@ -43,7 +43,7 @@ pub const ENV: &str = "DISKMETER_FAULTS";
 pub const NULL_ENV: &str = "DISKMETER_NULL_FAULT";
 
 /// True when this build can inject faults (tests only).
-pub const ENABLED: bool = cfg!(any(test, feature = "fault-injection"));
+pub const ENABLED: bool = cfg!(all(any(test, feature = "fault-injection"), target_os = "linux"));
 
 /// The null engine's fault: every I/O after the first `after_ops` (counted per worker)
 /// fails with `code`. Present in every build so that run controls can carry one; only a
@@ -57,11 +57,11 @@ pub struct NullFault {
 /// `DISKMETER_NULL_FAULT` as a [`NullFault`]: `None` when unset or malformed (the
 /// variable is then ignored), and always `None` in a build without fault injection.
 pub fn null_fault_from_env() -> Option<NullFault> {
-    #[cfg(any(test, feature = "fault-injection"))]
+    #[cfg(all(any(test, feature = "fault-injection"), target_os = "linux"))]
     {
         std::env::var(NULL_ENV).ok().as_deref().and_then(NullFault::parse)
     }
-    #[cfg(not(any(test, feature = "fault-injection")))]
+    #[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
     {
         None
     }
@@ -75,7 +75,7 @@ pub fn write_faults_from_env() -> Option<std::sync::Arc<Hook>> {
     h.has_write_faults().then(|| std::sync::Arc::new(h))
 }
 
-#[cfg(any(test, feature = "fault-injection"))]
+#[cfg(all(any(test, feature = "fault-injection"), target_os = "linux"))]
 mod imp {
     use super::{Completion, NullFault, Op, OsCode};
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -300,7 +300,7 @@ mod imp {
         /// done the faulty way, synchronously, and its result as the backend would report it
         /// (the whole length: the device acknowledges what it did not do). `None`: no rule
         /// fires, the caller writes normally.
-        pub fn write_fault(&self, fd: std::os::fd::RawFd, offset: u64, data: &[u8]) -> Option<Completion> {
+        pub fn write_fault(&self, fd: platform::target::Raw, offset: u64, data: &[u8]) -> Option<Completion> {
             let len = data.len() as u64;
             let rule = self.rules.iter().find(|r| {
                 (r.kind.is_write_fault() || r.kind == Kind::Corrupt) && r.touches(Op::Write, offset, len) && r.fire()
@@ -335,7 +335,7 @@ mod imp {
 
     /// `pwrite` of `bytes` at `at` from a 4 KiB-aligned copy (O_DIRECT needs aligned memory;
     /// lengths and offsets of the faults' writes are whole sectors in every test).
-    fn aligned_pwrite(fd: std::os::fd::RawFd, at: u64, bytes: &[u8]) -> std::io::Result<()> {
+    fn aligned_pwrite(fd: platform::target::Raw, at: u64, bytes: &[u8]) -> std::io::Result<()> {
         if bytes.is_empty() {
             return Ok(());
         }
@@ -373,15 +373,15 @@ mod imp {
     }
 }
 
-#[cfg(any(test, feature = "fault-injection"))]
+#[cfg(all(any(test, feature = "fault-injection"), target_os = "linux"))]
 pub use imp::{Hook, NullCounter};
 
 /// Without the `fault-injection` feature: no plan, no checks, no cost.
-#[cfg(not(any(test, feature = "fault-injection")))]
+#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
 #[derive(Debug, Default)]
 pub struct Hook;
 
-#[cfg(not(any(test, feature = "fault-injection")))]
+#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
 impl Hook {
     #[inline(always)]
     pub fn from_env() -> Result<Hook, String> {
@@ -408,17 +408,17 @@ impl Hook {
         false
     }
     #[inline(always)]
-    pub fn write_fault(&self, _fd: std::os::fd::RawFd, _offset: u64, _data: &[u8]) -> Option<Completion> {
+    pub fn write_fault(&self, _fd: platform::target::Raw, _offset: u64, _data: &[u8]) -> Option<Completion> {
         None
     }
 }
 
 /// Without the `fault-injection` feature: the null engine counts nothing and never fails.
-#[cfg(not(any(test, feature = "fault-injection")))]
+#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
 #[derive(Debug, Default)]
 pub struct NullCounter;
 
-#[cfg(not(any(test, feature = "fault-injection")))]
+#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
 impl NullCounter {
     #[inline(always)]
     pub fn new(_fault: Option<NullFault>) -> Self {
@@ -437,12 +437,12 @@ impl NullCounter {
 pub struct Faulty<B> {
     inner: B,
     hook: std::sync::Arc<Hook>,
-    fd: std::os::fd::RawFd,
+    fd: platform::target::Raw,
     done: Vec<(u32, Completion)>,
 }
 
 impl<B> Faulty<B> {
-    pub fn new(inner: B, hook: std::sync::Arc<Hook>, fd: std::os::fd::RawFd) -> Self {
+    pub fn new(inner: B, hook: std::sync::Arc<Hook>, fd: platform::target::Raw) -> Self {
         Self { inner, hook, fd, done: Vec::new() }
     }
 }
@@ -484,7 +484,7 @@ impl<B: crate::io::backend::Backend> crate::io::backend::Backend for Faulty<B> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
@@ -566,12 +566,11 @@ mod tests {
 
     #[test]
     fn write_faults_do_what_they_say() {
-        use std::os::fd::AsRawFd;
-        let dir = tempfile::tempdir().unwrap();
+                let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t");
         let f = std::fs::File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
         f.set_len(64 << 10).unwrap();
-        let fd = f.as_raw_fd();
+        let fd = platform::target::raw(&f);
         let data = vec![0xabu8; 4096];
         let h = Hook::parse(
             "drop@0+4096;misdirect@8192+4096:16384;torn@24576+4096:1024;zero@32768+4096;flip@40960+1;\

@@ -14,7 +14,6 @@ use platform::target::{Native, OpenHow, TargetOps};
 use spec::DataPattern;
 use stats::codes;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -117,20 +116,13 @@ impl Drop for CreatedGuard<'_> {
 }
 
 fn has_mark(path: &Path) -> bool {
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
-    let name = c"user.diskmeter";
-    let mut buf = [0u8; 16];
-    // SAFETY: valid C strings and buffer.
-    let r = unsafe { libc::getxattr(c.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
-    r > 0
+    platform::mark::get(path, "user.diskmeter", 16).is_some_and(|v| !v.is_empty())
 }
 
+/// Failure (no marker support) only means a kept file will later be treated as foreign,
+/// which is the safe side.
 fn set_mark(file: &File) {
-    let v = b"test-file";
-    let name = c"user.diskmeter";
-    // SAFETY: valid fd, name and value. Failure (no xattr support) only means a kept file
-    // will later be treated as foreign, which is the safe side.
-    unsafe { libc::fsetxattr(file.as_raw_fd(), name.as_ptr(), v.as_ptr().cast(), v.len(), 0) };
+    platform::mark::set(file, "user.diskmeter", b"test-file");
 }
 
 /// Progress of a fill: (bytes done, bytes total).
@@ -238,7 +230,7 @@ pub fn open_existing(
 
 /// Open a target through the OS's [`TargetOps::open`] (reads never touch its access time).
 fn open_file(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool) -> std::io::Result<File> {
-    Native::open(path, OpenHow { write, create, direct, exclusive })
+    Native::open(path, OpenHow { write, create, direct, exclusive, write_through: false })
 }
 
 /// Takes the run's exclusive lock on an open target (see [`files::lock`]).
@@ -260,9 +252,12 @@ fn lock(
 /// True when `path` still names the file open as `file` (another run may have removed or
 /// replaced it while this one waited for the lock).
 fn still_same(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
     match (file.metadata(), std::fs::metadata(path)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        (Ok(a), Ok(b)) => match (platform::fs::file_id(&a), platform::fs::file_id(&b)) {
+            (Some(a), Some(b)) => a == b,
+            // No identities on this OS: the path still opens, as far as it can tell.
+            _ => true,
+        },
         _ => false,
     }
 }
@@ -332,7 +327,6 @@ pub fn fill_region(
     stop: &AtomicBool,
     progress: FillProgress<'_>,
 ) -> Result<u64> {
-    use std::os::unix::fs::FileExt;
     const CHUNK: usize = 4 << 20;
     let mut pool = crate::io::buffers::BufferPool::new(1, CHUNK, align.max(4096))
         .ok_or_else(|| EngineError::Invalid("cannot allocate the fill buffer".into()))?;
@@ -347,11 +341,13 @@ pub fn fill_region(
         fill_pattern(&mut buf[..n], DataPattern::Random, &mut rng);
         let mut done = 0usize;
         while done < n {
-            match file.write_at(&buf[done..n], pos + done as u64) {
+            match platform::fs::write_at(file, &buf[done..n], pos + done as u64) {
                 Ok(0) => {
                     return Err(EngineError::io(
                         format!("filling the test area failed at offset {}", pos + done as u64),
-                        std::io::Error::from_raw_os_error(libc::ENOSPC),
+                        std::io::Error::from_raw_os_error(
+                            crate::io::backend::code_for(platform::IoErrorClass::NoSpace).raw(),
+                        ),
                     ))
                 }
                 Ok(w) => done += w,
@@ -632,8 +628,11 @@ pub fn probe_info(path: &Path, p: &Probe) -> stats::TargetInfo {
 /// Many files open at once (fio `nrfiles`): the soft limit on open files rises to the hard one
 /// (best effort; opening then fails with EMFILE past it).
 pub fn raise_open_files_limit(files: usize) {
-    use rustix::process::{getrlimit, setrlimit, Resource};
+    #[cfg(not(target_os = "linux"))]
+    let _ = files;
+    #[cfg(target_os = "linux")]
     if files > 256 {
+        use rustix::process::{getrlimit, setrlimit, Resource};
         let lim = getrlimit(Resource::Nofile);
         if lim.current < lim.maximum {
             let _ = setrlimit(Resource::Nofile, rustix::process::Rlimit { current: lim.maximum, ..lim });

@@ -5,7 +5,6 @@
 
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::EngineError;
@@ -77,9 +76,13 @@ pub fn probe(path: &Path) -> Result<Probe, EngineError> {
         Err(e) => return Err(meta_error(path, e)),
     };
     let ft = meta.file_type();
+    #[cfg(windows)]
+    if is_windows_device(path) {
+        return probe_block(path, &meta);
+    }
     if ft.is_file() {
         probe_file(path, path, &meta, true)
-    } else if ft.is_block_device() {
+    } else if platform::fs::is_block_device(&ft) {
         probe_block(path, &meta)
     } else {
         Err(not_a_target(path, &meta))
@@ -91,8 +94,17 @@ fn not_a_target(path: &Path, meta: &fs::Metadata) -> EngineError {
     EngineError::Invalid(format!("{} is {what}; give a file path or a block device", path.display()))
 }
 
+/// A Windows device path: a whole disk (`\\.\PhysicalDriveN`) or a volume (`\\.\D:`).
+#[cfg(windows)]
+pub(crate) fn is_windows_device(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    platform::winpath::physical_drive(&s).is_some() || platform::winpath::volume_device(&s).is_some()
+}
+
 fn meta_error(path: &Path, e: io::Error) -> EngineError {
-    if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::ENAMETOOLONG | libc::ENOTDIR)) {
+    use platform::IoErrorClass::{NameTooLong, NotADirectory};
+    let lookup = matches!(platform::classify(&e), NameTooLong | NotADirectory) || is_loop(&e);
+    if lookup {
         return EngineError::Invalid(files::path::lookup_error(path, "the target", &e).to_string());
     }
     if e.kind() == io::ErrorKind::PermissionDenied {
@@ -102,10 +114,25 @@ fn meta_error(path: &Path, e: io::Error) -> EngineError {
     }
 }
 
+/// A symbolic-link loop (ELOOP), which std has no kind for.
+fn is_loop(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
 /// What to do about EACCES/EPERM: as a user, gain the rights; as root, nothing will help from
 /// here, so name the likely causes instead of advising to run as root.
 pub fn denied_advice() -> &'static str {
-    if rustix::process::geteuid().is_root() {
+    if cfg!(windows) {
+        "run it from an elevated prompt (Run as administrator), or pick a path you can use"
+    } else if platform::host::is_root() {
         "even root is refused here, so the file system or a security module forbids it (an NFS export \
          with root_squash, a FUSE mount without allow_root, SELinux/AppArmor, or a device that cannot be \
          opened by anyone); choose another target"
@@ -146,17 +173,20 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
     let mounts = read_mountinfo();
     let mount = longest_mount(&mounts, &canon);
     let magic = fs_magic(at);
-    let filesystem = mount.map(|m| m.fstype.clone()).or_else(|| magic.and_then(magic_name).map(str::to_string));
+    let filesystem = mount
+        .map(|m| m.fstype.clone())
+        .or_else(|| magic.and_then(magic_name).map(str::to_string))
+        .or_else(|| platform::fs::fs_name(at));
 
     // st_dev → backing block device; for anonymous devices (btrfs, overlay, nfs)
     // fall back to the mount source when it is a /dev node.
-    let mut dev = block_dev_from_dev_t(meta.dev());
+    let mut dev = platform::fs::dev(meta).and_then(block_dev_from_dev_t);
     if dev.is_none() {
         if let Some(m) = mount {
             if m.source.starts_with("/dev/") {
                 if let Ok(sm) = fs::metadata(&m.source) {
-                    if sm.file_type().is_block_device() {
-                        dev = block_dev_from_dev_t(sm.rdev());
+                    if platform::fs::is_block_device(&sm.file_type()) {
+                        dev = platform::fs::rdev(&sm).and_then(block_dev_from_dev_t);
                     }
                 }
             }
@@ -205,8 +235,8 @@ fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
     let file = File::open(path).map_err(|e| open_error(path, e))?;
     let size_bytes =
         Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {}", path.display()), e))?;
-    let sectors =
-        Native::sector_sizes(&file).map_err(|e| EngineError::io(format!("BLKSSZGET on {}", path.display()), e))?;
+    let sectors = Native::sector_sizes(&file)
+        .map_err(|e| EngineError::io(format!("cannot read the sector sizes of {}", path.display()), e))?;
     let (logical_block, physical_block) = (sectors.logical, sectors.physical);
     let (dio_mem_align, dio_offset_align) = dio_align(path);
     let mut p = Probe {
@@ -227,7 +257,7 @@ fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
         device_cache_bytes: None,
         backing_is_ram: false,
     };
-    if let Some(bd) = block_dev_from_dev_t(meta.rdev()) {
+    if let Some(bd) = platform::fs::rdev(meta).and_then(block_dev_from_dev_t) {
         let disk = bd.disk.clone();
         fill_disk_facts(&mut p, &bd, &disk);
         p.disk = Some(disk);
@@ -289,6 +319,7 @@ pub(crate) fn block_dev_from_dev_t(dev: u64) -> Option<BlockDev> {
 }
 
 /// Block device by kernel name.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn block_dev_by_name(name: &str) -> Option<BlockDev> {
     topology().device(name).map(BlockDev::from)
 }
@@ -299,6 +330,7 @@ pub(crate) fn leaf_disks(name: &str) -> Vec<String> {
 }
 
 /// Every name in the stack under `name` (itself, dm/md slaves, partitions' disks).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn device_stack(name: &str) -> Vec<String> {
     topology().stack(name)
 }
@@ -323,7 +355,7 @@ fn device_is_ram(name: &str) -> bool {
             return true;
         }
         if let Ok(m) = fs::metadata(&bf) {
-            if let Some(bd) = block_dev_from_dev_t(m.dev()) {
+            if let Some(bd) = platform::fs::dev(&m).and_then(block_dev_from_dev_t) {
                 return is_ram_name(&bd.name);
             }
         }
@@ -343,10 +375,18 @@ pub(crate) const TMPFS_MAGIC: u32 = 0x0102_1994;
 pub(crate) const RAMFS_MAGIC: u32 = 0x8584_58f6;
 
 fn fs_magic(path: &Path) -> Option<u32> {
-    let st = rustix::fs::statfs(path).ok()?;
-    // f_type is a signed word of platform width; the magic lives in the low 32 bits.
-    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
-    Some((st.f_type as u64 & 0xffff_ffff) as u32)
+    #[cfg(target_os = "linux")]
+    {
+        let st = rustix::fs::statfs(path).ok()?;
+        // f_type is a signed word of platform width; the magic lives in the low 32 bits.
+        #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+        Some((st.f_type as u64 & 0xffff_ffff) as u32)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
+    }
 }
 
 /// statfs magic → file-system name.
@@ -381,12 +421,15 @@ fn magic_name(magic: u32) -> Option<&'static str> {
 
 /// Kernel, CPU and memory facts for the result envelope.
 pub fn host_facts() -> HostFacts {
-    let uname = rustix::system::uname();
-    let kernel = uname.release().to_string_lossy().into_owned();
-    let hostname = {
-        let h = uname.nodename().to_string_lossy().into_owned();
-        (!h.is_empty()).then_some(h)
+    #[cfg(target_os = "linux")]
+    let (kernel, hostname) = {
+        let uname = rustix::system::uname();
+        (uname.release().to_string_lossy().into_owned(), uname.nodename().to_string_lossy().into_owned())
     };
+    // Elsewhere the OS's version stands for the kernel's ("Windows 10.0.19045").
+    #[cfg(not(target_os = "linux"))]
+    let (hostname, kernel) = platform::host::hostname_and_release();
+    let hostname = (!hostname.is_empty()).then_some(hostname);
     let cpus = std::thread::available_parallelism().map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX)).unwrap_or(1);
     let cpu_model = platform::host::cpu_model();
     HostFacts { kernel, cpus, memory_bytes: page_cache_relevant_ram(), cpu_model, hostname }

@@ -2,22 +2,32 @@
 //!
 //! [`check_block_write`] must be called before any write to a block device. It
 //! only reads: sysfs, /proc, the first and last MiB of the device, and an
-//! `O_EXCL` open that is closed again at once.
+//! `O_EXCL` open that is closed again at once. On Windows it reads what the drive holds
+//! (its volumes, the system volume, its partition table: `platform::windows::volume`) and the
+//! drive's first and last MiB; the rules are [`physical_drive_refusal`]'s, tested on a fake
+//! topology on every OS.
 
+#[cfg(target_os = "linux")]
 use std::collections::BTreeSet;
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
+#[cfg(target_os = "linux")]
+use std::fs::{self, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+#[cfg(target_os = "linux")]
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use crate::error::EngineError;
+use crate::target::probe::open_error;
+#[cfg(target_os = "linux")]
 use crate::target::probe::{
-    block_dev_by_name, block_dev_from_dev_t, device_stack, longest_mount, open_error, read_mountinfo, topology,
-    BlockDev, MountEntry,
+    block_dev_by_name, block_dev_from_dev_t, device_stack, longest_mount, read_mountinfo, topology, BlockDev,
+    MountEntry,
 };
 use platform::target::{Native, TargetOps};
+use platform::winpath::DriveFacts;
 
 /// An on-disk signature found on a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,10 +54,12 @@ const HEAD_LEN: u64 = 1 << 20;
 /// value of `--destroy-data`. Mounted, swap, held, busy and system devices are
 /// refused even with the flag; signatures are refused unless the flag names the
 /// same device.
+#[cfg(target_os = "linux")]
 pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
     let shown = device.display().to_string();
     let refuse = |why: String| EngineError::Unsafe(format!("refusing to write {shown}: {why}"));
 
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let meta = fs::metadata(device).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => EngineError::Invalid(format!("{shown} does not exist")),
         io::ErrorKind::PermissionDenied => open_error(device, e),
@@ -195,11 +207,93 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
     )))
 }
 
+/// Why a Windows physical drive (`shown`, the user's spelling) with these facts may not be
+/// written, if it may not; `destroy_named` says whether `--destroy-data` named this very
+/// drive. The rules of the Windows guard, apart from the OS so that a fake topology tests
+/// them: never the drive that holds the system or boot volume; never a drive that holds a
+/// volume with a drive letter or a mount point, or a partition table with any partition
+/// in it — `--destroy-data` or not (remove them first, e.g. with diskpart); otherwise only
+/// with `--destroy-data` naming the drive.
+pub fn physical_drive_refusal(shown: &str, facts: &DriveFacts, destroy_named: bool) -> Option<String> {
+    let no_override = "--destroy-data does not override this";
+    if facts.holds_system {
+        return Some(format!(
+            "it holds the system or boot volume of this Windows installation; diskmeter never writes there, \
+             --destroy-data or not"
+        ));
+    }
+    if !facts.volumes.is_empty() {
+        return Some(format!(
+            "it holds {} {}; remove {} first (Disk Management or diskpart) ({no_override})",
+            if facts.volumes.len() == 1 { "the volume" } else { "the volumes" },
+            facts.volumes.join(", "),
+            if facts.volumes.len() == 1 { "it" } else { "them" },
+        ));
+    }
+    if facts.partitions > 0 {
+        return Some(format!(
+            "its partition table holds {} partition{}; clear the disk first (diskpart: select disk {}, clean) \
+             ({no_override})",
+            facts.partitions,
+            if facts.partitions == 1 { "" } else { "s" },
+            facts.number
+        ));
+    }
+    if !destroy_named {
+        return Some(format!(
+            "writing a whole disk destroys its data; if you really mean to, add --destroy-data {shown}"
+        ));
+    }
+    None
+}
+
+/// The Windows guard: `device` must be a physical drive (`\\.\PhysicalDriveN`; a volume's
+/// handle is read-only), `--destroy-data` must name that drive, and [`physical_drive_refusal`]
+/// must find nothing against it. A fact that cannot be read refuses: the guard fails safe.
+#[cfg(windows)]
+pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
+    use platform::winpath;
+    let shown = device.display().to_string();
+    let refuse = |why: String| EngineError::Unsafe(format!("refusing to write {shown}: {why}"));
+    let Some(number) = winpath::physical_drive(&shown) else {
+        return Err(refuse(
+            "a volume's handle (\\\\.\\X:) is read-only to diskmeter; test a file on the volume \
+             (--target X:) or the whole disk as \\\\.\\PhysicalDriveN"
+                .to_string(),
+        ));
+    };
+    let destroy_named = match destroy_data {
+        None => false,
+        Some(p) => {
+            let named = p.to_string_lossy();
+            if winpath::physical_drive(&named) != Some(number) {
+                return Err(refuse(format!(
+                    "--destroy-data names {named}, which is not the target drive {shown}; give --destroy-data \
+                     the exact drive being tested"
+                )));
+            }
+            true
+        }
+    };
+    let facts = platform::windows::volume::physical_drive_facts(number)
+        .map_err(|e| refuse(format!("cannot tell what it holds ({e}), so diskmeter will not write it")))?;
+    if let Some(why) = physical_drive_refusal(&shown, &facts, destroy_named) {
+        return Err(refuse(why));
+    }
+    let file = Native::open(device, platform::target::OpenHow::default()).map_err(|e| open_error(device, e))?;
+    let size = Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {shown}"), e))?;
+    let (head, tail) = read_head_tail(&file, size).map_err(|e| EngineError::io(format!("cannot read {shown}"), e))?;
+    let signatures = detect_signatures(&head, &tail, size);
+    Ok(SafetyReport { overridden: !signatures.is_empty(), signatures })
+}
+
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn is_ext(name: &str) -> bool {
     matches!(name, "ext2" | "ext3" | "ext4")
 }
 
 /// "an ext4 file system signature (at byte 1080)".
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn describe(s: &Signature) -> String {
     const FILE_SYSTEMS: &[&str] = &[
         "ext2", "ext3", "ext4", "xfs", "btrfs", "FAT", "exFAT", "NTFS", "ISO9660", "squashfs", "f2fs", "ZFS", "jfs",
@@ -235,6 +329,7 @@ fn describe(s: &Signature) -> String {
 }
 
 /// Partitions of a whole device: (name, dev_t).
+#[cfg(target_os = "linux")]
 fn partitions_of(name: &str) -> Vec<(String, u64)> {
     topology()
         .partitions(name)
@@ -244,6 +339,7 @@ fn partitions_of(name: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
+#[cfg(target_os = "linux")]
 fn find_mount<'a>(mounts: &'a [MountEntry], dev: u64, member: &str, canon_device: &Path) -> Option<&'a MountEntry> {
     let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     let dev_path = Path::new("/dev").join(member);
@@ -260,6 +356,7 @@ fn find_mount<'a>(mounts: &'a [MountEntry], dev: u64, member: &str, canon_device
 }
 
 /// Why `bd` is (part of) the disk holding `/` or the running binary, if it is.
+#[cfg(target_os = "linux")]
 fn system_disk_reason(bd: &BlockDev) -> Option<String> {
     let mounts = read_mountinfo();
     let mut checks: Vec<(String, PathBuf)> = vec![("the root file system".into(), "/".into())];
@@ -292,7 +389,9 @@ fn system_disk_reason(bd: &BlockDev) -> Option<String> {
 }
 
 /// The block device a path's file system lives on.
+#[cfg(target_os = "linux")]
 fn device_of_path(path: &Path, mounts: &[MountEntry]) -> Option<BlockDev> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let m = fs::metadata(path).ok()?;
     if let Some(b) = block_dev_from_dev_t(m.dev()) {
         return Some(b);
@@ -312,14 +411,15 @@ fn device_of_path(path: &Path, mounts: &[MountEntry]) -> Option<BlockDev> {
 fn read_head_tail(file: &File, size: u64) -> io::Result<(Vec<u8>, Vec<u8>)> {
     let n = usize::try_from(size.min(HEAD_LEN)).unwrap_or(0);
     let mut head = vec![0u8; n];
-    file.read_exact_at(&mut head, 0)?;
+    platform::fs::read_exact_at(file, &mut head, 0)?;
     let mut tail = vec![0u8; n];
-    file.read_exact_at(&mut tail, size - n as u64)?;
+    platform::fs::read_exact_at(file, &mut tail, size - n as u64)?;
     Ok((head, tail))
 }
 
 // ---------------------------------------------------------------- blkid
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn find_tool(name: &str) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> =
         std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
@@ -331,6 +431,7 @@ fn find_tool(name: &str) -> Option<PathBuf> {
 
 /// `blkid -p -o export DEVICE` as a second opinion. Exit 2 means nothing found;
 /// exit 8 means several conflicting signatures (itself a reason to refuse).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn blkid_signatures(device: &Path) -> Vec<Signature> {
     let Some(blkid) = find_tool("blkid") else {
         return Vec::new();
@@ -351,6 +452,7 @@ fn blkid_signatures(device: &Path) -> Vec<Signature> {
     }
 }
 
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn parse_blkid_export(text: &str) -> Vec<Signature> {
     let get =
         |key: &str| text.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('='))).map(str::trim);
@@ -394,6 +496,7 @@ fn parse_blkid_export(text: &str) -> Vec<Signature> {
 
 /// A `&'static str` for a blkid type name we have no constant for. Each distinct
 /// name is leaked once, so memory stays bounded by the number of blkid types.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn intern(s: String) -> &'static str {
     static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
@@ -564,9 +667,61 @@ fn zfs_uberblock<'a>(at: &impl Fn(u64, usize) -> Option<&'a [u8]>, size: u64) ->
     None
 }
 
+/// The Windows guard's rules on a fake topology (they run on every OS).
 #[cfg(test)]
+mod windows_rules {
+    use super::*;
+
+    const DRIVE: &str = r"\\.\PhysicalDrive1";
+
+    fn disk(holds_system: bool, volumes: &[&str], partitions: u32) -> DriveFacts {
+        DriveFacts { number: 1, holds_system, volumes: volumes.iter().map(|v| v.to_string()).collect(), partitions }
+    }
+
+    #[test]
+    fn the_system_disk_is_refused_even_when_named() {
+        let why = physical_drive_refusal(DRIVE, &disk(true, &["C:"], 3), true).expect("refused");
+        assert!(why.contains("system or boot volume"), "{why}");
+        assert!(why.contains("--destroy-data or not"), "{why}");
+    }
+
+    #[test]
+    fn a_disk_with_a_lettered_volume_or_mount_point_is_refused_even_when_named() {
+        let why = physical_drive_refusal(DRIVE, &disk(false, &["D:"], 1), true).expect("refused");
+        assert!(why.contains("the volume D:") && why.contains("does not override"), "{why}");
+        let why = physical_drive_refusal(DRIVE, &disk(false, &["E:", r"C:\mnt\data\"], 2), true).expect("refused");
+        assert!(why.contains(r"the volumes E:, C:\mnt\data\"), "{why}");
+    }
+
+    #[test]
+    fn a_partition_table_with_partitions_is_refused_even_when_named() {
+        let why = physical_drive_refusal(DRIVE, &disk(false, &[], 2), true).expect("refused");
+        assert!(why.contains("2 partitions") && why.contains("select disk 1, clean"), "{why}");
+    }
+
+    #[test]
+    fn an_empty_disk_needs_destroy_data_naming_it() {
+        let why = physical_drive_refusal(DRIVE, &disk(false, &[], 0), false).expect("refused without the flag");
+        assert!(why.contains(&format!("--destroy-data {DRIVE}")), "{why}");
+        assert_eq!(physical_drive_refusal(DRIVE, &disk(false, &[], 0), true), None, "named: allowed");
+    }
+
+    #[test]
+    fn destroy_data_must_name_the_same_drive() {
+        use platform::winpath::physical_drive;
+        // The Windows guard compares drive numbers: another drive's name is a different drive,
+        // and the spelling of the same drive does not matter.
+        assert_ne!(physical_drive(r"\\.\PhysicalDrive2"), physical_drive(DRIVE));
+        assert_eq!(physical_drive(r"\\.\physicaldrive1"), physical_drive(DRIVE));
+        assert_eq!(physical_drive("D:"), None, "a volume is not a drive");
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::MetadataExt;
 
     const MIB: usize = 1 << 20;
 

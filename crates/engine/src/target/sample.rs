@@ -8,8 +8,6 @@
 
 use crate::io::buffers::BufferPool;
 use std::fs::File;
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// Blocks sampled per target.
@@ -63,7 +61,7 @@ pub fn zero_blocks(file: &File, start: u64, end: u64, block: u64, mem_align: usi
     let mut s = ZeroSample { sampled: 0, zero: 0 };
     for off in offsets {
         let buf = pool.slot_mut(0);
-        if file.read_exact_at(buf, off).is_err() {
+        if platform::fs::read_exact_at(file, buf, off).is_err() {
             continue;
         }
         s.sampled += 1;
@@ -72,10 +70,12 @@ pub fn zero_blocks(file: &File, start: u64, end: u64, block: u64, mem_align: usi
         }
     }
     // Buffered reads leave the samples in the page cache, where the run would find them.
+    // (Windows has no such advice; its device targets are read unbuffered.)
     // SAFETY: a valid fd; advice only.
+    #[cfg(target_os = "linux")]
     unsafe {
         libc::posix_fadvise(
-            file.as_raw_fd(),
+            platform::target::raw(&file),
             start as libc::off_t,
             (end - start) as libc::off_t,
             libc::POSIX_FADV_DONTNEED,

@@ -4,7 +4,9 @@
 use std::fs::File;
 use std::io;
 
+#[cfg(target_os = "linux")]
 use rustix::fs::{seek, SeekFrom};
+#[cfg(target_os = "linux")]
 use rustix::io::Errno;
 
 /// Bytes of `[offset, offset + len)` that are holes in `file`, found with
@@ -13,6 +15,40 @@ use rustix::io::Errno;
 /// whole file as data, so they give 0 within the file.
 ///
 /// The file position is saved and restored; callers doing positional I/O are unaffected.
+///
+/// On Windows the holes are what `FSCTL_QUERY_ALLOCATED_RANGES` leaves out of a sparse file
+/// (a file that is not sparse has none); where the file system cannot say, 0 within the file.
+#[cfg(windows)]
+pub fn unwritten_bytes(file: &File, offset: u64, len: u64) -> io::Result<u64> {
+    use platform::windows::target::{allocated_ranges, is_sparse};
+    let end = offset.saturating_add(len);
+    if len == 0 {
+        return Ok(0);
+    }
+    let size = file.metadata()?.len();
+    let within_end = end.min(size);
+    let beyond = end - within_end.max(offset);
+    if within_end <= offset {
+        return Ok(beyond);
+    }
+    let h = platform::target::raw(file);
+    if !is_sparse(h).unwrap_or(false) {
+        return Ok(beyond);
+    }
+    let Ok(ranges) = allocated_ranges(h, offset, within_end - offset) else {
+        return Ok(beyond);
+    };
+    let data: u64 = ranges
+        .iter()
+        .map(|&(o, l)| o.saturating_add(l).min(within_end).saturating_sub(o.max(offset)))
+        .sum();
+    Ok((within_end - offset).saturating_sub(data) + beyond)
+}
+
+/// Bytes of `[offset, offset + len)` that are holes in `file` (Linux: `lseek(SEEK_DATA/SEEK_HOLE)`).
+/// Bytes beyond the end of the file count as unwritten; file systems without hole support
+/// (and block devices) give 0 within the file. The file position is saved and restored.
+#[cfg(target_os = "linux")]
 pub fn unwritten_bytes(file: &File, offset: u64, len: u64) -> io::Result<u64> {
     let end = offset.saturating_add(len);
     if len == 0 {
@@ -24,6 +60,7 @@ pub fn unwritten_bytes(file: &File, offset: u64, len: u64) -> io::Result<u64> {
     result
 }
 
+#[cfg(target_os = "linux")]
 fn count_holes(file: &File, offset: u64, end: u64) -> io::Result<u64> {
     let mut holes = 0u64;
     let mut pos = offset;
@@ -59,7 +96,7 @@ fn count_holes(file: &File, offset: u64, end: u64) -> io::Result<u64> {
     Ok(holes)
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
     use std::io::{Seek, Write};

@@ -1,12 +1,17 @@
 //! The block device to capture: its numbers, its kernel name, and for a partition the disk
 //! it is on and where (the block tracepoints report the whole disk and absolute sectors).
+//! Linux only: elsewhere [`resolve`] fails with [`super::unsupported`].
 
+#[cfg(target_os = "linux")]
 use std::fs;
+#[cfg(target_os = "linux")]
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::MonitorError;
-use platform::block::{Roots, Topology};
+#[cfg(target_os = "linux")]
+use platform::block::Roots;
+use platform::block::Topology;
 
 /// A partition's place on its disk, in 512-byte sectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,14 +44,23 @@ impl BlockDevice {
     }
 }
 
+#[cfg(target_os = "linux")]
 use platform::block::split_dev;
 
 /// Resolves `path` (a device node) with the system's sysfs.
+#[cfg(target_os = "linux")]
 pub fn resolve(path: &Path) -> Result<BlockDevice, MonitorError> {
     resolve_in(path, &Roots::default().sys)
 }
 
+/// Resolves `path`: where there is no tracefs, always [`super::unsupported`] (a usage error).
+#[cfg(not(target_os = "linux"))]
+pub fn resolve(_path: &Path) -> Result<BlockDevice, MonitorError> {
+    Err(super::unsupported())
+}
+
 /// [`resolve`] with sysfs at `sys` (tests).
+#[cfg(target_os = "linux")]
 pub fn resolve_in(path: &Path, sys: &Path) -> Result<BlockDevice, MonitorError> {
     let shown = path.display();
     let meta = fs::metadata(path).map_err(|e| {
@@ -112,7 +126,7 @@ pub fn from_sysfs(path: &Path, major: u32, minor: u32, sys: &Path) -> Result<Blo
     Ok(dev)
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;

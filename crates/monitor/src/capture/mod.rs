@@ -16,27 +16,45 @@
 //! before the read started to the pairing (an event on one CPU can be read before an earlier
 //! one on another). Lost events are counted from the per-CPU `stats` files and the pages'
 //! missed-events flags, never hidden.
+//!
+//! Linux only: tracefs is Linux's. Elsewhere the parsers ([`format`], [`ring`], [`pairing`])
+//! still build, but [`resolve`] and [`Capture::prepare`] fail with one usage error
+//! ([`unsupported`]: "capture needs Linux's tracefs; it is not available on Windows"), which
+//! the app turns into exit 2.
 
 pub mod device;
 pub mod format;
 pub mod pairing;
 pub mod ring;
+#[cfg(target_os = "linux")]
 pub mod tracefs;
 
+#[cfg(target_os = "linux")]
 use std::fs::File;
+#[cfg(target_os = "linux")]
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+#[cfg(target_os = "linux")]
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+#[cfg(target_os = "linux")]
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+#[cfg(target_os = "linux")]
+use std::time::Instant;
 
 pub use device::{resolve, BlockDevice, Partition};
 pub use pairing::{Completed, PairCounts};
 pub use ring::OpClass;
 
 use crate::MonitorError;
+#[cfg(target_os = "linux")]
 use format::{parse_event, parse_header_page, PageLayout};
+#[cfg(target_os = "linux")]
 use pairing::Pairing;
+#[cfg(target_os = "linux")]
 use ring::{Decoder, RawEvent};
+#[cfg(target_os = "linux")]
 use tracefs::Instance;
 
 /// How often the buffers are read.
@@ -44,8 +62,11 @@ pub const POLL: Duration = Duration::from_millis(50);
 /// Events younger than this when a read starts wait for the next read.
 pub const SLACK: Duration = Duration::from_millis(5);
 
+#[cfg(target_os = "linux")]
 const ISSUE: &str = "block/block_rq_issue";
+#[cfg(target_os = "linux")]
 const COMPLETE: &str = "block/block_rq_complete";
+#[cfg(target_os = "linux")]
 const REQUEUE: &str = "block/block_rq_requeue";
 
 /// A request as the trace stores it.
@@ -79,6 +100,7 @@ pub struct CaptureStats {
     pub interrupted: bool,
 }
 
+#[cfg(target_os = "linux")]
 /// The current `CLOCK_MONOTONIC` time, ns (the tracing instance's `mono` clock).
 pub fn now_mono_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -87,11 +109,20 @@ pub fn now_mono_ns() -> u64 {
     (ts.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(ts.tv_nsec as u64)
 }
 
+#[cfg(target_os = "linux")]
 fn runtime(m: String) -> MonitorError {
     MonitorError::Runtime(m)
 }
 
+/// Why capture fails where there is no tracefs: one line, a usage error (exit 2).
+#[cfg(not(target_os = "linux"))]
+pub fn unsupported() -> MonitorError {
+    let os = if cfg!(windows) { "Windows" } else { "this OS" };
+    MonitorError::Usage(format!("capture needs Linux's tracefs; it is not available on {os}"))
+}
+
 /// A capture set up and ready to start: the instance exists, its events are not enabled yet.
+#[cfg(target_os = "linux")]
 pub struct Capture {
     // Field order is drop order: the readers are closed before the instance is removed.
     readers: Vec<(u32, File)>,
@@ -103,6 +134,7 @@ pub struct Capture {
     has_requeue: bool,
 }
 
+#[cfg(target_os = "linux")]
 fn read_format(root: &Path, event: &str) -> Result<Option<String>, MonitorError> {
     let p = root.join("events").join(event).join("format");
     match tracefs::read_file(&p) {
@@ -112,6 +144,7 @@ fn read_format(root: &Path, event: &str) -> Result<Option<String>, MonitorError>
     }
 }
 
+#[cfg(target_os = "linux")]
 fn event_missing(root: &Path, event: &str) -> MonitorError {
     MonitorError::Usage(format!(
         "this kernel has no {} tracepoint ({} is missing); capture needs the block tracepoints \
@@ -130,6 +163,7 @@ pub fn filter_for(dev: &BlockDevice) -> String {
     f
 }
 
+#[cfg(target_os = "linux")]
 impl Capture {
     /// Checks what a capture needs (root, tracefs, the block events), makes the private
     /// instance and sets it up: buffer size per CPU, `mono` clock, no overwriting (a full
@@ -324,6 +358,7 @@ impl Capture {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Default)]
 struct Totals {
     events: u64,
@@ -333,12 +368,14 @@ struct Totals {
 
 /// Completed requests → [`Captured`]: times from the first request, offsets from the start
 /// of the device.
+#[cfg(any(target_os = "linux", test))]
 struct Emitter<'a> {
     origin: Option<u64>,
     base_sector: u64,
     sink: &'a mut dyn FnMut(&Captured) -> Result<(), String>,
 }
 
+#[cfg(any(target_os = "linux", test))]
 impl<'a> Emitter<'a> {
     fn new(dev: &BlockDevice, sink: &'a mut dyn FnMut(&Captured) -> Result<(), String>) -> Self {
         Emitter { origin: None, base_sector: dev.partition.as_ref().map_or(0, |p| p.start_sector), sink }
@@ -354,6 +391,37 @@ impl<'a> Emitter<'a> {
             latency_ns: c.latency_ns,
             error: c.error,
         })
+    }
+}
+
+/// A capture where the OS has no tracefs: it cannot be made ([`Capture::prepare`] fails with
+/// [`unsupported`]), so its other methods are never reached.
+#[cfg(not(target_os = "linux"))]
+pub struct Capture {
+    never: std::convert::Infallible,
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Capture {
+    /// Always [`unsupported`]: capture reads Linux's tracefs.
+    pub fn prepare(_device: &BlockDevice, _buffer_kib: u64) -> Result<Capture, MonitorError> {
+        Err(unsupported())
+    }
+
+    /// The tracing instance's directory (never reached: no capture exists).
+    pub fn instance_dir(&self) -> PathBuf {
+        match self.never {}
+    }
+
+    /// Records the device (never reached: no capture exists).
+    pub fn run(
+        self,
+        _duration: Duration,
+        _stop: &AtomicBool,
+        _sink: &mut dyn FnMut(&Captured) -> Result<(), String>,
+        _tick: &mut dyn FnMut(Duration),
+    ) -> Result<CaptureStats, MonitorError> {
+        match self.never {}
     }
 }
 
@@ -406,5 +474,23 @@ mod tests {
         e.emit(&c(1_000, 2048)).unwrap();
         e.emit(&c(1_500, 2056)).unwrap();
         assert_eq!(got.iter().map(|c| (c.t_ns, c.offset)).collect::<Vec<_>>(), [(0, 0), (500, 4096)]);
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    #[test]
+    fn elsewhere_capture_is_one_usage_error() {
+        let d = BlockDevice {
+            path: "C:".into(),
+            name: "C:".into(),
+            major: 0,
+            minor: 0,
+            disk_major: 0,
+            disk_minor: 0,
+            partition: None,
+        };
+        let e = Capture::prepare(&d, 1024).err().unwrap();
+        let MonitorError::Usage(m) = &e else { panic!("{e:?}") };
+        assert!(m.starts_with("capture needs Linux's tracefs") && !m.contains('\n'), "{m}");
+        assert_eq!(resolve(std::path::Path::new("C:")), Err(e));
     }
 }

@@ -32,6 +32,9 @@ impl TargetOps for Linux {
         if how.exclusive {
             flags |= libc::O_EXCL;
         }
+        if how.write_through {
+            flags |= libc::O_DSYNC;
+        }
         // O_NOATIME: a benchmark's reads must not change the target. Without it every read of a
         // block device or file updates the inode's access time: CPU on each I/O in
         // `blkdev_read_iter`, and on a file system inode writes the workload never asked for. The

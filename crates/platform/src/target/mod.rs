@@ -14,3 +14,47 @@ pub use ops::{DirectAlign, Discard, OpenHow, SectorSizes, TargetOps};
 /// This OS's target operations.
 #[cfg(target_os = "linux")]
 pub type Native = crate::linux::target::Linux;
+/// This OS's target operations.
+#[cfg(windows)]
+pub type Native = crate::windows::target::Windows;
+
+/// An open target's OS handle as the I/O paths hold it: a descriptor on Unix, a `HANDLE`'s
+/// value on Windows. Borrowed: the `File` it came from owns it.
+#[cfg(unix)]
+pub type Raw = std::os::fd::RawFd;
+/// An open target's OS handle as the I/O paths hold it: a descriptor on Unix, a `HANDLE`'s
+/// value on Windows. Borrowed: the `File` it came from owns it.
+#[cfg(windows)]
+pub type Raw = usize;
+
+/// The handle of an open file, borrowed (it stays the file's): [`TargetOps::handle`] of
+/// this OS's [`Native`].
+#[cfg(any(target_os = "linux", windows))]
+#[inline]
+pub fn raw(file: &std::fs::File) -> Raw {
+    <Native as TargetOps>::handle(file)
+}
+
+/// No handle: what a job without a target (the null and mem engines) holds.
+#[cfg(unix)]
+pub const NO_RAW: Raw = -1;
+/// No handle: what a job without a target (the null and mem engines) holds
+/// (`INVALID_HANDLE_VALUE`).
+#[cfg(windows)]
+pub const NO_RAW: Raw = usize::MAX;
+
+/// The flags a target opened as `how` carries into each handle an asynchronous engine opens
+/// of its own (Windows: `FILE_FLAG_NO_BUFFERING` for direct I/O, `FILE_FLAG_WRITE_THROUGH`);
+/// 0 where the engine shares the one descriptor (Linux).
+pub fn reopen_flags(how: OpenHow) -> u32 {
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Storage::FileSystem::{FILE_FLAG_NO_BUFFERING, FILE_FLAG_WRITE_THROUGH};
+        (if how.direct { FILE_FLAG_NO_BUFFERING } else { 0 }) | (if how.write_through { FILE_FLAG_WRITE_THROUGH } else { 0 })
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = how;
+        0
+    }
+}

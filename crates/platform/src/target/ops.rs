@@ -15,6 +15,9 @@ pub struct OpenHow {
     pub create: bool,
     /// Direct I/O: around the page cache (O_DIRECT).
     pub direct: bool,
+    /// Writes reach the medium before they complete (Windows `FILE_FLAG_WRITE_THROUGH`,
+    /// DiskSpd's `-Sh` with `direct`; Linux `O_DSYNC`).
+    pub write_through: bool,
     /// Hold a block device exclusively, so that nobody can mount it while it is open (O_EXCL).
     pub exclusive: bool,
 }

@@ -17,6 +17,7 @@ fn host() -> HostInfo {
         memory_bytes: 16 << 30,
         cpu_model: Some("AMD Ryzen 7 5800X".into()),
         hostname: Some("bench".into()),
+        ..HostInfo::default()
     }
 }
 

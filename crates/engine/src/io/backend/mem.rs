@@ -176,7 +176,15 @@ mod tests {
 
     fn backend(region: &Arc<MemRegion>, origin: u64) -> Mem {
         let cfg =
-            BackendConfig { fd: -1, files: Vec::new(), depth: 4, buffers: None, register_file: false, sqpoll: false };
+            BackendConfig {
+                fd: platform::target::NO_RAW,
+                files: Vec::new(),
+                depth: 4,
+                buffers: None,
+                register_file: false,
+                sqpoll: false,
+                flags: 0,
+            };
         Mem::new(&cfg, region.clone(), origin, 0, 1)
     }
 
@@ -190,7 +198,15 @@ mod tests {
     fn workers_copy_only_within_their_own_parts() {
         let region = Arc::new(MemRegion::new(64 << 10).unwrap());
         let cfg =
-            BackendConfig { fd: -1, files: Vec::new(), depth: 4, buffers: None, register_file: false, sqpoll: false };
+            BackendConfig {
+                fd: platform::target::NO_RAW,
+                files: Vec::new(),
+                depth: 4,
+                buffers: None,
+                register_file: false,
+                sqpoll: false,
+                flags: 0,
+            };
         let mut w0 = Mem::new(&cfg, region.clone(), 0, 0, 2);
         let mut w1 = Mem::new(&cfg, region.clone(), 0, 1, 2);
         let mut a = vec![0x11u8; 4096];

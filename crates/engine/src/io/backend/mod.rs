@@ -12,16 +12,40 @@
 //! (`Completed`) and [`sync_discard`] (psync's discards, and replay's when the ring cannot),
 //! which goes through `platform::target::TargetOps` like every other operation on a target.
 
+#[cfg(windows)]
+pub mod iocp;
 pub mod mem;
 pub mod null;
 pub mod psync;
+#[cfg(target_os = "linux")]
 pub mod uring;
 
 use platform::target::{Discard, Native, TargetOps};
 use platform::{IoErrorClass, OsCode};
 use std::io;
-use std::os::fd::RawFd;
+use platform::target::Raw;
 use std::time::Duration;
+
+/// One buffer to register with the kernel: an `iovec` on Linux (io_uring's fixed buffers);
+/// elsewhere its address and length (Windows registers none).
+#[cfg(target_os = "linux")]
+pub type RegBuf = libc::iovec;
+/// One buffer to register with the kernel: an `iovec` on Linux (io_uring's fixed buffers);
+/// elsewhere its address and length (Windows registers none).
+#[cfg(not(target_os = "linux"))]
+pub type RegBuf = (usize, usize);
+
+/// The [`RegBuf`] of `len` bytes at `ptr`.
+pub fn reg_buf(ptr: *mut u8, len: usize) -> RegBuf {
+    #[cfg(target_os = "linux")]
+    {
+        libc::iovec { iov_base: ptr.cast(), iov_len: len }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        (ptr as usize, len)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -76,11 +100,18 @@ impl Completion {
 
 /// The OS code of a failure of `class` found without an OS error (a request a backend refuses
 /// itself, an injected fault). The engine runs on Linux, where every class it reports has a
-/// code; should one not, it is reported as EIO.
+/// code; should one not, it is reported as the OS's I/O error (EIO; Windows' ERROR_IO_DEVICE).
 #[cold]
 pub fn code_for(class: IoErrorClass) -> OsCode {
-    OsCode::of_class(class).unwrap_or(OsCode::from_raw(libc::EIO))
+    OsCode::of_class(class).unwrap_or(OsCode::from_raw(EIO))
 }
+
+/// The OS's code of a plain I/O error.
+#[cfg(unix)]
+const EIO: i32 = libc::EIO;
+/// The OS's code of a plain I/O error (ERROR_IO_DEVICE).
+#[cfg(windows)]
+const EIO: i32 = 1117;
 
 /// The OS code of a failed call; a media error's where the error carries none (one a backend
 /// made itself, such as a full submission queue).
@@ -91,7 +122,7 @@ pub fn code_of_error(e: &io::Error) -> OsCode {
 
 /// One synchronous discard (a block device's) or punch-hole (a file's), through the OS's
 /// [`TargetOps`]: `Done(0)` or the error. The psync and fallback path.
-pub fn sync_discard(fd: RawFd, op: Op, offset: u64, len: u32) -> Completion {
+pub fn sync_discard(fd: Raw, op: Op, offset: u64, len: u32) -> Completion {
     let r = match op {
         Op::Discard => Native::discard(fd, Discard::Plain, offset, u64::from(len)),
         _ => Native::punch_hole(fd, offset, u64::from(len)),
@@ -128,22 +159,25 @@ pub trait Backend {
 
 /// Configuration shared by the backends.
 pub struct BackendConfig {
-    pub fd: RawFd,
+    pub fd: Raw,
     /// A job over several files: every file's descriptor (`fd` is the first); an I/O's offset
     /// then carries its file's index ([`crate::io::files`]). Empty: `fd` alone.
-    pub files: Vec<RawFd>,
+    pub files: Vec<Raw>,
     pub depth: u32,
     /// Register buffers (io_uring fixed buffers); the pool's iovecs.
-    pub buffers: Option<Vec<libc::iovec>>,
+    pub buffers: Option<Vec<RegBuf>>,
     pub register_file: bool,
     /// Submission by the kernel's SQ polling thread (IORING_SETUP_SQPOLL; fio
     /// `io_submit_mode=offload`).
     pub sqpoll: bool,
+    /// Windows: the `FILE_FLAG_*` bits the job's handle was opened with (the IOCP backend
+    /// reopens it per worker with the same); 0 elsewhere.
+    pub flags: u32,
 }
 
 impl BackendConfig {
     /// The descriptors of the files, `fd` alone for a single-file job.
-    pub fn fds(&self) -> Vec<RawFd> {
+    pub fn fds(&self) -> Vec<Raw> {
         if self.files.len() > 1 {
             self.files.clone()
         } else {

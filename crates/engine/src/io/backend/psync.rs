@@ -3,11 +3,11 @@
 
 use super::{code_of_error, sync_discard, Backend, BackendConfig, Completed, Completion, Op};
 use std::io;
-use std::os::fd::RawFd;
+use platform::target::Raw;
 use std::time::Duration;
 
 pub struct Psync {
-    fds: Vec<RawFd>,
+    fds: Vec<Raw>,
     multi: bool,
     done: Completed,
 }
@@ -19,25 +19,20 @@ impl Psync {
     }
 }
 
-/// One synchronous I/O: bytes transferred or the error, retried on EINTR.
-fn sync_io(fd: RawFd, op: Op, offset: u64, buf: *mut u8, len: u32) -> Completion {
-    loop {
-        // SAFETY: buf points to `len` bytes owned by the worker's pool for this slot.
-        let r = unsafe {
-            match op {
-                Op::Read => libc::pread(fd, buf.cast(), len as usize, offset as libc::off_t),
-                Op::Write => libc::pwrite(fd, buf.cast(), len as usize, offset as libc::off_t),
-                Op::Fsync => libc::fsync(fd) as isize,
-                Op::Discard | Op::PunchHole => return sync_discard(fd, op, offset, len),
-            }
-        };
-        if r >= 0 {
-            return Completion::Done(r.min(i32::MAX as isize) as u32);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Completion::Failed(code_of_error(&e));
-        }
+/// One synchronous I/O through the OS's positional calls (`platform::rawio`: pread/pwrite
+/// on Linux, ReadFile/WriteFile at an offset on Windows): bytes transferred or the error.
+fn sync_io(fd: Raw, op: Op, offset: u64, buf: *mut u8, len: u32) -> Completion {
+    // SAFETY: `buf` points to `len` bytes owned by the worker's pool for this slot, which
+    // nothing else touches until the I/O completes (here, before the call returns).
+    let r = match op {
+        Op::Read => unsafe { platform::rawio::read_at(fd, buf, len, offset) },
+        Op::Write => unsafe { platform::rawio::write_at(fd, buf, len, offset) },
+        Op::Fsync => platform::rawio::sync(fd).map(|()| 0),
+        Op::Discard | Op::PunchHole => return sync_discard(fd, op, offset, len),
+    };
+    match r {
+        Ok(n) => Completion::Done(n.min(i32::MAX as u32)),
+        Err(e) => Completion::Failed(code_of_error(&e)),
     }
 }
 

@@ -432,6 +432,7 @@ mod tests {
             buffers: None,
             register_file: false,
             sqpoll: false,
+            flags: 0,
         };
         match Uring::new(&cfg) {
             Ok(_) => {}

@@ -4,13 +4,14 @@
 //! its collector and its spawner, so none of them reaches up into another.
 
 use crate::error::{EngineError, Result};
+#[cfg(target_os = "linux")]
 use crate::io::backend::uring::UringSetupError;
 use crate::io::offsets::IoLens;
 use crate::io::worker::LogSample;
 use crate::target::fault::NullFault;
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::{ErrorInfo, JobResult, LatHist};
-use std::os::fd::RawFd;
+use platform::target::Raw;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +21,7 @@ use std::time::Duration;
 pub struct BoundJob {
     /// The job as it will run (size resolved to the region length).
     pub spec: JobSpec,
-    pub fd: RawFd,
+    pub fd: Raw,
     pub region_offset: u64,
     pub region_len: u64,
     /// Buffer alignment (≥ the target's DIO memory alignment).
@@ -34,12 +35,15 @@ pub struct BoundJob {
     pub verify: Option<Arc<crate::io::verifier::VerifyJob>>,
     /// A job over several files (`spec.files`): every file's descriptor in the spec's order
     /// (`fd` is the first). Empty: `fd` alone.
-    pub files: Vec<RawFd>,
+    pub files: Vec<Raw>,
     /// The probe before the run found that the target hands io_uring's requests to kernel
     /// workers, and how the job runs them: on threads of synchronous I/O (its engine is then
     /// psync) or on io_uring, every request handed off at once ([`crate::io::handoff::plan`]).
     /// `None`: no hand-off found, or not an io_uring job.
     pub handoff: Option<stats::HandoffPolicy>,
+    /// The flags its handle was opened with, for an engine that opens its own per worker
+    /// ([`platform::target::reopen_flags`]; 0 on Linux).
+    pub flags: u32,
 }
 
 /// Run-wide switches.
@@ -221,16 +225,14 @@ pub fn check_memlock(need: u64, register: bool) -> Result<()> {
     if need == 0 || platform::mem::memlock_unlimited() {
         return Ok(());
     }
-    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: valid out-pointer for getrlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) } != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+    let Some(limit) = platform::cpu::memlock_limit() else {
         return Ok(());
-    }
-    if need > lim.rlim_cur {
+    };
+    if need > limit {
         return Err(EngineError::Invalid(format!(
             "RLIMIT_MEMLOCK ({} KiB) is too small for the io_uring registered buffers ({} KiB = bs × qd × threads); \
              raise it (`ulimit -l {}`), lower --qd/--bs, or add --no-register-buffers",
-            lim.rlim_cur / 1024,
+            limit / 1024,
             need.div_ceil(1024),
             need.div_ceil(1024) + 1024
         )));
@@ -241,19 +243,12 @@ pub fn check_memlock(need: u64, register: bool) -> Result<()> {
 /// CPUs this process may run on (taskset, cgroup cpusets), highest first: CPU 0 usually
 /// takes most interrupts and housekeeping, so workers start at the other end.
 pub fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: zeroed cpu_set_t is a valid out-parameter of the right size.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: pid 0 = this thread; the size matches the set.
-    let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } == 0;
-    if !ok {
-        return Vec::new();
-    }
-    // SAFETY: indices below CPU_SETSIZE are in bounds.
-    (0..libc::CPU_SETSIZE as usize).rev().filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
+    platform::cpu::allowed_cpus()
 }
 
 /// The one-line message for a ring that could not be set up, and whether the user can fix
 /// it by changing the command (exit 2) rather than it being a fault (exit 1).
+#[cfg(target_os = "linux")]
 pub fn uring_setup_message(e: &UringSetupError, depth: u32) -> (String, bool) {
     match e {
         UringSetupError::Buffers(e) if e.raw_os_error() == Some(libc::ENOMEM) => (

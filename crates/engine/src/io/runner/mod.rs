@@ -16,7 +16,6 @@ use crate::target::{self, OpenTarget};
 use collect::{Collector, Inbox, WindowGate};
 use spawn::WorkerSetup;
 use spec::JobSpec;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, OnceLock};
@@ -128,18 +127,18 @@ pub fn unix_ns_now() -> u64 {
 pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     let (fd, size, align, lb) = match t {
         Some(t) => (
-            t.file.as_raw_fd(),
+            platform::target::raw(&t.file),
             t.probe.size_bytes,
             target::mem_align(&t.probe),
             if job.direct { target::direct_block(&t.probe) } else { 1 },
         ),
-        None => (-1, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
+        None => (platform::target::NO_RAW, job.offset + job.size.unwrap_or(1 << 30), 4096, 1),
     };
     // fio's fill_fs on a file: the region runs on past the file's end by the file system's
     // free space; writes extend the file until one finds the file system full.
     let size = match t {
         Some(t) if job.fill && t.probe.kind == crate::target::probe::TargetKind::File => {
-            let free = rustix::fs::fstatvfs(&t.file).map_or(0, |v| v.f_bavail.saturating_mul(v.f_frsize));
+            let free = platform::fs::free_bytes(&t.file).unwrap_or(0);
             size.saturating_add(free)
         }
         _ => size,
@@ -217,6 +216,12 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         verify: None,
         files: Vec::new(),
         handoff: None,
+        flags: t.map_or(0, |t| {
+            platform::target::reopen_flags(platform::target::OpenHow {
+                direct: t.direct,
+                ..Default::default()
+            })
+        }),
     })
 }
 

@@ -12,12 +12,7 @@ use std::time::Duration;
 
 /// The process's user and system CPU time so far (µs).
 pub(super) fn rusage_self() -> (u64, u64) {
-    // SAFETY: zeroed rusage is a valid out-parameter.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    (us(ru.ru_utime), us(ru.ru_stime))
+    platform::cpu::process_times_us()
 }
 
 /// The process's CPU time over a run.

@@ -3,11 +3,14 @@
 //! started at once through two barriers.
 
 use super::job::is_mixed;
-use super::{uring_setup_message, BoundJob, RunControl};
+#[cfg(target_os = "linux")]
+use super::uring_setup_message;
+use super::{BoundJob, RunControl};
 use crate::error::Result;
 use crate::io::backend::mem::{Mem, MemRegion};
 use crate::io::backend::null::Null;
 use crate::io::backend::psync::Psync;
+#[cfg(target_os = "linux")]
 use crate::io::backend::uring::Uring;
 use crate::io::backend::{Backend, BackendConfig};
 use crate::io::buffers::BufferPool;
@@ -16,7 +19,7 @@ use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, FlowGroup, FlowShare, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;
 use spec::{EngineKind, RwMode};
-use std::os::fd::RawFd;
+use platform::target::Raw;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
@@ -27,18 +30,22 @@ pub(super) struct WorkerSetup {
     cpu: Option<usize>,
     /// The CPUs io_uring's kernel workers get when this worker's requests are handed to them
     /// (every CPU the process may use; [`crate::io::handoff`]).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     iowq_cpus: Vec<usize>,
     /// The probe found the target handing requests off, and the job keeps io_uring: hand
     /// every request off at once ([`stats::HandoffPolicy::Ring`]).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     hand_off: bool,
     pub(super) plan: WorkerPlan,
     engine: EngineKind,
     /// io_uring's SQ polling thread submits (fio `io_submit_mode=offload`).
     offload: bool,
-    fd: RawFd,
+    fd: Raw,
+    /// The flags of the job's handle ([`BoundJob::flags`]).
+    flags: u32,
     /// This worker's files when its job runs over several (empty: `fd` alone), and how it
     /// picks the file of each I/O.
-    files: Vec<RawFd>,
+    files: Vec<Raw>,
     file_service: spec::FileService,
     /// Each worker's share of a file's region (sequential service moves on after it).
     file_share: u64,
@@ -206,6 +213,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
                 engine: s.engine,
                 offload: s.offload,
                 fd: files.first().copied().unwrap_or(j.fd),
+                flags: j.flags,
                 file_service: s.files.as_ref().map(|f| f.service.clone()).unwrap_or_default(),
                 file_share: region_len / gen_workers.max(1) as u64,
                 files,
@@ -243,23 +251,24 @@ fn flow_groups(jobs: &[BoundJob]) -> std::collections::HashMap<u32, Arc<FlowGrou
 }
 
 fn build_backend_cfg(
-    fd: RawFd,
-    files: &[RawFd],
+    fd: Raw,
+    files: &[Raw],
     depth: u32,
     pool: &BufferPool,
     register: bool,
     sqpoll: bool,
+    flags: u32,
 ) -> BackendConfig {
     let buffers = if register && pool.slots() <= 16_384 {
         Some(
             (0..pool.slots())
-                .map(|i| libc::iovec { iov_base: pool.slot_ptr(i).cast(), iov_len: pool.slot_len() })
+                .map(|i| crate::io::backend::reg_buf(pool.slot_ptr(i), pool.slot_len()))
                 .collect(),
         )
     } else {
         None
     };
-    BackendConfig { fd, files: files.to_vec(), depth, buffers, register_file: true, sqpoll }
+    BackendConfig { fd, files: files.to_vec(), depth, buffers, register_file: true, sqpoll, flags }
 }
 
 fn pin_current_thread(cpu: usize) {
@@ -268,15 +277,7 @@ fn pin_current_thread(cpu: usize) {
 
 /// Let the calling thread run on `cpus` (all of them from the process's allowed set).
 fn set_current_affinity(cpus: &[usize]) {
-    // SAFETY: zeroed cpu_set_t is valid; each cpu < CPU_SETSIZE (it came from allowed_cpus).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        // Best effort: a failure only leaves the thread where the scheduler put it.
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
+    platform::cpu::set_thread_affinity(cpus);
 }
 
 /// A worker's buffers (filled with its data pattern) and offset generator; the error is
@@ -438,12 +439,22 @@ pub(super) fn worker_thread(
         Ok(v) => v,
         Err((m, u)) => return s.fail(m, u),
     };
-    let cfg = build_backend_cfg(setup.fd, &setup.files, setup.plan.depth, &pool, ctl.register_buffers, setup.offload);
+    let cfg = build_backend_cfg(
+        setup.fd,
+        &setup.files,
+        setup.plan.depth,
+        &pool,
+        ctl.register_buffers,
+        setup.offload,
+        setup.flags,
+    );
     let ch = Channels { tx: tx.clone(), recycle, live, stop: ctl.stop.clone() };
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let (mut plan, pool, gen) = (setup.plan, &mut pool, &mut gen);
     // (Write faults address one file: a job over several runs without them.)
     let faults = ctl.write_faults.clone().filter(|_| crate::target::fault::ENABLED && setup.files.len() <= 1);
     match setup.engine {
+        #[cfg(target_os = "linux")]
         EngineKind::IoUring => match Uring::new(&cfg) {
             Ok(mut b) => {
                 let watch = handoff::prepare(&mut b, setup.hand_off, &setup.iowq_cpus, plan.depth);
@@ -466,6 +477,18 @@ pub(super) fn worker_thread(
                 s.fail(msg, usage)
             }
         },
+        #[cfg(windows)]
+        EngineKind::Iocp => match crate::io::backend::iocp::Iocp::new(&cfg) {
+            Ok(b) => match faults {
+                Some(h) => s.measure(Faulty::new(b, h, setup.fd), plan, pool, gen, &ch, None),
+                None => s.measure(b, plan, pool, gen, &ch, None),
+            },
+            Err(e) => s.fail(format!("cannot set up the completion port: {e}"), false),
+        },
+        #[cfg(not(target_os = "linux"))]
+        EngineKind::IoUring => s.fail(EngineKind::IoUring.unavailable().unwrap_or_default().to_string(), true),
+        #[cfg(not(windows))]
+        EngineKind::Iocp => s.fail(EngineKind::Iocp.unavailable().unwrap_or_default().to_string(), true),
         EngineKind::Psync => match faults {
             Some(h) => s.measure(Faulty::new(Psync::new(&cfg), h, setup.fd), plan, pool, gen, &ch, None),
             None => s.measure(Psync::new(&cfg), plan, pool, gen, &ch, None),
