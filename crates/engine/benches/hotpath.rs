@@ -169,8 +169,15 @@ fn bench_worker(c: &mut Criterion) {
         let (tx, rx) = mpsc::channel();
         let (_recycle_tx, recycle) = mpsc::channel();
         let ch = Channels { tx, recycle, live: Arc::default(), stop: Arc::default() };
-        let cfg =
-            BackendConfig { fd: -1, files: Vec::new(), depth, buffers: None, register_file: false, sqpoll: false, flags: 0 };
+        let cfg = BackendConfig {
+            fd: -1,
+            files: Vec::new(),
+            depth,
+            buffers: None,
+            register_file: false,
+            sqpoll: false,
+            flags: 0,
+        };
         g.bench_function(name, |b| {
             b.iter(|| {
                 let plan = WorkerPlan {

@@ -2,7 +2,6 @@
 //! forecast and the renderer.
 
 #![allow(clippy::unwrap_used)]
-
 // The report tests walk a fake sysfs (symlinks): Unix only; the parser tests run everywhere.
 #![cfg_attr(not(unix), allow(unused_imports))]
 

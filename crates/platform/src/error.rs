@@ -158,7 +158,11 @@ pub fn classify_code(code: i32) -> IoErrorClass {
     {
         crate::linux::errno::classify(code)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::errno::classify(code)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         crate::other::classify_code(code)
     }
@@ -170,7 +174,11 @@ pub fn code_name(code: i32) -> String {
     {
         crate::linux::errno::name(code).map_or_else(|| format!("errno {code}"), str::to_string)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::errno::name(code).map_or_else(|| format!("error {code}"), str::to_string)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         format!("error {code}")
     }
@@ -183,7 +191,11 @@ pub fn code_of(class: IoErrorClass) -> Option<i32> {
     {
         crate::linux::errno::code_of(class)
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        crate::windows::errno::code_of(class)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         let _ = class;
         None

@@ -240,31 +240,6 @@ pub fn dev(meta: &std::fs::Metadata) -> Option<u64> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    #[test]
-    fn positional_helpers() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("p");
-        let f = OpenOptions::new().read(true).write(true).create_new(true).open(&path).unwrap();
-        write_all_at(&f, b"hello world", 3).unwrap();
-        let mut b = [0u8; 5];
-        read_exact_at(&f, &mut b, 9).unwrap();
-        assert_eq!(&b, b"world");
-        assert_eq!(read_at(&f, &mut b, 14).unwrap(), 0);
-        let e = read_exact_at(&f, &mut b, 12).unwrap_err();
-        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
-        write_all_at(&f, b"", 100).unwrap();
-        let m = f.metadata().unwrap();
-        assert!(!is_block_device(&m.file_type()));
-        assert_eq!(rdev(&m).is_some(), cfg!(unix));
-        assert_eq!(dev(&m).is_some(), cfg!(unix));
-    }
-}
-
 /// Bytes free to this user on the file system holding `file`, where the OS tells.
 pub fn free_bytes(file: &std::fs::File) -> Option<u64> {
     #[cfg(target_os = "linux")]
@@ -325,5 +300,48 @@ pub fn fs_name(path: &Path) -> Option<String> {
     {
         let _ = path;
         None
+    }
+}
+
+/// Makes the entries of directory `dir` durable (a rename into it, a new file): `fsync` of the
+/// directory on Unix. Windows has no such call (a directory cannot be flushed; NTFS journals
+/// its metadata), so there it is `Ok` once `dir` is a directory.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::fs::File::open(dir).and_then(|d| d.sync_all())
+    }
+    #[cfg(not(unix))]
+    {
+        if std::fs::metadata(dir)?.is_dir() {
+            Ok(())
+        } else {
+            Err(std::io::ErrorKind::NotADirectory.into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn positional_helpers() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p");
+        let f = OpenOptions::new().read(true).write(true).create_new(true).open(&path).unwrap();
+        write_all_at(&f, b"hello world", 3).unwrap();
+        let mut b = [0u8; 5];
+        read_exact_at(&f, &mut b, 9).unwrap();
+        assert_eq!(&b, b"world");
+        assert_eq!(read_at(&f, &mut b, 14).unwrap(), 0);
+        let e = read_exact_at(&f, &mut b, 12).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        write_all_at(&f, b"", 100).unwrap();
+        let m = f.metadata().unwrap();
+        assert!(!is_block_device(&m.file_type()));
+        assert_eq!(rdev(&m).is_some(), cfg!(unix));
+        assert_eq!(dev(&m).is_some(), cfg!(unix));
     }
 }

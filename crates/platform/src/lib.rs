@@ -27,8 +27,8 @@ pub mod mark;
 pub mod mem;
 pub mod mounts;
 pub mod process;
-pub mod signals;
 pub mod rawio;
+pub mod signals;
 pub mod target;
 pub mod threads;
 

@@ -168,7 +168,9 @@ impl EngineKind {
             Self::IoUring if cfg!(not(target_os = "linux")) => {
                 Some("io_uring is Linux's engine; on this OS use iocp (the default) or psync")
             }
-            Self::Iocp if cfg!(not(windows)) => Some("iocp is Windows' engine; on this OS use io_uring (the default) or psync"),
+            Self::Iocp if cfg!(not(windows)) => {
+                Some("iocp is Windows' engine; on this OS use io_uring (the default) or psync")
+            }
             _ => None,
         }
     }

@@ -234,6 +234,7 @@ mod tests {
     use rand::SeedableRng;
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn large_pools_are_huge_page_aligned_and_say_whether_they_got_huge_pages() {
         let mut p = BufferPool::new(8, 1 << 20, 4096).expect("alloc");
         assert_eq!(p.base() as usize % HUGE_PAGE, 0);

@@ -23,9 +23,9 @@ use super::backend::uring::Uring;
 #[cfg(target_os = "linux")]
 use super::backend::BackendConfig;
 use super::runner::{BoundJob, RunControl};
-use platform::threads::{self, TaskCounters};
 #[cfg(target_os = "linux")]
 use platform::target::Raw;
+use platform::threads::{self, TaskCounters};
 #[cfg(target_os = "linux")]
 use spec::EngineKind;
 use std::borrow::Cow;
@@ -186,12 +186,12 @@ pub fn threads_record(threads: u32) -> stats::Handoff {
     stats::Handoff { policy: stats::HandoffPolicy::Threads, threads, ..stats::Handoff::default() }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::OpenOptionsExt;
 
     /// A file just written through the page cache: the first direct read must wait for its dirty
     /// pages to be written, and io_uring hands it off; the probe's second read shows how the

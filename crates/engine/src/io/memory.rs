@@ -283,6 +283,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn io_uring_qd32_exact() {
         let f = group_footprint(&[job(EngineKind::IoUring, RwMode::RandRead, 4096, 32, 1)], false);
         assert_eq!(f.buffers, 32 * 4096);
@@ -311,6 +312,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn deepest_io_uring_ring() {
         let f = group_footprint(&[job(EngineKind::IoUring, RwMode::RandRead, 4096, 32_768, 1)], false);
         // SQ 32768 entries, CQ 65536: 128 KiB + 256 B index array, 1 MiB + 256 B CQEs, 2 MiB SQEs,

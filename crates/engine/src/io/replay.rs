@@ -24,11 +24,11 @@ use crate::io::buffers::{stamp, BufferPool};
 #[cfg(target_os = "linux")]
 use crate::io::runner::uring_setup_message;
 use crate::io::runner::{RunControl, Tick};
+use platform::target::Raw;
 use platform::{IoErrorClass, OsCode};
 use rand::SeedableRng;
 use spec::{DataPattern, EngineKind};
 use stats::{ErrorInfo, LatHist, SeriesPoint};
-use platform::target::Raw;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::{Duration, Instant};
@@ -259,12 +259,18 @@ pub fn replay(
             #[cfg(not(target_os = "linux"))]
             EngineKind::IoUring => {
                 ctl.stop.store(true, Ordering::Relaxed);
-                Err(ReplaySetupError { message: EngineKind::IoUring.unavailable().unwrap_or_default().into(), usage: true })
+                Err(ReplaySetupError {
+                    message: EngineKind::IoUring.unavailable().unwrap_or_default().into(),
+                    usage: true,
+                })
             }
             #[cfg(not(windows))]
             EngineKind::Iocp => {
                 ctl.stop.store(true, Ordering::Relaxed);
-                Err(ReplaySetupError { message: EngineKind::Iocp.unavailable().unwrap_or_default().into(), usage: true })
+                Err(ReplaySetupError {
+                    message: EngineKind::Iocp.unavailable().unwrap_or_default().into(),
+                    usage: true,
+                })
             }
             EngineKind::Psync => {
                 let b = lanes.iter().map(|l| Psync::new(&config(l))).collect();
@@ -860,6 +866,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn errors_are_named_as_before() {
         for (errno, kind) in [
             (libc::ENOSPC, "enospc"),

@@ -15,8 +15,8 @@
 //! look at them from other threads without a lock.
 
 use crate::verify::{self, BlockStamp, CheckKind, Context, Expect, Finding, FindingKind};
-use stats::verify::VerifyFailure;
 use platform::target::Raw;
+use stats::verify::VerifyFailure;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -451,7 +451,7 @@ fn unix_ns() -> u64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    
+
     const K: u64 = 4096;
 
     fn job(chunks: u64) -> VerifyJob {

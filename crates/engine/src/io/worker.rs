@@ -1163,7 +1163,7 @@ mod tests {
     fn run_null(plan: &WorkerPlan, rw: RwMode, fault: Option<NullFault>) -> (WorkerEnd, Vec<Interval>, Channels) {
         let (ch, rx) = channels();
         let cfg = BackendConfig {
-            fd: -1,
+            fd: platform::target::NO_RAW,
             files: Vec::new(),
             depth: plan.depth,
             buffers: None,
@@ -1407,6 +1407,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn continue_on_error_counts_errors_and_goes_on() {
         let mut p = plan(4);
         p.byte_limit = Some(200 * 4096);
@@ -1448,6 +1449,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn a_failed_io_ends_the_worker_and_raises_stop() {
         let mut p = plan(4);
         p.split_buffers = true;
@@ -1472,7 +1474,7 @@ mod tests {
         let lens = IoLens::for_job(65536, Some(&b), 512).unwrap();
         let (ch, rx) = channels();
         let cfg = BackendConfig {
-            fd: -1,
+            fd: platform::target::NO_RAW,
             files: Vec::new(),
             depth: p.depth,
             buffers: None,
@@ -1509,6 +1511,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn a_full_target_ends_a_filling_worker_without_a_fault() {
         let mut p = plan(4);
         p.byte_limit = Some(1000 * 4096);

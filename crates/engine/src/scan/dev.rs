@@ -59,7 +59,7 @@ impl Dev<'_> {
             if done == buf.len() {
                 break Ok(done);
             }
-            match platform::fs::read_at(&self.file, &mut buf[done..], off + done as u64) {
+            match platform::fs::read_at(self.file, &mut buf[done..], off + done as u64) {
                 Ok(0) => break Ok(done),
                 Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -82,7 +82,7 @@ impl Dev<'_> {
         let r = if self.hook.corrupts_write(off, buf.len() as u64) {
             self.write_corrupted(off, buf)
         } else {
-            platform::fs::write_all_at(&self.file, buf, off)
+            platform::fs::write_all_at(self.file, buf, off)
         };
         (r, t.elapsed().as_nanos() as u64)
     }
@@ -95,6 +95,6 @@ impl Dev<'_> {
         let copy = &mut pool.slot_mut(0)[..buf.len()];
         copy.copy_from_slice(buf);
         self.hook.corrupt(Op::Write, off, copy);
-        platform::fs::write_all_at(&self.file, copy, off)
+        platform::fs::write_all_at(self.file, copy, off)
     }
 }

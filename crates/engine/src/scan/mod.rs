@@ -167,5 +167,5 @@ fn span(cfg: &SurfaceConfig, t: &Opened) -> Result<(u64, u64, Vec<Warning>)> {
     Ok((start, size, warnings))
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests;

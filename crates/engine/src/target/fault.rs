@@ -566,7 +566,7 @@ mod tests {
 
     #[test]
     fn write_faults_do_what_they_say() {
-                let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t");
         let f = std::fs::File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
         f.set_len(64 << 10).unwrap();

@@ -396,6 +396,12 @@ fn open_target_once(
     stop: &AtomicBool,
     progress: TargetProgress<'_>,
 ) -> Result<Option<OpenTarget>> {
+    // A Windows disk or volume: the guard before anything else, so that a drive whose facts
+    // cannot be read is refused for writing, not probed.
+    #[cfg(windows)]
+    if probe::is_windows_device(path) && (needs.writes || opts.prefill) {
+        check_block_access(path, true, opts.destroy_data.as_deref(), String::new)?;
+    }
     let p = probe::probe(path)?;
     let lb = if needs.direct { direct_block(&p) } else { 1 };
     if needs.direct && needs.bs_gcd > 0 && !needs.bs_gcd.is_multiple_of(lb) {

@@ -3,7 +3,7 @@
 //! Everything here is read-only: `probe` never creates, opens for writing or
 //! modifies the target. Facts that cannot be established are `None`, never guessed.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -68,6 +68,10 @@ pub struct HostFacts {
 /// (`exists == false`, `size_bytes == 0`) so callers learn the file system and
 /// alignment before creating it.
 pub fn probe(path: &Path) -> Result<Probe, EngineError> {
+    #[cfg(windows)]
+    if is_windows_device(path) {
+        return probe_block(path, None);
+    }
     // Too long, a trailing '/', a dangling symlink, a loop: the user's to fix, before any I/O.
     files::path::check(path, "the target").map_err(|e| EngineError::Invalid(e.to_string()))?;
     let meta = match fs::metadata(path) {
@@ -76,14 +80,10 @@ pub fn probe(path: &Path) -> Result<Probe, EngineError> {
         Err(e) => return Err(meta_error(path, e)),
     };
     let ft = meta.file_type();
-    #[cfg(windows)]
-    if is_windows_device(path) {
-        return probe_block(path, &meta);
-    }
     if ft.is_file() {
         probe_file(path, path, &meta, true)
     } else if platform::fs::is_block_device(&ft) {
-        probe_block(path, &meta)
+        probe_block(path, Some(&meta))
     } else {
         Err(not_a_target(path, &meta))
     }
@@ -231,8 +231,12 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
     Ok(p)
 }
 
-fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
-    let file = File::open(path).map_err(|e| open_error(path, e))?;
+fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, EngineError> {
+    // (Windows: through the OS's open, which shares the device with its other users.)
+    #[cfg(windows)]
+    let file = Native::open(path, platform::target::OpenHow::default()).map_err(|e| open_error(path, e))?;
+    #[cfg(not(windows))]
+    let file = fs::File::open(path).map_err(|e| open_error(path, e))?;
     let size_bytes =
         Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {}", path.display()), e))?;
     let sectors = Native::sector_sizes(&file)
@@ -257,7 +261,7 @@ fn probe_block(path: &Path, meta: &fs::Metadata) -> Result<Probe, EngineError> {
         device_cache_bytes: None,
         backing_is_ram: false,
     };
-    if let Some(bd) = platform::fs::rdev(meta).and_then(block_dev_from_dev_t) {
+    if let Some(bd) = meta.and_then(platform::fs::rdev).and_then(block_dev_from_dev_t) {
         let disk = bd.disk.clone();
         fill_disk_facts(&mut p, &bd, &disk);
         p.disk = Some(disk);
@@ -445,11 +449,12 @@ mod tests {
     use super::*;
     use platform::block::parse_scheduler;
     use platform::mounts::parse_mountinfo;
+    use std::fs::File;
     use std::io::Write;
     use std::process::Command;
 
     fn is_root() -> bool {
-        rustix::process::geteuid().is_root()
+        platform::host::is_root()
     }
 
     #[test]
@@ -485,6 +490,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn dev_shm_is_ram() {
         let shm = Path::new("/dev/shm");
         if !shm.is_dir() {
@@ -512,6 +518,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn char_device_is_rejected() {
         match probe(Path::new("/dev/null")) {
             Err(EngineError::Invalid(m)) => assert!(m.contains("character device"), "{m}"),
@@ -615,9 +622,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn permission_advice_never_tells_root_to_become_root() {
         let a = denied_advice();
-        if rustix::process::geteuid().is_root() {
+        if platform::host::is_root() {
             assert!(!a.contains("run as root") && a.contains("even root"), "{a}");
         } else {
             assert!(a.contains("run as root"), "{a}");

@@ -217,10 +217,11 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
 pub fn physical_drive_refusal(shown: &str, facts: &DriveFacts, destroy_named: bool) -> Option<String> {
     let no_override = "--destroy-data does not override this";
     if facts.holds_system {
-        return Some(format!(
+        return Some(
             "it holds the system or boot volume of this Windows installation; diskmeter never writes there, \
              --destroy-data or not"
-        ));
+                .to_string(),
+        );
     }
     if !facts.volumes.is_empty() {
         return Some(format!(

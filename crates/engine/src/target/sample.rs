@@ -75,7 +75,7 @@ pub fn zero_blocks(file: &File, start: u64, end: u64, block: u64, mem_align: usi
     #[cfg(target_os = "linux")]
     unsafe {
         libc::posix_fadvise(
-            platform::target::raw(&file),
+            platform::target::raw(file),
             start as libc::off_t,
             (end - start) as libc::off_t,
             libc::POSIX_FADV_DONTNEED,

@@ -38,10 +38,8 @@ pub fn unwritten_bytes(file: &File, offset: u64, len: u64) -> io::Result<u64> {
     let Ok(ranges) = allocated_ranges(h, offset, within_end - offset) else {
         return Ok(beyond);
     };
-    let data: u64 = ranges
-        .iter()
-        .map(|&(o, l)| o.saturating_add(l).min(within_end).saturating_sub(o.max(offset)))
-        .sum();
+    let data: u64 =
+        ranges.iter().map(|&(o, l)| o.saturating_add(l).min(within_end).saturating_sub(o.max(offset))).sum();
     Ok((within_end - offset).saturating_sub(data) + beyond)
 }
 

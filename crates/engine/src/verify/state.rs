@@ -92,7 +92,7 @@ pub fn save_state(path: &Path, state: &VerifyState) -> Result<(), String> {
     }
     // The rename is durable only once the directory is.
     let dir = parent(path);
-    File::open(&dir).and_then(|d| d.sync_all()).map_err(|e| format!("{}: cannot sync: {e}", dir.display()))
+    platform::fs::sync_dir(&dir).map_err(|e| format!("{}: cannot sync: {e}", dir.display()))
 }
 
 fn parent(path: &Path) -> PathBuf {

@@ -50,7 +50,8 @@ pub fn reopen_flags(how: OpenHow) -> u32 {
     #[cfg(windows)]
     {
         use windows_sys::Win32::Storage::FileSystem::{FILE_FLAG_NO_BUFFERING, FILE_FLAG_WRITE_THROUGH};
-        (if how.direct { FILE_FLAG_NO_BUFFERING } else { 0 }) | (if how.write_through { FILE_FLAG_WRITE_THROUGH } else { 0 })
+        (if how.direct { FILE_FLAG_NO_BUFFERING } else { 0 })
+            | (if how.write_through { FILE_FLAG_WRITE_THROUGH } else { 0 })
     }
     #[cfg(not(windows))]
     {

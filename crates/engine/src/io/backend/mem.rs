@@ -171,20 +171,18 @@ impl Backend for Mem {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use platform::OsCode;
     use Completion::Done;
 
     fn backend(region: &Arc<MemRegion>, origin: u64) -> Mem {
-        let cfg =
-            BackendConfig {
-                fd: platform::target::NO_RAW,
-                files: Vec::new(),
-                depth: 4,
-                buffers: None,
-                register_file: false,
-                sqpoll: false,
-                flags: 0,
-            };
+        let cfg = BackendConfig {
+            fd: platform::target::NO_RAW,
+            files: Vec::new(),
+            depth: 4,
+            buffers: None,
+            register_file: false,
+            sqpoll: false,
+            flags: 0,
+        };
         Mem::new(&cfg, region.clone(), origin, 0, 1)
     }
 
@@ -197,16 +195,15 @@ mod tests {
     #[test]
     fn workers_copy_only_within_their_own_parts() {
         let region = Arc::new(MemRegion::new(64 << 10).unwrap());
-        let cfg =
-            BackendConfig {
-                fd: platform::target::NO_RAW,
-                files: Vec::new(),
-                depth: 4,
-                buffers: None,
-                register_file: false,
-                sqpoll: false,
-                flags: 0,
-            };
+        let cfg = BackendConfig {
+            fd: platform::target::NO_RAW,
+            files: Vec::new(),
+            depth: 4,
+            buffers: None,
+            register_file: false,
+            sqpoll: false,
+            flags: 0,
+        };
         let mut w0 = Mem::new(&cfg, region.clone(), 0, 0, 2);
         let mut w1 = Mem::new(&cfg, region.clone(), 0, 1, 2);
         let mut a = vec![0x11u8; 4096];
@@ -275,7 +272,7 @@ mod tests {
         m.queue(1, Op::Read, 4096 + (12 << 10), buf.as_mut_ptr(), 4096, 0).unwrap(); // the last block
         m.queue(2, Op::Write, 4096 + (14 << 10), buf.as_mut_ptr(), 4096, 0).unwrap(); // past the end
         m.queue(3, Op::Fsync, 0, buf.as_mut_ptr(), 0, 0).unwrap();
-        let invalid = Completion::Failed(OsCode::from_raw(libc::EINVAL));
+        let invalid = Completion::Failed(crate::io::backend::code_for(platform::IoErrorClass::Invalid));
         assert_eq!(reap_all(&mut m), vec![(0, invalid), (1, Done(4096)), (2, invalid), (3, Done(0))]);
         assert_eq!(m.region().len(), 16 << 10);
     }

@@ -20,10 +20,10 @@ pub mod psync;
 #[cfg(target_os = "linux")]
 pub mod uring;
 
+use platform::target::Raw;
 use platform::target::{Discard, Native, TargetOps};
 use platform::{IoErrorClass, OsCode};
 use std::io;
-use platform::target::Raw;
 use std::time::Duration;
 
 /// One buffer to register with the kernel: an `iovec` on Linux (io_uring's fixed buffers);

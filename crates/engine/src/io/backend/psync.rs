@@ -2,8 +2,8 @@
 //! more threads (the runner's).
 
 use super::{code_of_error, sync_discard, Backend, BackendConfig, Completed, Completion, Op};
-use std::io;
 use platform::target::Raw;
+use std::io;
 use std::time::Duration;
 
 pub struct Psync {

@@ -217,10 +217,7 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         files: Vec::new(),
         handoff: None,
         flags: t.map_or(0, |t| {
-            platform::target::reopen_flags(platform::target::OpenHow {
-                direct: t.direct,
-                ..Default::default()
-            })
+            platform::target::reopen_flags(platform::target::OpenHow { direct: t.direct, ..Default::default() })
         }),
     })
 }
@@ -229,6 +226,7 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    #[cfg(target_os = "linux")]
     use crate::target::fault::NullFault;
     use spec::EngineKind;
 
@@ -369,6 +367,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn a_worker_fault_becomes_the_group_error() {
         let ctl = RunControl {
             null_fault: Some(NullFault { after_ops: 10, code: platform::OsCode::from_raw(libc::EIO) }),

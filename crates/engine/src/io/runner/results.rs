@@ -298,6 +298,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn faults_name_the_direction_and_the_offset() {
         let eio = Some(platform::OsCode::from_raw(libc::EIO));
         let f = worker::IoFault { error: eio, offset: 8192, op: Op::Write, transferred: 0, len: 4096 };

@@ -18,8 +18,8 @@ use crate::io::handoff;
 use crate::io::offsets::{worker_rng, IoLens, OffsetGen, Walk};
 use crate::io::worker::{self, Channels, FlowGroup, FlowShare, Interval, Live, Msg, WorkerEnd, WorkerFlow, WorkerPlan};
 use crate::target::fault::Faulty;
-use spec::{EngineKind, RwMode};
 use platform::target::Raw;
+use spec::{EngineKind, RwMode};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Barrier, OnceLock};
@@ -260,11 +260,7 @@ fn build_backend_cfg(
     flags: u32,
 ) -> BackendConfig {
     let buffers = if register && pool.slots() <= 16_384 {
-        Some(
-            (0..pool.slots())
-                .map(|i| crate::io::backend::reg_buf(pool.slot_ptr(i), pool.slot_len()))
-                .collect(),
-        )
+        Some((0..pool.slots()).map(|i| crate::io::backend::reg_buf(pool.slot_ptr(i), pool.slot_len())).collect())
     } else {
         None
     };
