@@ -30,6 +30,13 @@ pub struct TargetPath {
 impl TargetPath {
     /// `given` resolved: a folder becomes its test file, anything else stays as named.
     pub fn resolve(given: PathBuf) -> TargetPath {
+        // Windows: a bare drive (`D:`, `D:\`) is the volume's root, not the drive's current
+        // folder: `D:\diskmeter.test`, as CrystalDiskMark tests a drive.
+        #[cfg(windows)]
+        if let Some(letter) = platform::winpath::drive_letter(&given.to_string_lossy()) {
+            let root = PathBuf::from(format!("{letter}:\\"));
+            return TargetPath { path: root.join(DEFAULT_TARGET), folder: Some(root) };
+        }
         if given.is_dir() {
             TargetPath { path: given.join(DEFAULT_TARGET), folder: Some(given) }
         } else {
@@ -149,6 +156,9 @@ pub struct TargetFlags {
     /// `--handoff`: how to run a job whose target hands io_uring's requests to kernel workers
     /// (None: [`DEFAULT_HANDOFF`]).
     pub handoff: Option<stats::HandoffPolicy>,
+    /// `--write-through`: writes reach the medium before they complete (Windows
+    /// FILE_FLAG_WRITE_THROUGH, Linux O_DSYNC).
+    pub write_through: bool,
 }
 
 /// Where the target hands io_uring's requests to kernel workers, diskmeter serves the queue
@@ -175,6 +185,7 @@ impl TargetFlags {
                 prefill,
                 when_busy: if self.no_wait { WhenBusy::Refuse } else { WhenBusy::Wait },
                 no_fill: false,
+                write_through: self.write_through,
             },
             ctl: RunControl {
                 stop,

@@ -338,7 +338,12 @@ pub fn io_mode(spec: &JobSpec) -> String {
     if spec.engine == spec::EngineKind::Mem {
         return "mem · memcpy to and from a memory region (no device)".to_string();
     }
-    let d = if spec.direct { "direct I/O (O_DIRECT)" } else { "buffered I/O (page cache)" };
+    let d = match (spec.direct, spec.engine) {
+        (true, spec::EngineKind::Iocp) => "unbuffered I/O (FILE_FLAG_NO_BUFFERING)",
+        (true, _) => "direct I/O (O_DIRECT)",
+        (false, spec::EngineKind::Iocp) => "buffered I/O (the system cache)",
+        (false, _) => "buffered I/O (page cache)",
+    };
     format!("{} · {d}", spec.engine.name())
 }
 

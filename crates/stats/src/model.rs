@@ -254,6 +254,10 @@ pub struct TargetInfo {
     /// The folder the user named as the target: `path` is the test file diskmeter made in it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<String>,
+    /// Opened with writes through to the medium (`--write-through`: Windows
+    /// FILE_FLAG_WRITE_THROUGH, Linux O_DSYNC); absent when not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub write_through: bool,
 }
 
 impl TargetInfo {
@@ -276,6 +280,7 @@ impl TargetInfo {
             path_not_utf8: false,
             device_cache_bytes: None,
             folder: None,
+            write_through: false,
         }
     }
 }

@@ -77,6 +77,11 @@ pub struct TargetArgs {
     pub no_wait: bool,
     #[arg(long, value_name = "POLICY", value_enum, help = handoff_help())]
     pub handoff: Option<Handoff>,
+    /// Writes reach the medium before they complete: FILE_FLAG_WRITE_THROUGH on Windows
+    /// (DiskSpd's -Sh with unbuffered I/O), O_DSYNC on Linux. Measures the device without its
+    /// volatile write cache's help.
+    #[arg(long)]
+    pub write_through: bool,
 }
 
 /// `--handoff`: how a job runs where the target hands io_uring's requests to kernel workers.
@@ -172,6 +177,7 @@ impl From<&TargetArgs> for app::session::TargetFlags {
             no_wait: a.no_wait,
             histograms: false,
             handoff: a.handoff.map(Into::into),
+            write_through: a.write_through,
         }
     }
 }

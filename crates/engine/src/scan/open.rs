@@ -63,6 +63,7 @@ pub fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
         exclusive: writes && p.kind == TargetKind::Block,
         // Another diskmeter measuring the same target would skew both scans: refuse.
         when_busy: WhenBusy::Refuse,
+        write_through: false,
     };
     let opened = target::open_existing(path, &p, &access, &AtomicBool::new(false), &mut |_| {})?;
     let (file, direct) = (opened.file, opened.direct);

@@ -31,6 +31,9 @@ pub struct TargetOptions {
     /// Do not fill a test file diskmeter creates (only reserve it): the command writes the
     /// whole region itself first (`steady`'s preconditioning).
     pub no_fill: bool,
+    /// Writes reach the medium before they complete (Windows FILE_FLAG_WRITE_THROUGH, Linux
+    /// O_DSYNC): `--write-through`.
+    pub write_through: bool,
 }
 
 /// What opening a target reports while it works.
@@ -75,6 +78,8 @@ pub struct OpenTarget {
     /// A block device whose sampled blocks all read as zeros before this run wrote them:
     /// never written since it was new or discarded (`not-preconditioned`).
     pub found_blank: bool,
+    /// Opened with writes through to the medium (`--write-through`).
+    pub write_through: bool,
 }
 
 impl OpenTarget {
@@ -90,6 +95,7 @@ impl OpenTarget {
             warnings,
             filled_to: 0,
             found_blank: false,
+            write_through: false,
         }
     }
 }
@@ -189,12 +195,22 @@ pub struct Access {
     pub exclusive: bool,
     /// When another process holds the target's lock: wait or refuse.
     pub when_busy: WhenBusy,
+    /// Writes reach the medium before they complete ([`TargetOptions::write_through`]).
+    pub write_through: bool,
 }
 
 impl Access {
     /// A workload's access: direct I/O or not as asked, no fallback, not exclusive.
     pub fn workload(write: bool, direct: bool, when_busy: WhenBusy) -> Self {
-        Self { purpose: Purpose::Workload, write, direct, buffered_fallback: false, exclusive: false, when_busy }
+        Self {
+            purpose: Purpose::Workload,
+            write,
+            direct,
+            buffered_fallback: false,
+            exclusive: false,
+            when_busy,
+            write_through: false,
+        }
     }
 }
 
@@ -216,7 +232,14 @@ pub fn open_existing(
     stop: &AtomicBool,
     progress: TargetProgress<'_>,
 ) -> Result<Opened> {
-    let open = |direct: bool| open_file(path, access.write, false, direct, access.exclusive);
+    let how = |direct: bool| OpenHow {
+        write: access.write,
+        create: false,
+        direct,
+        exclusive: access.exclusive,
+        write_through: access.write_through,
+    };
+    let open = |direct: bool| Native::open(path, how(direct));
     let (file, direct) = match open(access.direct) {
         Ok(f) => (f, access.direct),
         Err(e) if access.direct && access.buffered_fallback && e.raw_os_error() == Some(libc::EINVAL) => {
@@ -226,11 +249,6 @@ pub fn open_existing(
     };
     let locked = lock(&file, path, access.when_busy, stop, progress)?;
     Ok(Opened { file, direct, locked })
-}
-
-/// Open a target through the OS's [`TargetOps::open`] (reads never touch its access time).
-fn open_file(path: &Path, write: bool, create: bool, direct: bool, exclusive: bool) -> std::io::Result<File> {
-    Native::open(path, OpenHow { write, create, direct, exclusive, write_through: false })
 }
 
 /// Takes the run's exclusive lock on an open target (see [`files::lock`]).
@@ -378,7 +396,8 @@ pub fn open_target(
     // A run that waited for the lock re-checks the path: the run before it may have removed
     // the test file it created. A few rounds settle it.
     for _ in 0..8 {
-        if let Some(t) = open_target_once(path, needs, opts, stop, progress)? {
+        if let Some(mut t) = open_target_once(path, needs, opts, stop, progress)? {
+            t.write_through = opts.write_through;
             return Ok(t);
         }
     }
@@ -457,7 +476,8 @@ impl Step<'_, '_> {
                 p.size_bytes
             )));
         }
-        let access = Access::workload(writes, needs.direct, opts.when_busy);
+        let access =
+            Access { write_through: opts.write_through, ..Access::workload(writes, needs.direct, opts.when_busy) };
         let o = open_existing(path, &p, &access, self.stop, &mut *self.progress)?;
         let align = mem_align(&p);
         let mut t = OpenTarget::existing(path, p, o.file, needs.direct, Vec::new());
@@ -488,7 +508,14 @@ impl Step<'_, '_> {
         let (path, needs) = (self.path, self.needs);
         let size = needs.region_end;
         let start = needs.region_start.min(size);
-        let file = match open_file(path, true, true, needs.direct, false) {
+        let how = OpenHow {
+            write: true,
+            create: true,
+            direct: needs.direct,
+            write_through: self.opts.write_through,
+            exclusive: false,
+        };
+        let file = match Native::open(path, how) {
             Ok(f) => f,
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) && needs.direct => {
                 let _ = std::fs::remove_file(path);
@@ -503,6 +530,11 @@ impl Step<'_, '_> {
         // opens it next wait until this one has filled, measured and removed it.
         lock(&file, path, self.opts.when_busy, self.stop, &mut *self.progress)?;
         set_mark(&file);
+        // NTFS compression would measure the compressor; the test file never has it (a
+        // folder's compression attribute is inherited by new files).
+        #[cfg(windows)]
+        platform::windows::target::set_uncompressed(platform::target::raw(&file))
+            .map_err(|e| EngineError::io(format!("cannot turn NTFS compression off on {}", path.display()), e))?;
         reserve(&file, path, start, size)?;
         let filled = if self.opts.no_fill { 0 } else { self.fill(&file, start, size, mem_align(&p))? };
         let p = probe::probe(path)?;
@@ -538,7 +570,10 @@ impl Step<'_, '_> {
                 needs.region_end
             )));
         }
-        let access = Access::workload(needs.writes || grow, needs.direct, opts.when_busy);
+        let access = Access {
+            write_through: opts.write_through,
+            ..Access::workload(needs.writes || grow, needs.direct, opts.when_busy)
+        };
         let o = open_existing(path, &p, &access, self.stop, &mut *self.progress)?;
         let file = o.file;
         match o.locked {
@@ -607,6 +642,7 @@ fn reserve(file: &File, path: &Path, start: u64, size: u64) -> Result<()> {
 pub fn target_info(t: &OpenTarget) -> stats::TargetInfo {
     let mut i = probe_info(&t.path, &t.probe);
     i.created_by_diskmeter = t.created;
+    i.write_through = t.write_through;
     i
 }
 

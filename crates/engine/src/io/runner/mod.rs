@@ -217,7 +217,11 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         files: Vec::new(),
         handoff: None,
         flags: t.map_or(0, |t| {
-            platform::target::reopen_flags(platform::target::OpenHow { direct: t.direct, ..Default::default() })
+            platform::target::reopen_flags(platform::target::OpenHow {
+                direct: t.direct,
+                write_through: t.write_through,
+                ..Default::default()
+            })
         }),
     })
 }
