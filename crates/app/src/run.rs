@@ -775,7 +775,7 @@ mod tests {
         );
         assert_eq!(
             usage(&with(|o| o.engine = Some("spdk".into()))),
-            "invalid value for --engine: unknown engine \"spdk\"; use one of io_uring, psync, null, mem"
+            "invalid value for --engine: unknown engine \"spdk\"; use one of io_uring (Linux), iocp (Windows), psync, null, mem"
         );
         assert_eq!(
             usage(&with(|o| o.qd = Some("5000000000".into()))),

@@ -1,4 +1,4 @@
-//! diskmeter's I/O kernel: targets, engines (io_uring, psync, null, mem), workers, data safety.
+//! diskmeter's I/O kernel: targets, engines (io_uring, iocp, psync, null, mem), workers, data safety.
 //!
 //! Two halves: [`io`] (engines, the worker's hot loop, the runner) and [`target`] (what is
 //! being measured: opening, probing, the safety guard, hole and zero evidence, fault
