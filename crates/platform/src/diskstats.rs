@@ -1,5 +1,10 @@
 //! The kernel's per-device I/O counters (`/proc/diskstats` on Linux): lines of 14 columns,
 //! 18 with the discard group (kernel 4.18+) and 20 with the flush group (5.5+).
+//!
+//! On Windows the same [`Counters`] come from `IOCTL_DISK_PERFORMANCE` on each physical drive
+//! ([`from_disk_performance`] converts them; `windows::diskperf` reads them), written out as
+//! 14-column lines named `PhysicalDrive0`, `PhysicalDrive1`, … so that every reader of the text
+//! works unchanged.
 
 use crate::block::Roots;
 
@@ -108,7 +113,15 @@ pub fn parse(text: &str) -> (Vec<DiskLine>, usize) {
 
 /// Where the counters are read from under `roots`, for messages.
 pub fn source(roots: &Roots) -> std::path::PathBuf {
-    roots.proc.join("diskstats")
+    #[cfg(windows)]
+    {
+        let _ = roots;
+        std::path::PathBuf::from(r"IOCTL_DISK_PERFORMANCE of \\.\PhysicalDrive*")
+    }
+    #[cfg(not(windows))]
+    {
+        roots.proc.join("diskstats")
+    }
 }
 
 /// The raw text of the counters; an error where the OS keeps none.
@@ -117,7 +130,12 @@ pub fn read_text(roots: &Roots) -> std::io::Result<String> {
     {
         std::fs::read_to_string(source(roots))
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(windows)]
+    {
+        let _ = roots;
+        crate::windows::diskperf::all().map(|drives| render(&drives))
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         let _ = roots;
         Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
@@ -127,6 +145,144 @@ pub fn read_text(roots: &Roots) -> std::io::Result<String> {
 /// Every device's counters, read in one pass, and how many lines were not understood.
 pub fn read(roots: &Roots) -> std::io::Result<(Vec<DiskLine>, usize)> {
     read_text(roots).map(|t| parse(&t))
+}
+
+// ---------------------------------------------------------------- Windows's counters (pure)
+
+/// The name a physical drive's counters go by: `PhysicalDrive3` (its device is
+/// `\\.\PhysicalDrive3`).
+pub fn drive_name(n: u32) -> String {
+    format!("PhysicalDrive{n}")
+}
+
+/// The drive number of a counters name made by [`drive_name`]: `PhysicalDrive3` → 3.
+pub fn drive_number(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("PhysicalDrive")?;
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// One answer of Windows's `IOCTL_DISK_PERFORMANCE` (the `DISK_PERFORMANCE` structure) as plain
+/// integers, with its 32-bit counts already widened by [`extend_u32`]. Times are in 100 ns
+/// units, as the structure keeps them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiskPerformance {
+    /// Bytes read since the counters were enabled (`BytesRead`).
+    pub bytes_read: i64,
+    /// Bytes written (`BytesWritten`).
+    pub bytes_written: i64,
+    /// The sum over completed reads of each one's time from its dispatch to the partition
+    /// manager to its completion there (`ReadTime`, 100 ns).
+    pub read_time: i64,
+    /// The same for writes (`WriteTime`, 100 ns).
+    pub write_time: i64,
+    /// Time with no request in flight (`IdleTime`, 100 ns), measured by the performance
+    /// counter; a query while idle includes the idle span up to the query.
+    pub idle_time: i64,
+    /// Completed reads (`ReadCount`, widened).
+    pub read_count: u64,
+    /// Completed writes (`WriteCount`, widened).
+    pub write_count: u64,
+    /// Requests in flight at the query (`QueueDepth`).
+    pub queue_depth: u32,
+    /// Completed requests that were associated IRPs, the pieces a file system split one request
+    /// into (`SplitCount`, widened); they are also counted in `read_count`/`write_count`.
+    pub split_count: u64,
+    /// The system time of the query (`QueryTime`: 100 ns since 1601, the wall clock, updated
+    /// about every 10 to 16 ms).
+    pub query_time: i64,
+}
+
+/// 100 ns units per millisecond.
+const HNS_PER_MS: u64 = 10_000;
+
+/// A counter of the structure as u64: a negative value (never seen; the type is signed) as 0.
+fn nonneg(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+/// The counters Linux's `/proc/diskstats` keeps, from Windows's `DISK_PERFORMANCE`:
+///
+/// - `rd_ios`/`wr_ios`: `ReadCount`/`WriteCount`, the requests that completed at the partition
+///   manager (above the disk class driver: a request the class driver splits to fit the
+///   adapter's transfer limit counts once; the pieces of a request split by a file system, as
+///   associated IRPs, count each);
+/// - `rd_sectors`/`wr_sectors`: `BytesRead`/`BytesWritten` over 512 (diskstats sectors are
+///   always 512 bytes);
+/// - `rd_ticks`/`wr_ticks`: `ReadTime`/`WriteTime` in ms, the sum of each request's time in
+///   flight, as Linux's are;
+/// - `rd_merges`/`wr_merges`: 0, because Windows keeps no such count: the storage stack does not
+///   merge adjacent requests into one as Linux's block layer does;
+/// - `inflight`: `QueueDepth`;
+/// - `io_ticks` (busy ms): `QueryTime - IdleTime` in ms. Windows keeps no busy counter, only
+///   idle time since the counters were enabled; busy time since then is the time elapsed less
+///   the idle time, and the start is unknown but fixed, so this value is busy time plus a
+///   constant: right as a difference between two reads of one drive (what every user of
+///   `io_ticks` takes), meaningless alone. Two caveats: `QueryTime` is the wall clock (a clock
+///   step moves it) and ticks every 10 to 16 ms, while `IdleTime` runs on the performance
+///   counter, so a difference is good to about 16 ms and an idle drive can read as a little
+///   busy or, after a backward step, less than 0 (a difference of such counters saturates to 0);
+/// - `time_in_queue` (weighted ms): `ReadTime + WriteTime` in ms, the sum of the requests' times
+///   in flight, which is what Linux's weighted time is (its difference over the elapsed time is
+///   perfmon's "Avg. Disk Queue Length");
+/// - no discard or flush group (`columns` 14).
+pub fn from_disk_performance(p: &DiskPerformance) -> Counters {
+    let ms = |hns: u64| hns / HNS_PER_MS;
+    let (rt, wt) = (nonneg(p.read_time), nonneg(p.write_time));
+    Counters {
+        rd_ios: p.read_count,
+        rd_sectors: nonneg(p.bytes_read) / 512,
+        rd_ticks: ms(rt),
+        wr_ios: p.write_count,
+        wr_sectors: nonneg(p.bytes_written) / 512,
+        wr_ticks: ms(wt),
+        inflight: u64::from(p.queue_depth),
+        io_ticks: ms(nonneg(p.query_time).saturating_sub(nonneg(p.idle_time))),
+        time_in_queue: ms(rt.saturating_add(wt)),
+        columns: 14,
+        ..Counters::default()
+    }
+}
+
+/// A 32-bit counter's new reading `now` widened to 64 bits after the widened reading `last`: the
+/// counter wrapped once if it went back. Right as long as it is read at least once every 2³²
+/// counts (at a million I/Os a second, every 71 minutes).
+pub fn extend_u32(last: u64, now: u32) -> u64 {
+    let high = last & !u64::from(u32::MAX);
+    let low = last & u64::from(u32::MAX);
+    let v = high | u64::from(now);
+    if u64::from(now) < low {
+        v.wrapping_add(1 << 32)
+    } else {
+        v
+    }
+}
+
+/// One line in `/proc/diskstats`'s 14-column layout, which [`parse_line`] reads back whole: the
+/// discard and flush groups are not written.
+pub fn format_line(major: u32, minor: u32, name: &str, c: &Counters) -> String {
+    format!(
+        "{major:4} {minor:7} {name} {} {} {} {} {} {} {} {} {} {} {}",
+        c.rd_ios,
+        c.rd_merges,
+        c.rd_sectors,
+        c.rd_ticks,
+        c.wr_ios,
+        c.wr_merges,
+        c.wr_sectors,
+        c.wr_ticks,
+        c.inflight,
+        c.io_ticks,
+        c.time_in_queue
+    )
+}
+
+/// Physical drives' counters as diskstats text: major 0, the drive number as the minor, and the
+/// name of [`drive_name`].
+pub fn render(drives: &[(u32, Counters)]) -> String {
+    drives.iter().map(|(n, c)| format_line(0, *n, &drive_name(*n), c) + "\n").collect()
 }
 
 #[cfg(test)]
@@ -156,6 +312,126 @@ mod tests {
         assert_eq!(parse_line(&format!("{L14} 1 2 3 4 5")), Err(ParseError::Columns(19)));
         let (v, bad) = parse(&format!("{L14}\ngarbage\n\n{L20}\n"));
         assert_eq!((v.len(), bad), (2, 1));
+    }
+
+    #[test]
+    fn windows_counters_convert() {
+        let p = DiskPerformance {
+            bytes_read: 4096 * 10,
+            bytes_written: 1 << 20,
+            read_time: 123_456,
+            write_time: 20_000_000,
+            idle_time: 1_000_000_000,
+            read_count: 10,
+            write_count: 256,
+            queue_depth: 3,
+            split_count: 2,
+            query_time: 1_000_000_000 + 5_000_000,
+        };
+        let c = from_disk_performance(&p);
+        assert_eq!((c.rd_ios, c.rd_sectors, c.rd_ticks, c.rd_merges), (10, 80, 12, 0));
+        assert_eq!((c.wr_ios, c.wr_sectors, c.wr_ticks, c.wr_merges), (256, 2048, 2000, 0));
+        assert_eq!((c.inflight, c.io_ticks, c.time_in_queue, c.columns), (3, 500, 2012, 14));
+        // Busy time as a difference: 40 ms later, idle for 15 of them.
+        let later = DiskPerformance { query_time: p.query_time + 400_000, idle_time: p.idle_time + 150_000, ..p };
+        assert_eq!(from_disk_performance(&later).io_ticks - c.io_ticks, 25);
+        // Negative values (never reported) and idle beyond the query time read as 0.
+        let odd = DiskPerformance { bytes_read: -1, read_time: -5, idle_time: 10, query_time: 5, ..p };
+        let c = from_disk_performance(&odd);
+        assert_eq!((c.rd_sectors, c.rd_ticks, c.io_ticks), (0, 0, 0));
+    }
+
+    #[test]
+    fn u32_counters_widen_across_a_wrap() {
+        assert_eq!(extend_u32(0, 5), 5);
+        assert_eq!(extend_u32(u64::from(u32::MAX) - 1, 3), (1 << 32) + 3);
+        assert_eq!(extend_u32((3 << 32) + 10, 10), (3 << 32) + 10);
+        assert_eq!(extend_u32((3 << 32) + 10, 9), (4 << 32) + 9);
+    }
+
+    #[test]
+    fn drive_names_and_rendered_lines() {
+        assert_eq!(drive_name(3), "PhysicalDrive3");
+        assert_eq!(drive_number("PhysicalDrive12"), Some(12));
+        for bad in ["PhysicalDrive", "PhysicalDrive1x", "physicaldrive1", "sda", "PhysicalDrive-1"] {
+            assert_eq!(drive_number(bad), None, "{bad}");
+        }
+        let c = Counters { rd_ios: 7, wr_sectors: 9, io_ticks: 11, columns: 14, ..Counters::default() };
+        let text = render(&[(0, c), (2, Counters { columns: 14, ..Counters::default() })]);
+        let (lines, bad) = parse(&text);
+        assert_eq!((lines.len(), bad), (2, 0));
+        assert_eq!((lines[0].name.as_str(), lines[0].minor, lines[0].counters), ("PhysicalDrive0", 0, c));
+        assert_eq!(lines[1].name, "PhysicalDrive2");
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn perf() -> impl Strategy<Value = DiskPerformance> {
+            (
+                (any::<i64>(), any::<i64>(), any::<i64>(), any::<i64>(), any::<i64>()),
+                (any::<u64>(), any::<u64>(), any::<u32>(), any::<u64>(), any::<i64>()),
+            )
+                .prop_map(|((br, bw, rt, wt, it), (rc, wc, qd, sc, qt))| DiskPerformance {
+                    bytes_read: br,
+                    bytes_written: bw,
+                    read_time: rt,
+                    write_time: wt,
+                    idle_time: it,
+                    read_count: rc,
+                    write_count: wc,
+                    queue_depth: qd,
+                    split_count: sc,
+                    query_time: qt,
+                })
+        }
+
+        proptest! {
+            /// Never panics; counts pass through; times and sizes are the structure's over their
+            /// units; no merges; a 14-column line that reads back whole.
+            #[test]
+            fn conversion_is_total_and_round_trips(p in perf()) {
+                let c = from_disk_performance(&p);
+                prop_assert_eq!((c.rd_ios, c.wr_ios, c.inflight), (p.read_count, p.write_count, u64::from(p.queue_depth)));
+                prop_assert_eq!((c.rd_merges, c.wr_merges, c.columns), (0, 0, 14));
+                prop_assert_eq!(c.rd_sectors, u64::try_from(p.bytes_read).unwrap_or(0) / 512);
+                prop_assert!(c.time_in_queue >= c.rd_ticks.max(c.wr_ticks));
+                prop_assert!(c.time_in_queue <= c.rd_ticks + c.wr_ticks + 1);
+                let back = parse_line(&format_line(0, 1, "PhysicalDrive1", &c)).unwrap();
+                prop_assert_eq!(back.counters, c);
+            }
+
+            /// Counters that only grow give differences that are the structure's differences
+            /// over their units (to the ms lost to truncation at each end).
+            #[test]
+            fn differences_follow_the_structure(p in perf(), dr in 0i64..1 << 40, dq in 0i64..1 << 40, di in 0i64..1 << 40) {
+                let p = DiskPerformance {
+                    read_time: p.read_time.rem_euclid(1 << 60),
+                    query_time: p.query_time.rem_euclid(1 << 60) + (1 << 60),
+                    idle_time: p.idle_time.rem_euclid(1 << 59),
+                    ..p
+                };
+                let di = di.min(dq);
+                let q = DiskPerformance { read_time: p.read_time + dr, query_time: p.query_time + dq, idle_time: p.idle_time + di, ..p };
+                let (a, b) = (from_disk_performance(&p), from_disk_performance(&q));
+                let d_read = (b.rd_ticks - a.rd_ticks) as i64;
+                prop_assert!((d_read - dr / 10_000).abs() <= 1);
+                let d_busy = b.io_ticks as i64 - a.io_ticks as i64;
+                prop_assert!((d_busy - (dq - di) / 10_000).abs() <= 1);
+            }
+
+            /// Widening follows any run of increments below 2^32 between reads.
+            #[test]
+            fn widening_tracks_increments(start in 0u64..1 << 62, steps in proptest::collection::vec(0u64..=u64::from(u32::MAX), 0..20)) {
+                let (mut truth, mut seen) = (start, start);
+                for s in steps {
+                    truth += s;
+                    seen = extend_u32(seen, truth as u32);
+                    prop_assert_eq!(seen, truth);
+                }
+            }
+        }
     }
 
     #[cfg(target_os = "linux")]

@@ -28,7 +28,18 @@ fn os_file(path: &str) -> std::io::Result<String> {
 /// The kernel's uptime report as it stands (`/proc/uptime`: seconds up and idle), raw: `top`
 /// records it verbatim so that a recording replays through the same parser.
 pub fn uptime_text() -> std::io::Result<String> {
-    os_file("/proc/uptime")
+    // Windows: the milliseconds since boot (`GetTickCount64`) in the same form, "SECS.CC 0.00"
+    // (no idle figure), so that `top`'s clock reads it through the one parser.
+    #[cfg(windows)]
+    {
+        // SAFETY: no arguments; it only reads the system's tick count.
+        let ms = unsafe { windows_sys::Win32::System::SystemInformation::GetTickCount64() };
+        Ok(format!("{}.{:02} 0.00\n", ms / 1000, ms % 1000 / 10))
+    }
+    #[cfg(not(windows))]
+    {
+        os_file("/proc/uptime")
+    }
 }
 
 /// The kernel's I/O pressure report (`/proc/pressure/io`), raw; `None` without PSI.

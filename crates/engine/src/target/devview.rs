@@ -1,7 +1,11 @@
 //! The device's own counters at the edges of a measured window: which /proc/diskstats entry a
-//! target's I/O reaches, and snapshots of it.
+//! target's I/O reaches, and snapshots of it. On Windows the entries are the physical drives'
+//! `IOCTL_DISK_PERFORMANCE` counters, named `PhysicalDriveN` (`platform::diskstats`), and a
+//! target's entry is the drive under its volume.
 
-use crate::target::probe::{Probe, TargetKind};
+use crate::target::probe::Probe;
+#[cfg(not(windows))]
+use crate::target::probe::TargetKind;
 use stats::DiskCounters;
 use std::collections::BTreeMap;
 
@@ -16,17 +20,25 @@ pub enum Watch {
 
 /// The watch for a probed target.
 pub fn watch_for(p: &Probe) -> Watch {
-    match &p.device {
-        Some(name) if snapshot_one(name).is_some() => Watch::Device { name: name.clone(), backing: backing(name) },
-        Some(name) => Watch::None(format!("{name} is not in /proc/diskstats")),
-        None => Watch::None(match (p.kind, p.filesystem.as_deref()) {
-            (TargetKind::File, Some(fs)) => format!("{fs} has no block device under it"),
-            _ => "no block device under the target".to_string(),
-        }),
+    #[cfg(not(windows))]
+    {
+        match &p.device {
+            Some(name) if snapshot_one(name).is_some() => Watch::Device { name: name.clone(), backing: backing(name) },
+            Some(name) => Watch::None(format!("{name} is not in /proc/diskstats")),
+            None => Watch::None(match (p.kind, p.filesystem.as_deref()) {
+                (TargetKind::File, Some(fs)) => format!("{fs} has no block device under it"),
+                _ => "no block device under the target".to_string(),
+            }),
+        }
+    }
+    #[cfg(windows)]
+    {
+        windows::watch_for(p)
     }
 }
 
 /// Devices under `name`: a loop device's backing file's device, a dm/md device's members.
+#[cfg(not(windows))]
 fn backing(name: &str) -> Vec<String> {
     let Some(dev) = platform::block::Topology::default().device(name) else { return Vec::new() };
     let mut out = Vec::new();
@@ -73,10 +85,104 @@ pub fn snapshot(names: &[String]) -> BTreeMap<String, DiskCounters> {
         .collect()
 }
 
+/// Windows: the physical drive under the target's volume, and why not.
+#[cfg(windows)]
+mod windows {
+    use super::{snapshot_one, Watch};
+    use crate::target::probe::{Probe, TargetKind};
+    use platform::diskstats::{drive_name, drive_number};
+    use platform::windows::diskperf;
+    use std::path::Path;
+
+    /// The watch for a probed target: its drive when its counters can be read; otherwise why.
+    pub(super) fn watch_for(p: &Probe) -> Watch {
+        match &p.device {
+            Some(name) if snapshot_one(name).is_some() => {
+                Watch::Device { name: name.clone(), backing: other_drives(p, name) }
+            }
+            Some(name) => Watch::None(unreadable(name)),
+            None => Watch::None(no_drive(p)),
+        }
+    }
+
+    /// Where the target's volume is looked up: the file, its directory before it exists, or
+    /// the device itself.
+    fn at(p: &Probe) -> &Path {
+        match (p.kind, p.exists, p.path.parent()) {
+            (TargetKind::File, false, Some(dir)) if !dir.as_os_str().is_empty() => dir,
+            _ => &p.path,
+        }
+    }
+
+    /// The volume's drives other than `name` (a volume spanning disks), for a file or volume
+    /// target; none for a physical drive.
+    fn other_drives(p: &Probe, name: &str) -> Vec<String> {
+        let s = p.path.to_string_lossy();
+        if platform::winpath::physical_drive(&s).is_some() {
+            return Vec::new();
+        }
+        let drives = match platform::winpath::volume_device(&s) {
+            Some(letter) => platform::windows::volume::drive_of_volume(letter),
+            None => diskperf::drives_of_path(at(p)).1,
+        };
+        drives.unwrap_or_default().into_iter().map(drive_name).filter(|d| d != name).collect()
+    }
+
+    /// Why the counters of drive `name` cannot be read.
+    fn unreadable(name: &str) -> String {
+        let Some(n) = drive_number(name) else { return format!("{name} is not a physical drive") };
+        match diskperf::read(n) {
+            Err(e) if diskperf::is_unsupported(&e) => format!(
+                "the disk counters of \\\\.\\{name} are not kept here ({e}); on Windows `diskperf -y` (as \
+                 administrator) turns them on"
+            ),
+            Err(e) => format!("the disk counters of \\\\.\\{name} cannot be read ({e})"),
+            Ok(_) => format!("\\\\.\\{name} is not among the drives whose counters were read"),
+        }
+    }
+
+    /// Why no drive was found under the target.
+    fn no_drive(p: &Probe) -> String {
+        let s = p.path.to_string_lossy();
+        if let Some(letter) = platform::winpath::volume_device(&s) {
+            return match platform::windows::volume::drive_of_volume(letter) {
+                Err(e) => format!("the disk under {letter}: cannot be found ({e})"),
+                Ok(_) => format!("the disk under {letter}: cannot be found"),
+            };
+        }
+        match diskperf::drives_of_path(at(p)) {
+            (root, Err(e)) => format!("the disk under {root} cannot be read ({e})"),
+            (root, Ok(_)) => format!("the disk under {root} cannot be read"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Under Wine (volume extents and disk counters not implemented) a file's device view is
+    /// unavailable and says which volume; on Windows it names a physical drive.
+    #[cfg(windows)]
+    #[test]
+    fn a_windows_file_names_its_drive_or_says_why() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = crate::target::probe::probe(&d.path().join("x")).expect("probe");
+        match watch_for(&p) {
+            Watch::None(why) => {
+                println!("note: {why}");
+                assert!(why.contains("the disk") && why.contains(':'), "{why}");
+            }
+            Watch::Device { name, backing } => {
+                assert!(platform::diskstats::drive_number(&name).is_some(), "{name}");
+                assert!(!backing.contains(&name));
+                assert!(snapshot(std::slice::from_ref(&name)).contains_key(&name));
+            }
+        }
+    }
+
+    // Linux's tmpfs (under Wine, /dev/shm is a folder of drive Z:, which the Windows test covers).
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_file_on_tmpfs_has_no_device_and_says_why() {
         let Ok(d) = tempfile::tempdir_in("/dev/shm") else { return };

@@ -228,6 +228,8 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
     } else {
         p.backing_is_ram = fs_is_ram;
     }
+    #[cfg(windows)]
+    windows_disk(&mut p, at);
     Ok(p)
 }
 
@@ -267,6 +269,8 @@ fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, Engine
         p.disk = Some(disk);
         p.backing_is_ram = device_is_ram(&bd.name);
     }
+    #[cfg(windows)]
+    windows_disk(&mut p, path);
     Ok(p)
 }
 
@@ -442,6 +446,30 @@ pub fn host_facts() -> HostFacts {
 /// RAM the page cache could use to flatter a buffered test: MemTotal in bytes (0 if unknown).
 pub fn page_cache_relevant_ram() -> u64 {
     platform::mem::total_bytes().unwrap_or(0)
+}
+
+// ---------------------------------------------------------------- Windows: the disk under a target
+
+/// Windows: the physical drive whose counters (`IOCTL_DISK_PERFORMANCE`) the device view reads,
+/// as `device` and `disk` (`PhysicalDrive2`): the drive itself for `\\.\PhysicalDriveN`; for a
+/// volume (`\\.\D:`) or a file (`at`: the file, or its directory when it does not exist yet),
+/// the first drive the volume holding it has extents on (the others are the device view's
+/// `backing`). Left `None` when that cannot be found (a folder mount point, a share, Wine):
+/// the device view then says why.
+#[cfg(windows)]
+fn windows_disk(p: &mut Probe, at: &Path) {
+    let s = at.to_string_lossy();
+    let drive = if let Some(n) = platform::winpath::physical_drive(&s) {
+        Some(n)
+    } else if let Some(letter) = platform::winpath::volume_device(&s) {
+        platform::windows::volume::drive_of_volume(letter).ok().and_then(|d| d.first().copied())
+    } else {
+        platform::windows::diskperf::drives_of_path(at).1.ok().and_then(|d| d.first().copied())
+    };
+    if let Some(n) = drive {
+        p.device = Some(platform::diskstats::drive_name(n));
+        p.disk = p.device.clone();
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! Linux's descriptors' role.
 
 pub mod console;
+pub mod diskperf;
 pub mod errno;
 pub mod host;
 pub mod io;

@@ -1,0 +1,230 @@
+//! A physical drive's own I/O counters: `IOCTL_DISK_PERFORMANCE` on `\\.\PhysicalDriveN`, the
+//! counters perfmon's PhysicalDisk object shows (kept by the partition manager, `partmgr.sys`,
+//! for each disk). The control needs no access rights (`FILE_ANY_ACCESS`), so the drive is
+//! opened with none and no elevation is needed.
+//!
+//! Windows keeps these counters only while they are enabled: they are on by default since
+//! Vista, and `diskperf -y` turns them back on. A drive whose counters cannot be read answers
+//! with an error (`ERROR_NOT_SUPPORTED` or `ERROR_INVALID_FUNCTION`: under Wine always), which
+//! callers report as the device view being unavailable.
+//!
+//! The counts of completed reads, writes and split requests are 32-bit and wrap; [`read`]
+//! widens them to 64 bits against its previous reading of the same drive in this process
+//! ([`crate::diskstats::extend_u32`]), so the differences the device view takes stay right
+//! across a wrap. It also holds busy time (`QueryTime - IdleTime`, see
+//! [`crate::diskstats::from_disk_performance`]) from going back between two readings: the two
+//! run on different clocks, and on an idle drive the wall clock's 10 to 16 ms ticks can make it
+//! step back a little, which a reader that differences modulo 2³² (as `top` does, like iostat)
+//! would take for a wrap.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::os::windows::io::AsRawHandle;
+use std::sync::Mutex;
+
+use windows_sys::Win32::Foundation::{
+    ERROR_FILE_NOT_FOUND, ERROR_INVALID_FUNCTION, ERROR_NOT_SUPPORTED, ERROR_PATH_NOT_FOUND,
+};
+use windows_sys::Win32::System::Ioctl::{DISK_PERFORMANCE, IOCTL_DISK_PERFORMANCE};
+
+use super::io::ioctl_typed;
+use super::target::open_for_query;
+use crate::diskstats::{extend_u32, from_disk_performance, Counters, DiskPerformance};
+
+/// Drive numbers [`all`] tries: Windows numbers disks from 0 as it finds them.
+const MAX_DRIVES: u32 = 32;
+/// Missing numbers in a row after which [`all`] stops looking: a removed disk leaves a gap.
+const GAP: u32 = 8;
+
+/// The last widened counts per drive (read, write, split) and the last 64-bit counters seen
+/// (bytes read + written, read + write time), which tell a reset from a wrap.
+#[derive(Clone, Copy)]
+struct Last {
+    reads: u64,
+    writes: u64,
+    splits: u64,
+    bytes: u64,
+    times: u64,
+    /// `QueryTime - IdleTime` as reported (100 ns), never less than the previous one's.
+    busy: i64,
+}
+
+static LAST: Mutex<BTreeMap<u32, Last>> = Mutex::new(BTreeMap::new());
+
+/// The counters of `\\.\PhysicalDrive<n>`, with its 32-bit counts widened against this
+/// process's previous reading of it. An error when the drive does not exist (`NotFound`), or
+/// its counters cannot be read (disabled, or not implemented, as under Wine); the message names
+/// the drive.
+pub fn read(n: u32) -> io::Result<DiskPerformance> {
+    let drive = format!(r"\\.\PhysicalDrive{n}");
+    let raw = query(&drive).map_err(|e| io::Error::new(kind_of(&e), format!("{drive}: {e}")))?;
+    let bytes = (raw.BytesRead.max(0) as u64).saturating_add(raw.BytesWritten.max(0) as u64);
+    let times = (raw.ReadTime.max(0) as u64).saturating_add(raw.WriteTime.max(0) as u64);
+    let busy = raw.QueryTime.saturating_sub(raw.IdleTime);
+    let mut last = LAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let prev = last.get(&n).copied();
+    // A 64-bit counter that went back means the counters were reset (turned off and on):
+    // widening then starts again from the new values rather than count a wrap.
+    let widened = match prev {
+        Some(p) if bytes >= p.bytes && times >= p.times => Last {
+            reads: extend_u32(p.reads, raw.ReadCount),
+            writes: extend_u32(p.writes, raw.WriteCount),
+            splits: extend_u32(p.splits, raw.SplitCount),
+            bytes,
+            times,
+            busy: busy.max(p.busy),
+        },
+        _ => Last {
+            reads: u64::from(raw.ReadCount),
+            writes: u64::from(raw.WriteCount),
+            splits: u64::from(raw.SplitCount),
+            bytes,
+            times,
+            busy,
+        },
+    };
+    last.insert(n, widened);
+    Ok(DiskPerformance {
+        bytes_read: raw.BytesRead,
+        bytes_written: raw.BytesWritten,
+        read_time: raw.ReadTime,
+        write_time: raw.WriteTime,
+        // Idle time less any step back of busy time, which is then held (see the module's
+        // comment); equal to IdleTime whenever busy time did not go back.
+        idle_time: raw.QueryTime.saturating_sub(widened.busy),
+        read_count: widened.reads,
+        write_count: widened.writes,
+        queue_depth: raw.QueueDepth,
+        split_count: widened.splits,
+        query_time: raw.QueryTime,
+    })
+}
+
+/// One `IOCTL_DISK_PERFORMANCE` on the device `drive`, opened with no access rights.
+fn query(drive: &str) -> io::Result<DISK_PERFORMANCE> {
+    let f = open_for_query(std::ffi::OsStr::new(drive))?;
+    let h = f.as_raw_handle() as usize;
+    let mut out = DISK_PERFORMANCE::default();
+    // SAFETY: the control takes no input and writes one DISK_PERFORMANCE, which `out` is (plain
+    // data); `f` stays open across the call.
+    let got = unsafe { ioctl_typed::<(), DISK_PERFORMANCE>(h, IOCTL_DISK_PERFORMANCE, None, &mut out) }?;
+    // The fields up to and including QueryTime are the counters; a shorter answer is not one.
+    if (got as usize) < std::mem::offset_of!(DISK_PERFORMANCE, StorageDeviceNumber) {
+        return Err(io::Error::other(format!("the disk performance answer was cut short ({got} bytes)")));
+    }
+    Ok(out)
+}
+
+/// The kind an error of [`query`] keeps once named: `NotFound` for a drive that does not exist,
+/// `Unsupported` for counters Windows does not keep or implement (`ERROR_NOT_SUPPORTED`,
+/// `ERROR_INVALID_FUNCTION`), else the error's own.
+fn kind_of(e: &io::Error) -> io::ErrorKind {
+    match e.raw_os_error() {
+        Some(c) if c == ERROR_FILE_NOT_FOUND as i32 || c == ERROR_PATH_NOT_FOUND as i32 => io::ErrorKind::NotFound,
+        Some(c) if c == ERROR_NOT_SUPPORTED as i32 || c == ERROR_INVALID_FUNCTION as i32 => io::ErrorKind::Unsupported,
+        _ => e.kind(),
+    }
+}
+
+/// The counters of every physical drive that answers, as diskstats [`Counters`], by drive
+/// number: drives 0 to 31, stopping after 8 missing numbers in a row. A drive that exists but
+/// whose counters cannot be read is left out; when no drive answers, the first such error (or
+/// `NotFound` when no drive exists at all).
+pub fn all() -> io::Result<Vec<(u32, Counters)>> {
+    let mut out = Vec::new();
+    let mut first_error = None;
+    let mut missing = 0;
+    for n in 0..MAX_DRIVES {
+        match read(n) {
+            Ok(p) => {
+                missing = 0;
+                out.push((n, from_disk_performance(&p)));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                missing += 1;
+                if missing >= GAP {
+                    break;
+                }
+            }
+            Err(e) => {
+                missing = 0;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (out.is_empty(), first_error) {
+        (true, Some(e)) => Err(e),
+        (true, None) => Err(io::Error::new(io::ErrorKind::NotFound, "no physical drive found")),
+        _ => Ok(out),
+    }
+}
+
+/// The volume root that holds `path` (`C:\`, or a folder a volume is mounted on) and the
+/// physical drives that volume has extents on, ascending ([`super::volume::drive_of_volume`]).
+/// An error, naming the root, when the drives cannot be found: a volume mounted in a folder or
+/// without a drive letter (not looked up), a network share, or extents Windows does not report
+/// (Wine).
+pub fn drives_of_path(path: &std::path::Path) -> (String, io::Result<Vec<u32>>) {
+    let root = match super::target::volume_root(path.as_os_str()) {
+        Ok(r) => r.to_string_lossy().into_owned(),
+        Err(e) => return (path.display().to_string(), Err(e)),
+    };
+    let drives = match crate::winpath::drive_letter(&root) {
+        Some(letter) => super::volume::drive_of_volume(letter),
+        None => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the volume has no drive letter of its own (a folder mount point or a share)",
+        )),
+    };
+    (root, drives)
+}
+
+/// Whether `e`, from [`read`] or [`all`], says the counters are not available on this system
+/// (disabled or not implemented) rather than that something failed.
+pub fn is_unsupported(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::Unsupported
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drive_0_answers_or_says_why_and_never_panics() {
+        // Under Wine the control is not implemented (or the drive cannot be opened): an error
+        // naming the drive. On Windows, counters that hang together.
+        match read(0) {
+            Ok(p) => {
+                assert!(p.bytes_read >= 0 && p.read_time >= 0 && p.idle_time >= 0);
+                assert!(p.query_time > 0);
+                let again = read(0).expect("a second read");
+                assert!(again.read_count >= p.read_count && again.query_time >= p.query_time);
+            }
+            Err(e) => {
+                println!("note: read(0): {e} ({:?})", e.kind());
+                assert!(e.to_string().contains("PhysicalDrive0"), "{e}");
+            }
+        }
+        let e = read(999).expect_err("no such drive");
+        assert!(e.to_string().contains("PhysicalDrive999"), "{e}");
+        match all() {
+            Ok(v) => assert!(!v.is_empty() && v.iter().all(|(_, c)| c.columns == 14)),
+            Err(e) => {
+                println!("note: all(): {e} ({:?})", e.kind());
+                assert!(!e.to_string().is_empty());
+            }
+        }
+        // Through the facade: text when a drive answers, an error otherwise; never a panic.
+        let (root, drives) = drives_of_path(std::path::Path::new(r"C:\Windows"));
+        assert!(root.starts_with("C:"), "{root}");
+        match drives {
+            Ok(d) => assert!(!d.is_empty()),
+            Err(e) => println!("note: the drives under {root}: {e}"),
+        }
+        let roots = crate::block::Roots::default();
+        if let Ok((lines, bad)) = crate::diskstats::read(&roots) {
+            assert_eq!(bad, 0);
+            assert!(lines.iter().all(|l| crate::diskstats::drive_number(&l.name) == Some(l.minor)));
+        }
+    }
+}
