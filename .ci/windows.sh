@@ -83,11 +83,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$WINEPREFIX" "$qdir" "$ddir" "$work/out"
-wineserver -p
-wineboot -i >/dev/null 2>&1
+wineserver -p # one server for the whole step (else each wine start waits for a new one)
 sys32="$WINEPREFIX/drive_c/windows/system32"
-if [ ! -d "$sys32" ]; then
-  echo "error: wineboot did not create $sys32" >&2
+if ! wineboot -i >"$work/out/wineboot.log" 2>&1 || [ ! -d "$sys32" ]; then
+  cat "$work/out/wineboot.log" >&2
+  echo "error: wineboot -i could not create the Wine prefix $WINEPREFIX" >&2
   exit 1
 fi
 # Test fixture only, never shipped: Wine 8 lacks bcryptprimitives.dll!ProcessPrng, which Rust's
@@ -96,9 +96,12 @@ x86_64-w64-mingw32-gcc -shared -O2 -o "$sys32/bcryptprimitives.dll" .ci/wine/pro
 # Q: a 256 KiB tmpfs for the IOCP engine's disk-full test (root only; the test skips without it).
 have_q=0
 if [ "$is_root" = 1 ]; then
-  mount -t tmpfs -o size=256k tmpfs "$qdir"
-  ln -s "$qdir" "$WINEPREFIX/dosdevices/q:"
-  have_q=1
+  if mount -t tmpfs -o size=256k tmpfs "$qdir"; then
+    ln -s "$qdir" "$WINEPREFIX/dosdevices/q:"
+    have_q=1
+  else
+    fail "drive Q:: mount -t tmpfs failed (root without CAP_SYS_ADMIN?); the disk-full test cannot run"
+  fi
 fi
 ln -s "$ddir" "$WINEPREFIX/dosdevices/d:"
 took "prefix" "$t"
@@ -172,11 +175,13 @@ scen() { # NAME: a fresh empty folder, its Linux path in $dir
   out="$work/out/$1"
   mkdir -p "$dir"
 }
-dm() { # run diskmeter.exe in $dir: stdout to $out.json, stderr to $out.err; sets $rc
+dm() { # run diskmeter.exe in $dir: stdout to $out.json, stderr to $out.err; sets $rc, $secs
+  local t=$SECONDS
   set +e
   (cd "$dir" && exec wine "$exe" "$@" >"$out.json" 2>"$out.err")
   rc=$?
   set -e
+  secs=$((SECONDS - t))
 }
 errline() { # diskmeter's first stderr line (Wine's noise left out)
   grep -v -E "$wine_noise" "$out.err" | head -1 || true
@@ -205,11 +210,13 @@ EOF
     pass "$name"
   else
     fail "$name: $(printf '%s\n' "$msg" | tail -1)"
+    [ -n "$(errline)" ] && echo "      (stderr: $(errline))"
   fi
+  return 0
 }
 code() { # CHECK, expected exit code
   if [ "$rc" = "$2" ]; then
-    pass "$1: exit $rc"
+    pass "$1: exit $rc (${secs:-?} s)"
   else
     fail "$1: exit $rc, expected $2 ($(errline))"
   fi
@@ -357,6 +364,7 @@ assert n == ["qsan", "lru", "nhit", "s3fifo", "opt"], n
     >"$out.json" 2>"$out.err") &
   bgpid=$!
   set +m
+  t_bg=$SECONDS
   for _ in $(seq 1 100); do # up to 10 s for the test file
     [ -e "$dir/diskmeter.test" ] && break
     sleep 0.1
@@ -377,8 +385,13 @@ assert n == ["qsan", "lru", "nhit", "s3fifo", "opt"], n
   wait "$bgpid"
   rc=$?
   set -e
+  secs=$((SECONDS - t_bg))
   bgpid=""
-  [ "$seen_file" = 1 ] || fail "Ctrl-C: no diskmeter.test while the run was running"
+  if [ "$seen_file" = 1 ]; then
+    pass "Ctrl-C: diskmeter.test existed while the run was running"
+  else
+    fail "Ctrl-C: no diskmeter.test while the run was running"
+  fi
   code "Ctrl-C of run --runtime 30s" 130
   jcheck "Ctrl-C: partial JSON with read and write IOPS" "$out.json" '
 p = d.get("partial")
