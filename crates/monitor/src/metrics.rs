@@ -145,6 +145,10 @@ pub struct Perfmon {
     pub avg_queue: f64,
     #[serde(rename = "Current Disk Queue Length")]
     pub current_queue: u64,
+    /// The share of the interval with no request in flight: 100 − %util, within 0..100 (perfmon
+    /// reads it from the disk's own idle time, which is the same span).
+    #[serde(rename = "% Idle Time")]
+    pub idle_pct: f64,
 }
 
 impl Perfmon {
@@ -164,6 +168,7 @@ impl Perfmon {
             sec_per_transfer: per(d.rd_ticks.wrapping_add(d.wr_ticks), ios) / 1000.0,
             avg_queue: s_value(d.time_in_queue, itv) / 1000.0,
             current_queue: d.inflight,
+            idle_pct: (100.0 - s_value(d.io_ticks, itv) / 10.0).clamp(0.0, 100.0),
         }
     }
 }

@@ -187,6 +187,7 @@ fn round_perfmon(p: Perfmon) -> Perfmon {
         sec_per_transfer: (p.sec_per_transfer * 1e7).round() / 1e7,
         avg_queue: r4(p.avg_queue),
         current_queue: p.current_queue,
+        idle_pct: r4(p.idle_pct),
     }
 }
 
