@@ -25,6 +25,7 @@ use std::io;
 ///
 /// As the module says: `buf` is valid for writes of `len` bytes and not accessed elsewhere
 /// during the call; `t` is an open handle.
+#[inline]
 pub unsafe fn read_at(t: Raw, buf: *mut u8, len: u32, offset: u64) -> io::Result<u32> {
     #[cfg(unix)]
     {
@@ -55,6 +56,7 @@ pub unsafe fn read_at(t: Raw, buf: *mut u8, len: u32, offset: u64) -> io::Result
 ///
 /// As the module says: `buf` is valid for reads of `len` bytes and not written elsewhere
 /// during the call; `t` is an open handle.
+#[inline]
 pub unsafe fn write_at(t: Raw, buf: *const u8, len: u32, offset: u64) -> io::Result<u32> {
     #[cfg(unix)]
     {

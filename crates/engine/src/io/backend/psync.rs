@@ -19,8 +19,35 @@ impl Psync {
     }
 }
 
-/// One synchronous I/O through the OS's positional calls (`platform::rawio`: pread/pwrite
-/// on Linux, ReadFile/WriteFile at an offset on Windows): bytes transferred or the error.
+/// One synchronous I/O: bytes transferred or the error, retried on EINTR. (Linux calls
+/// `pread`/`pwrite` here, in the backend's own loop: the hot path of the psync and threads
+/// engines, kept free of a call into another crate and of an `io::Error` per I/O.)
+#[cfg(unix)]
+#[inline]
+fn sync_io(fd: Raw, op: Op, offset: u64, buf: *mut u8, len: u32) -> Completion {
+    loop {
+        // SAFETY: buf points to `len` bytes owned by the worker's pool for this slot.
+        let r = unsafe {
+            match op {
+                Op::Read => libc::pread(fd, buf.cast(), len as usize, offset as libc::off_t),
+                Op::Write => libc::pwrite(fd, buf.cast(), len as usize, offset as libc::off_t),
+                Op::Fsync => libc::fsync(fd) as isize,
+                Op::Discard | Op::PunchHole => return sync_discard(fd, op, offset, len),
+            }
+        };
+        if r >= 0 {
+            return Completion::Done(r.min(i32::MAX as isize) as u32);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Completion::Failed(code_of_error(&e));
+        }
+    }
+}
+
+/// One synchronous I/O through the OS's positional calls (`platform::rawio`: ReadFile or
+/// WriteFile at an offset, FlushFileBuffers): bytes transferred or the error.
+#[cfg(not(unix))]
 fn sync_io(fd: Raw, op: Op, offset: u64, buf: *mut u8, len: u32) -> Completion {
     // SAFETY: `buf` points to `len` bytes owned by the worker's pool for this slot, which
     // nothing else touches until the I/O completes (here, before the call returns).
