@@ -43,7 +43,7 @@ pub const ENV: &str = "DISKMETER_FAULTS";
 pub const NULL_ENV: &str = "DISKMETER_NULL_FAULT";
 
 /// True when this build can inject faults (tests only).
-pub const ENABLED: bool = cfg!(all(any(test, feature = "fault-injection"), target_os = "linux"));
+pub const ENABLED: bool = cfg!(any(test, feature = "fault-injection"));
 
 /// The null engine's fault: every I/O after the first `after_ops` (counted per worker)
 /// fails with `code`. Present in every build so that run controls can carry one; only a
@@ -57,11 +57,11 @@ pub struct NullFault {
 /// `DISKMETER_NULL_FAULT` as a [`NullFault`]: `None` when unset or malformed (the
 /// variable is then ignored), and always `None` in a build without fault injection.
 pub fn null_fault_from_env() -> Option<NullFault> {
-    #[cfg(all(any(test, feature = "fault-injection"), target_os = "linux"))]
+    #[cfg(any(test, feature = "fault-injection"))]
     {
         std::env::var(NULL_ENV).ok().as_deref().and_then(NullFault::parse)
     }
-    #[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
+    #[cfg(not(any(test, feature = "fault-injection")))]
     {
         None
     }
@@ -75,7 +75,7 @@ pub fn write_faults_from_env() -> Option<std::sync::Arc<Hook>> {
     h.has_write_faults().then(|| std::sync::Arc::new(h))
 }
 
-#[cfg(all(any(test, feature = "fault-injection"), target_os = "linux"))]
+#[cfg(any(test, feature = "fault-injection"))]
 mod imp {
     use super::{Completion, NullFault, Op, OsCode};
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,8 +83,13 @@ mod imp {
 
     /// The errors a rule can inject, by the name both variables use: Linux's errnos (the
     /// variables name them so).
+    #[cfg(unix)]
     const ERRNOS: [(&str, i32); 4] =
         [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)];
+    /// The same names on Windows, as the Win32 codes of their classes (ERROR_IO_DEVICE,
+    /// ERROR_CRC, ERROR_DEVICE_NOT_CONNECTED, ERROR_DISK_FULL).
+    #[cfg(windows)]
+    const ERRNOS: [(&str, i32); 4] = [("eio", 1117), ("enodata", 23), ("enodev", 1167), ("enospc", 112)];
 
     fn errno_named(name: &str) -> Option<OsCode> {
         ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| OsCode::from_raw(e))
@@ -343,29 +348,26 @@ mod imp {
         // SAFETY: the layout has a non-zero size; the block is freed below on every path.
         let p = unsafe { std::alloc::alloc(layout) };
         if p.is_null() {
-            return Err(std::io::Error::from_raw_os_error(libc::ENOMEM));
+            return Err(std::io::ErrorKind::OutOfMemory.into());
         }
         // SAFETY: p holds bytes.len() bytes; the regions do not overlap.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
         let mut done = 0usize;
         let mut result = Ok(());
         while done < bytes.len() {
-            // SAFETY: p + done .. p + len is inside the block.
-            let r =
-                unsafe { libc::pwrite(fd, p.add(done).cast(), bytes.len() - done, (at + done as u64) as libc::off_t) };
-            if r < 0 {
-                let e = std::io::Error::last_os_error();
-                if e.raw_os_error() == Some(libc::EINTR) {
-                    continue;
+            let len = u32::try_from(bytes.len() - done).unwrap_or(u32::MAX);
+            // SAFETY: p + done .. p + len is inside the block, which nothing else touches.
+            match unsafe { platform::rawio::write_at(fd, p.add(done), len, at + done as u64) } {
+                Ok(0) => {
+                    result = Err(platform::error::os_error(platform::IoErrorClass::Media));
+                    break;
                 }
-                result = Err(e);
-                break;
+                Ok(n) => done += n as usize,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
             }
-            if r == 0 {
-                result = Err(std::io::Error::from_raw_os_error(libc::EIO));
-                break;
-            }
-            done += r as usize;
         }
         // SAFETY: allocated above with this layout.
         unsafe { std::alloc::dealloc(p, layout) };
@@ -373,15 +375,15 @@ mod imp {
     }
 }
 
-#[cfg(all(any(test, feature = "fault-injection"), target_os = "linux"))]
+#[cfg(any(test, feature = "fault-injection"))]
 pub use imp::{Hook, NullCounter};
 
 /// Without the `fault-injection` feature: no plan, no checks, no cost.
-#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
+#[cfg(not(any(test, feature = "fault-injection")))]
 #[derive(Debug, Default)]
 pub struct Hook;
 
-#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
+#[cfg(not(any(test, feature = "fault-injection")))]
 impl Hook {
     #[inline(always)]
     pub fn from_env() -> Result<Hook, String> {
@@ -414,11 +416,11 @@ impl Hook {
 }
 
 /// Without the `fault-injection` feature: the null engine counts nothing and never fails.
-#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
+#[cfg(not(any(test, feature = "fault-injection")))]
 #[derive(Debug, Default)]
 pub struct NullCounter;
 
-#[cfg(not(all(any(test, feature = "fault-injection"), target_os = "linux")))]
+#[cfg(not(any(test, feature = "fault-injection")))]
 impl NullCounter {
     #[inline(always)]
     pub fn new(_fault: Option<NullFault>) -> Self {
