@@ -173,8 +173,9 @@ mod tests {
     use super::*;
     use Completion::Done;
 
-    fn backend(region: &Arc<MemRegion>, origin: u64) -> Mem {
-        let cfg = BackendConfig {
+    /// A worker's configuration without a target, four deep.
+    fn config() -> BackendConfig {
+        BackendConfig {
             fd: platform::target::NO_RAW,
             files: Vec::new(),
             depth: 4,
@@ -182,8 +183,11 @@ mod tests {
             register_file: false,
             sqpoll: false,
             flags: 0,
-        };
-        Mem::new(&cfg, region.clone(), origin, 0, 1)
+        }
+    }
+
+    fn backend(region: &Arc<MemRegion>, origin: u64) -> Mem {
+        Mem::new(&config(), region.clone(), origin, 0, 1)
     }
 
     fn reap_all(m: &mut Mem) -> Vec<(u32, Completion)> {
@@ -195,15 +199,7 @@ mod tests {
     #[test]
     fn workers_copy_only_within_their_own_parts() {
         let region = Arc::new(MemRegion::new(64 << 10).unwrap());
-        let cfg = BackendConfig {
-            fd: platform::target::NO_RAW,
-            files: Vec::new(),
-            depth: 4,
-            buffers: None,
-            register_file: false,
-            sqpoll: false,
-            flags: 0,
-        };
+        let cfg = config();
         let mut w0 = Mem::new(&cfg, region.clone(), 0, 0, 2);
         let mut w1 = Mem::new(&cfg, region.clone(), 0, 1, 2);
         let mut a = vec![0x11u8; 4096];
