@@ -334,6 +334,53 @@ assert n == ["qsan", "lru", "nhit", "s3fifo", "opt"], n
 '
   left "cache" msr.csv z.dmt
 
+  # health through smartctl.exe: a stand-in smartctl.exe (test fixture, .ci/wine/fake-smartctl.c)
+  # answers with smartctl's JSON for a SATA SSD, then a failing HDD; diskmeter passes it the
+  # names smartctl for Windows takes (C:, /dev/pdN) and judges the same JSON as on Linux.
+  fake="$work/smart"
+  mkdir -p "$fake"
+  if x86_64-w64-mingw32-gcc -O2 -o "$fake/smartctl.exe" .ci/wine/fake-smartctl.c; then
+    fake_w=$(winepath -w "$fake/smartctl.exe" 2>/dev/null)
+    cp crates/health/tests/data/version-7.3.json "$fake/version.json"
+    cp crates/health/tests/data/sata-ssd.json "$fake/answer.json"
+    scen health
+    dm health C: --smartctl "$fake_w" --no-state --json
+    code "health C: (smartctl.exe answers for a healthy SSD)" 0
+    jcheck "health C:: disk C:, verdict healthy, the SSD's model, smartctl 7.3" "$out.json" '
+x = d["disks"][0]
+assert x["name"] == "C:", x["name"]
+assert x["verdict"] == "healthy", x["verdict"]
+assert x["smart"]["model"] == "Samsung SSD 860 EVO 500GB", x["smart"].get("model")
+assert d["smartctl_tool"]["version"] == "7.3", d["smartctl_tool"]
+'
+    if grep -q -- "-a C:$" "$fake/calls.txt" && grep -q -- "--version" "$fake/calls.txt"; then
+      pass "health C:: smartctl.exe got --version, then -a C:"
+    else
+      fail "health C:: smartctl.exe calls were [$(tr '\n' '|' <"$fake/calls.txt")]"
+    fi
+    : >"$fake/calls.txt"
+    dm health '\\.\PhysicalDrive0' --smartctl "$fake_w" --no-state
+    code "health \\\\.\\PhysicalDrive0 (text)" 0
+    if grep -q -- "-a /dev/pd0$" "$fake/calls.txt"; then
+      pass "health \\\\.\\PhysicalDrive0: smartctl.exe got /dev/pd0"
+    else
+      fail "health \\\\.\\PhysicalDrive0: smartctl.exe calls were [$(tr '\n' '|' <"$fake/calls.txt")]"
+    fi
+    cp crates/health/tests/data/failing-hdd.json "$fake/answer.json"
+    echo 216 >"$fake/exit.txt" # the failing disk's own exit status
+    dm health D: --smartctl "$fake_w" --no-state --json
+    code "health D: (smartctl.exe answers for a failing HDD)" 1
+    jcheck "health D:: verdict failing, with reasons" "$out.json" '
+x = d["disks"][0]
+assert x["name"] == "D:", x["name"]
+assert x["verdict"] == "failing", x["verdict"]
+assert any(r["level"] == "failing" for r in x["reasons"]), x["reasons"]
+'
+    left "health"
+  else
+    fail "health: cannot build the stand-in smartctl.exe"
+  fi
+
   # writes to a physical drive are refused without --destroy-data naming it
   scen raw
   dm run --target '\\.\PhysicalDrive0' --rw write --runtime 1s

@@ -75,3 +75,6 @@ pub const ASYNC_PUNT: &str = "async-punt";
 /// The Windows build ran under Wine: its file I/O is synchronous and buffered, so the figures
 /// are not a Windows disk's.
 pub const WINE: &str = "wine";
+/// Windows: the test file is NTFS-compressed and diskmeter may not change it: reads and writes
+/// go through the file system's compressor, so the figures are not the disk's.
+pub const COMPRESSED_TARGET: &str = "compressed-target";

@@ -63,8 +63,7 @@ pub struct HealthArgs {
     /// With --self-test: show its progress until it ends (Ctrl-C stops waiting, not the test).
     #[arg(long)]
     pub wait: bool,
-    /// The smartctl to run [default: $DISKMETER_SMARTCTL, else smartctl in PATH, /usr/sbin, /sbin].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help = SMARTCTL_HELP)]
     pub smartctl: Option<PathBuf>,
     #[arg(long = "smartctl-timeout", value_name = "DURATION", help = smartctl_timeout_help())]
     pub smartctl_timeout: Option<String>,
@@ -120,6 +119,15 @@ fn warranty_years_help() -> String {
 }
 
 /// `--smartctl-timeout`'s help, its defaults read from the constants that set them.
+/// Where `--smartctl` defaults to, as `Smartctl::locate` looks.
+#[cfg(not(windows))]
+const SMARTCTL_HELP: &str =
+    "The smartctl to run [default: $DISKMETER_SMARTCTL, else smartctl in PATH, /usr/sbin, /sbin]";
+/// Where `--smartctl` defaults to, as `Smartctl::locate` looks.
+#[cfg(windows)]
+const SMARTCTL_HELP: &str = "The smartctl.exe to run [default: %DISKMETER_SMARTCTL%, else smartctl.exe in PATH, \
+     then %ProgramFiles%\\smartmontools\\bin]";
+
 fn smartctl_timeout_help() -> String {
     format!(
         "How long one smartctl call may take before it and what it started are killed (a \

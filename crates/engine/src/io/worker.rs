@@ -1407,18 +1407,17 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn continue_on_error_counts_errors_and_goes_on() {
         let mut p = plan(4);
         p.byte_limit = Some(200 * 4096);
         p.flow.continue_on = ErrorClass::Io;
-        let fault = NullFault { after_ops: 50, code: OsCode::from_raw(libc::EIO) };
+        let fault = NullFault { after_ops: 50, code: OsCode::of_class(IoErrorClass::Media).unwrap() };
         let (end, ivs, ch) = run_null(&p, RwMode::RandRead, Some(fault));
         assert!(end.fault.is_none(), "the job went on");
         let ok: u64 = ivs.iter().map(|iv| iv.read.count()).sum();
         assert_eq!((ok, end.errors), (50, 150), "every I/O after the 50th failed and was counted");
         let f = end.first_error.expect("the first error");
-        assert_eq!((f.error, f.op), (Some(OsCode::from_raw(libc::EIO)), Op::Read));
+        assert_eq!((f.error, f.op), (Some(OsCode::of_class(IoErrorClass::Media).unwrap()), Op::Read));
         assert!(!ch.stop.load(Ordering::Relaxed));
         // A class that does not cover reads stops at the first read error, as before.
         p.flow.continue_on = ErrorClass::Write;
@@ -1449,15 +1448,14 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn a_failed_io_ends_the_worker_and_raises_stop() {
         let mut p = plan(4);
         p.split_buffers = true;
         p.byte_limit = Some(1000 * 4096);
-        let fault = NullFault { after_ops: 50, code: OsCode::from_raw(libc::ENOSPC) };
+        let fault = NullFault { after_ops: 50, code: OsCode::of_class(IoErrorClass::NoSpace).unwrap() };
         let (end, ivs, ch) = run_null(&p, RwMode::RandRw, Some(fault));
         let f = end.fault.expect("a fault");
-        assert_eq!((f.error, f.transferred, f.len), (Some(OsCode::from_raw(libc::ENOSPC)), 0, 4096));
+        assert_eq!((f.error, f.transferred, f.len), (Some(OsCode::of_class(IoErrorClass::NoSpace).unwrap()), 0, 4096));
         let ops: u64 = ivs.iter().map(|iv| iv.read.count() + iv.write.count()).sum();
         assert_eq!(ops, 50, "every I/O before the fault is counted, none after");
         assert!(ch.stop.load(Ordering::Relaxed));
@@ -1511,12 +1509,11 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn a_full_target_ends_a_filling_worker_without_a_fault() {
         let mut p = plan(4);
         p.byte_limit = Some(1000 * 4096);
         p.end_on_full = true;
-        let fault = NullFault { after_ops: 60, code: OsCode::from_raw(libc::ENOSPC) };
+        let fault = NullFault { after_ops: 60, code: OsCode::of_class(IoErrorClass::NoSpace).unwrap() };
         let (end, ivs, ch) = run_null(&p, RwMode::Write, Some(fault));
         assert!(end.fault.is_none(), "ENOSPC is the end of a fill, not a fault");
         assert_eq!(ivs.iter().map(|iv| iv.write.count()).sum::<u64>(), 60);
@@ -1524,6 +1521,6 @@ mod tests {
         // Without fill it is a fault.
         p.end_on_full = false;
         let (end, _, _) = run_null(&p, RwMode::Write, Some(fault));
-        assert_eq!(end.fault.and_then(|f| f.error), Some(OsCode::from_raw(libc::ENOSPC)));
+        assert_eq!(end.fault.and_then(|f| f.error), Some(OsCode::of_class(IoErrorClass::NoSpace).unwrap()));
     }
 }

@@ -616,11 +616,34 @@ impl Step<'_, '_> {
                 }
             }
         }
+        #[cfg(windows)]
+        if platform::windows::target::is_compressed(platform::target::raw(&file)).unwrap_or(false) {
+            if ours {
+                // diskmeter's own test file (kept, then compressed by hand or by its folder).
+                platform::windows::target::set_uncompressed(platform::target::raw(&file)).map_err(|e| {
+                    EngineError::io(format!("cannot turn NTFS compression off on {}", path.display()), e)
+                })?;
+            } else {
+                warnings.push((codes::COMPRESSED_TARGET.into(), compressed_warning(path)));
+            }
+        }
         let p = if grow { probe::probe(path)? } else { p };
         let mut t = OpenTarget::existing(path, p, file, needs.direct, warnings);
         t.filled_to = filled;
         Ok(Some(t))
     }
+}
+
+/// The warning for an NTFS-compressed file diskmeter did not create (it never changes such a
+/// file's attributes; the files it creates are never compressed).
+#[cfg_attr(not(windows), allow(dead_code))]
+fn compressed_warning(path: &Path) -> String {
+    format!(
+        "{} is NTFS-compressed: every read and write goes through the file system's compressor, so the figures \
+         are not the disk's; turn compression off (compact /u \"{}\") or let diskmeter create its own test file",
+        path.display(),
+        path.display()
+    )
 }
 
 /// Reserve `[start, size)` of a new test file up front so ENOSPC shows now, not
@@ -679,5 +702,18 @@ pub fn raise_open_files_limit(files: usize) {
         if lim.current < lim.maximum {
             let _ = setrlimit(Resource::Nofile, rustix::process::Rlimit { current: lim.maximum, ..lim });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_compressed_file_warning_names_the_file_and_the_way_out() {
+        let m = compressed_warning(Path::new(r"D:\data\big.bin"));
+        assert!(m.starts_with(r"D:\data\big.bin is NTFS-compressed"), "{m}");
+        assert!(m.contains(r#"compact /u "D:\data\big.bin""#), "{m}");
+        assert!(m.contains("not the disk's"), "{m}");
     }
 }

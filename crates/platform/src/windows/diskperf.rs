@@ -160,23 +160,16 @@ pub fn all() -> io::Result<Vec<(u32, Counters)>> {
 }
 
 /// The volume root that holds `path` (`C:\`, or a folder a volume is mounted on) and the
-/// physical drives that volume has extents on, ascending ([`super::volume::drive_of_volume`]).
-/// An error, naming the root, when the drives cannot be found: a volume mounted in a folder or
-/// without a drive letter (not looked up), a network share, or extents Windows does not report
-/// (Wine).
+/// physical drives that volume has extents on, ascending ([`super::volume::drives_of_root`]: a
+/// lettered volume or one mounted in a folder). An error, naming the root, when the drives
+/// cannot be found: a network share, or extents Windows does not report (Wine).
 pub fn drives_of_path(path: &std::path::Path) -> (String, io::Result<Vec<u32>>) {
     let root = match super::target::volume_root(path.as_os_str()) {
-        Ok(r) => r.to_string_lossy().into_owned(),
+        Ok(r) => r,
         Err(e) => return (path.display().to_string(), Err(e)),
     };
-    let drives = match crate::winpath::drive_letter(&root) {
-        Some(letter) => super::volume::drive_of_volume(letter),
-        None => Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "the volume has no drive letter of its own (a folder mount point or a share)",
-        )),
-    };
-    (root, drives)
+    let drives = super::volume::drives_of_root(&root);
+    (root.to_string_lossy().into_owned(), drives)
 }
 
 /// Whether `e`, from [`read`] or [`all`], says the counters are not available on this system

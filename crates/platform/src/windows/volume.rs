@@ -81,6 +81,22 @@ pub fn drive_of_volume(letter: char) -> io::Result<Vec<u32>> {
     volume_disks(&OsString::from(&dev)).map_err(|e| fact(format!("the disks under {dev}"), e))
 }
 
+/// The physical drives (their numbers, ascending) that the volume mounted at `root` has extents
+/// on: `root` is a volume root with its trailing backslash, a drive's (`D:\\`) or a folder a
+/// volume is mounted on (`C:\\mnt\\data\\`), whose GUID name
+/// (`GetVolumeNameForVolumeMountPointW`) is then the device asked. A root with a drive letter
+/// whose GUID name cannot be read is asked as `\\.\\X:`.
+pub fn drives_of_root(root: &std::ffi::OsStr) -> io::Result<Vec<u32>> {
+    match volume_name(root) {
+        Ok(vol) => volume_disks(&device_of(&vol))
+            .map_err(|e| fact(format!("the disks under {}", String::from_utf16_lossy(&vol)), e)),
+        Err(e) => match crate::winpath::drive_letter(&root.to_string_lossy()) {
+            Some(letter) => drive_of_volume(letter),
+            None => Err(fact(format!("the volume mounted at {}", root.to_string_lossy()), e)),
+        },
+    }
+}
+
 /// The device of a volume's GUID name: without its trailing backslash (with it, the name is
 /// the root directory).
 fn device_of(vol: &[u16]) -> OsString {

@@ -371,12 +371,9 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn a_worker_fault_becomes_the_group_error() {
-        let ctl = RunControl {
-            null_fault: Some(NullFault { after_ops: 10, code: platform::OsCode::from_raw(libc::EIO) }),
-            ..quiet()
-        };
+        let eio = platform::OsCode::of_class(platform::IoErrorClass::Media).unwrap();
+        let ctl = RunControl { null_fault: Some(NullFault { after_ops: 10, code: eio }), ..quiet() };
         let out = run_group(&[null_job("f", 1 << 20)], false, &ctl, &mut |_| {}).unwrap();
         let e = out.error.unwrap();
         assert_eq!((e.kind.as_str(), e.job.as_deref()), ("eio", Some("f")));

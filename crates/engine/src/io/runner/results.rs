@@ -258,10 +258,15 @@ pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
     let (kind, message) = match f.error {
         None => ("io", format!("short {what} at {place}: {} of {} bytes", f.transferred, f.len)),
         Some(code) => {
-            // EIO alone is `eio`: other media errors (ENODATA, EILSEQ, …) stay `io` in results.
+            // The OS's own media error alone is `eio` (Linux's EIO, Windows' ERROR_IO_DEVICE):
+            // other media errors (ENODATA, EILSEQ, ERROR_CRC, …) stay `io` in results.
             let kind = match code.class() {
                 platform::IoErrorClass::NoSpace => "enospc",
-                platform::IoErrorClass::Media if code.name() == "EIO" => "eio",
+                platform::IoErrorClass::Media
+                    if Some(code) == platform::OsCode::of_class(platform::IoErrorClass::Media) =>
+                {
+                    "eio"
+                }
                 platform::IoErrorClass::Vanished | platform::IoErrorClass::NotFound => "vanished",
                 _ => "io",
             };
@@ -298,16 +303,15 @@ mod tests {
     }
 
     #[test]
-    #[cfg(target_os = "linux")] // fault injection is Linux's (target::fault)
     fn faults_name_the_direction_and_the_offset() {
-        let eio = Some(platform::OsCode::from_raw(libc::EIO));
+        let eio = platform::OsCode::of_class(platform::IoErrorClass::Media);
         let f = worker::IoFault { error: eio, offset: 8192, op: Op::Write, transferred: 0, len: 4096 };
         let e = fault_info(&f, "j");
         assert_eq!((e.kind.as_str(), e.offset, e.job.as_deref()), ("eio", Some(8192), Some("j")));
         assert!(e.message.starts_with("write failed at offset 8192: "), "{}", e.message);
         let short = worker::IoFault { error: None, offset: 0, op: Op::Read, transferred: 512, len: 4096 };
         assert_eq!(fault_info(&short, "j").message, "short read at offset 0: 512 of 4096 bytes");
-        let enospc = Some(platform::OsCode::from_raw(libc::ENOSPC));
+        let enospc = platform::OsCode::of_class(platform::IoErrorClass::NoSpace);
         let sync = worker::IoFault { error: enospc, offset: 0, op: Op::Fsync, transferred: 0, len: 0 };
         let e = fault_info(&sync, "j");
         assert_eq!((e.kind.as_str(), e.offset), ("enospc", None));
