@@ -595,7 +595,7 @@ fn step_rows(
 }
 
 /// Compare saved result documents (before/after a tuning change).
-fn compare_results(docs: &[(Subject, ResultDoc)], test: TestKind) -> Result<ResultDoc> {
+pub(crate) fn compare_results(docs: &[(Subject, ResultDoc)], test: TestKind) -> Result<ResultDoc> {
     let refs: Vec<(Subject, &ResultDoc)> = docs.iter().map(|(s, d)| (s.clone(), d)).collect();
     let cmp = stats::compare_docs::compare_docs(&refs, test, CONFIDENCE)
         .map_err(|e| Error::usage(report::compare_error(&e)))?;

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod error;
 mod fioflow;
 pub mod health;
+pub mod history;
 mod honesty;
 pub mod mark;
 pub mod merge;

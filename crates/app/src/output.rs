@@ -23,6 +23,8 @@ pub struct OutputOptions {
     pub html: Option<PathBuf>,
     /// Replace an existing file even when it is not diskmeter's.
     pub force: bool,
+    /// Where the result is kept (`--history FILE`, `--no-history`).
+    pub history: crate::history::Choice,
 }
 
 /// Where one output goes: stdout (`-`) or a checked file.
@@ -62,11 +64,13 @@ pub struct Outputs {
     html: Option<Dest>,
     json: bool,
     quiet: bool,
+    history: crate::history::Choice,
 }
 
 impl Outputs {
     pub fn plan(o: &OutputOptions) -> Result<Outputs> {
-        let mut planned = Outputs { output: None, html: None, json: o.json, quiet: o.quiet };
+        let mut planned =
+            Outputs { output: None, html: None, json: o.json, quiet: o.quiet, history: o.history.clone() };
         if let Some(p) = &o.output {
             let fmt = if p.as_os_str() == "-" {
                 Format::Json
@@ -103,7 +107,14 @@ impl Outputs {
         let expand = |p: &Option<PathBuf>| p.as_ref().map(|p| names.expand(p));
         if !multi {
             let single = OutputOptions { output: expand(&o.output), html: expand(&o.html), ..o.clone() };
-            return Ok((Outputs::plan(&single)?, Outputs::plan(&OutputOptions { quiet: true, ..Default::default() })?));
+            return Ok((
+                Outputs::plan(&single)?,
+                Outputs::plan(&OutputOptions {
+                    quiet: true,
+                    history: crate::history::Choice::none(),
+                    ..Default::default()
+                })?,
+            ));
         }
         let split = |p: &Option<PathBuf>, own: bool| {
             p.as_ref().filter(|p| RankNames::per_rank(p) == own).map(|p| names.expand(p))
@@ -115,6 +126,7 @@ impl Outputs {
             html: split(&o.html, false).filter(|_| root),
             quiet: o.quiet || !root,
             force: o.force,
+            history: if root { o.history.clone() } else { crate::history::Choice::none() },
         };
         let own = OutputOptions {
             json: false,
@@ -122,8 +134,15 @@ impl Outputs {
             html: split(&o.html, true),
             quiet: true,
             force: o.force,
+            history: crate::history::Choice::none(),
         };
         Ok((Outputs::plan(&merged)?, Outputs::plan(&own)?))
+    }
+
+    /// Keeps `doc` in the history database and notes the change since the last comparable
+    /// run in it (never fails: see [`crate::history::record`]). Called before [`Outputs::write`].
+    pub fn record(&self, doc: &mut ResultDoc) {
+        crate::history::record(&self.history, doc);
     }
 
     /// True when an output goes to stdout (the human result then stays off it).

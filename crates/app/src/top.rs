@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use monitor::devices::Filter;
 use monitor::run::PlainConfig;
 use monitor::sample::{LiveSource, ReplaySource, SampleSource};
-use monitor::{Monitor, MonitorError, SortKey};
+use monitor::{Columns, Monitor, MonitorError, SortKey};
 use spec::units::{self, TimeUnit};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,9 +18,11 @@ use std::time::Duration;
 pub use monitor::render::sanitize;
 pub use monitor::run::Outcome;
 
-/// The report interval and the sort key when the command line names none, as typed.
+/// The report interval, the sort key and the column names when the command line names none, as
+/// typed: perfmon's names on Windows, iostat's elsewhere.
 pub const INTERVAL: &str = "1s";
 pub const SORT: &str = "name";
+pub const COLUMNS: &str = Columns::NATIVE.as_str();
 
 /// The options of `diskmeter top`, as given.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +34,8 @@ pub struct Options {
     pub partitions: bool,
     pub devices: Vec<String>,
     pub sort: String,
+    /// The names the figures are shown under: iostat or perfmon.
+    pub columns: String,
     pub plain: bool,
     pub since_boot: bool,
     pub record: Option<PathBuf>,
@@ -102,6 +106,13 @@ impl Config {
                 SortKey::ALL.map(|k| k.as_str()).join(", ")
             ))
         })?;
+        let columns = Columns::parse(&a.columns).ok_or_else(|| {
+            Error::usage(format!(
+                "invalid value for --columns: {:?}; use one of {}",
+                a.columns,
+                Columns::ALL.map(|c| c.as_str()).join(", ")
+            ))
+        })?;
         if let Some(d) = a.devices.iter().find(|d| d.is_empty() || d.contains('/')) {
             return Err(Error::usage(format!(
                 "invalid value for --devices: {d:?}; give kernel names (vda, nvme0n1, dm-0) or mapper names, without /dev/"
@@ -148,7 +159,7 @@ impl Config {
                 max_processes: 20,
             },
             tui,
-            plain: PlainConfig { interval, count, json: a.json, quiet: a.quiet, output, output_json, record },
+            plain: PlainConfig { interval, count, json: a.json, quiet: a.quiet, output, output_json, record, columns },
             replay: a.replay.clone(),
             processes: a.processes,
         })
@@ -191,6 +202,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>, obs: &mut dyn TopObserver, stdout
             record: cfg.plain.record.clone(),
             filter: user_filter,
             show_procs: cfg.processes,
+            columns: cfg.plain.columns,
         };
         monitor::tui::run(Monitor::new(opts), src, tcfg, stop)?;
         return Ok(Outcome::Done);
@@ -206,7 +218,7 @@ mod tests {
     use crate::test_support::usage_message;
 
     fn options() -> Options {
-        Options { interval: "1s".into(), sort: "name".into(), ..Options::default() }
+        Options { interval: "1s".into(), sort: "name".into(), columns: COLUMNS.into(), ..Options::default() }
     }
 
     fn usage(f: impl FnOnce(&mut Options)) -> String {
@@ -224,6 +236,10 @@ mod tests {
         assert!(usage(|o| o.interval = "x".into()).starts_with("invalid value for --interval:"));
         assert_eq!(usage(|o| o.count = Some("0".into())), "invalid value for --count: must be at least 1");
         assert!(usage(|o| o.sort = "size".into()).starts_with("invalid value for --sort: \"size\"; use one of name, "));
+        assert_eq!(
+            usage(|o| o.columns = "windows".into()),
+            "invalid value for --columns: \"windows\"; use one of iostat, perfmon"
+        );
         assert_eq!(
             usage(|o| o.devices = vec!["/dev/sda".into()]),
             "invalid value for --devices: \"/dev/sda\"; give kernel names (vda, nvme0n1, dm-0) or mapper names, \
@@ -259,6 +275,17 @@ mod tests {
             assert!(!Config::new(&o).unwrap().tui);
         }
         assert!(!Config::new(&options()).unwrap().tui);
+    }
+
+    #[test]
+    fn columns_reach_the_renderers_perfmon_by_default_on_windows() {
+        let want = if cfg!(windows) { Columns::Perfmon } else { Columns::Iostat };
+        assert_eq!(Config::new(&options()).unwrap().plain.columns, want);
+        for c in Columns::ALL {
+            let mut o = options();
+            o.columns = c.as_str().into();
+            assert_eq!(Config::new(&o).unwrap().plain.columns, c);
+        }
     }
 
     #[test]

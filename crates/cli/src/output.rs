@@ -61,6 +61,7 @@ pub fn measure_on(
         let (outputs, _) = planned?;
         let mut doc = command(stop, &mut progress).inspect_err(|e| outputs.failed(name, e))?;
         signals::name_in(&mut doc);
+        outputs.record(&mut doc);
         write(&outputs, &doc)?;
         return finished(&doc);
     }
@@ -80,6 +81,7 @@ pub fn measure_on(
             if merged.error.as_ref().is_some_and(|e| e.kind == "usage") {
                 return app::cluster::root_status(&merged).map(|()| 0);
             }
+            merged_out.record(&mut merged);
             write(&merged_out, &merged)?;
             match app::cluster::root_status(&merged) {
                 Err(e @ app::Error::Usage(_)) => Err(e),
@@ -100,6 +102,7 @@ fn write(outputs: &Outputs, doc: &ResultDoc) -> Result<(), app::Error> {
 /// ended (on stderr; its summary only when the human result is not on stdout) and its exit.
 pub fn scan(outputs: &Outputs, out: &OutputOptions, mut scanned: app::surface::Outcome) -> Outcome {
     signals::name_in(&mut scanned.doc);
+    outputs.record(&mut scanned.doc);
     write(outputs, &scanned.doc)?;
     let ending = app::surface::Ending::of(&scanned);
     if let Some(line) = ending.line(!(out.json || out.quiet)) {

@@ -22,6 +22,7 @@ fn mpirun(dir: &Path, n: u32, line: &str) -> std::process::Output {
         .args(["--allow-run-as-root", "--oversubscribe", "-np", &n.to_string(), "sh", "-c", &script])
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .env("DISKMETER_HISTORY", "off")
         .output()
         .expect("mpirun runs (apt-get install openmpi-bin)")
 }

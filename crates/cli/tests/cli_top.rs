@@ -36,6 +36,7 @@ fn bad_options_are_usage_errors() {
         (vec!["--count", "0"], "--count"),
         (vec!["--count", "x"], "--count"),
         (vec!["--sort", "bogus"], "--sort"),
+        (vec!["--columns", "bogus"], "--columns"),
         (vec!["--devices", "/dev/vda"], "--devices"),
         (vec!["--devices", "no-such-disk", "--count", "1", "-o", "o.json"], "no device named no-such-disk"),
         (vec!["--record", "no/such/dir/r.jsonl"], "--record"),
@@ -142,6 +143,39 @@ fn replay_of_the_fixture_snapshot() {
     insta::assert_snapshot!("replay_plain", stdout_of(&o));
     let o = expect_code(dm().arg("top").arg("--replay").arg(fixture()).args(["--json", "--count", "1"]), 0);
     assert_eq!(json_lines(&o).len(), 1);
+}
+
+#[test]
+fn a_bad_columns_value_names_the_allowed_ones() {
+    let o = output(dm().arg("top").arg("--replay").arg(fixture()).args(["--plain", "--columns", "windows"]));
+    assert_usage_error(&o, "invalid value for --columns: \"windows\"; use one of iostat, perfmon");
+}
+
+#[test]
+fn perfmon_columns_in_plain_text_json_unchanged() {
+    let o = expect_code(dm().arg("top").arg("--replay").arg(fixture()).args(["--plain", "--columns", "perfmon"]), 0);
+    let s = stdout_of(&o);
+    for name in ["Disk Reads/sec", "Avg. Disk sec/Read", "Current Disk Queue Length", "% Idle Time", "verdict"] {
+        assert!(s.contains(name), "{name} missing:\n{s}");
+    }
+    assert!(!s.contains("r_await") && !s.contains("%util"), "{s}");
+    // iostat's names on request (the default off Windows), the same text as the snapshot's run.
+    let iostat = |extra: &[&str]| {
+        stdout_of(&expect_code(
+            dm().arg("top").arg("--replay").arg(fixture()).args(["--all-devices", "--plain"]).args(extra),
+            0,
+        ))
+    };
+    let named = iostat(&["--columns", "iostat"]);
+    assert!(named.contains("r_await") && named.contains("%util"), "{named}");
+    if !cfg!(windows) {
+        assert_eq!(named, iostat(&[]));
+    }
+    // JSON carries both sets whatever the columns.
+    let json = |c: &str| {
+        stdout_of(&expect_code(dm().arg("top").arg("--replay").arg(fixture()).args(["--json", "--columns", c]), 0))
+    };
+    assert_eq!(json("perfmon"), json("iostat"));
 }
 
 #[test]

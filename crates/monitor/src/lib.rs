@@ -23,3 +23,4 @@ pub mod verdict;
 
 pub use error::MonitorError;
 pub use monitor::{Monitor, Options, Report, SortKey};
+pub use render::Columns;

@@ -1,7 +1,37 @@
-//! Plain-text (iostat-like, one block per interval) and JSON Lines renderers.
+//! Plain-text (iostat-like, one block per interval, under iostat's or perfmon's names) and JSON
+//! Lines renderers.
 
 use crate::monitor::{DeviceReport, Report};
 use crate::verdict::State;
+
+/// The names the device figures are shown under: iostat -x's or Windows perfmon's. JSON
+/// carries both sets whichever is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Columns {
+    /// `iostat -x`: r/s, rkB/s, r_await (ms), aqu-sz, %util…
+    Iostat,
+    /// perfmon's PhysicalDisk counters: Disk Reads/sec, Avg. Disk sec/Read (s), Current Disk
+    /// Queue Length, % Idle Time…
+    Perfmon,
+}
+
+impl Columns {
+    pub const ALL: [Columns; 2] = [Columns::Iostat, Columns::Perfmon];
+
+    /// `top`'s default on this OS: the names its users read (perfmon's on Windows).
+    pub const NATIVE: Columns = if cfg!(windows) { Columns::Perfmon } else { Columns::Iostat };
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Columns::Iostat => "iostat",
+            Columns::Perfmon => "perfmon",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Columns> {
+        Columns::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
 
 /// iostat -x column order, then the verdict.
 const COLUMNS: [(&str, usize); 22] = [
@@ -37,6 +67,73 @@ fn values(d: &DeviceReport) -> [f64; 22] {
     ]
 }
 
+/// perfmon's PhysicalDisk counters as the text block's columns, in the JSON `perfmon` object's
+/// order. Each column is at least as wide as its name, which has spaces in it.
+pub const PERFMON_COLUMNS: [&str; 11] = [
+    "Disk Reads/sec",
+    "Disk Writes/sec",
+    "Disk Transfers/sec",
+    "Disk Bytes/sec",
+    "Avg. Disk Bytes/Transfer",
+    "Avg. Disk sec/Read",
+    "Avg. Disk sec/Write",
+    "Avg. Disk sec/Transfer",
+    "Avg. Disk Queue Length",
+    "Current Disk Queue Length",
+    "% Idle Time",
+];
+
+/// Seconds per request as perfmon gives them, to 10 µs: the resolution of iostat's r_await
+/// (0.01 ms), so a 50 µs read is not shown as 0.
+pub fn perfmon_secs(v: f64) -> String {
+    format!("{v:.5}")
+}
+
+/// perfmon's figures in its units: counts per second, bytes, seconds, requests, percent.
+fn perfmon_cells(d: &DeviceReport) -> Vec<String> {
+    let p = &d.perfmon;
+    vec![
+        format!("{:.2}", p.reads_sec),
+        format!("{:.2}", p.writes_sec),
+        format!("{:.2}", p.transfers_sec),
+        format!("{:.0}", p.bytes_sec),
+        format!("{:.0}", p.bytes_per_transfer),
+        perfmon_secs(p.sec_per_read),
+        perfmon_secs(p.sec_per_write),
+        perfmon_secs(p.sec_per_transfer),
+        format!("{:.2}", p.avg_queue),
+        p.current_queue.to_string(),
+        format!("{:.1}", p.idle_pct),
+    ]
+}
+
+/// The figure columns of one text block.
+struct Figures {
+    /// Each column's header and narrowest width.
+    heads: Vec<(&'static str, usize)>,
+    /// Each device's figures, as text.
+    cells: Vec<Vec<String>>,
+    /// What goes before each column.
+    sep: &'static str,
+}
+
+/// The figure columns under `columns`' names. perfmon's names have spaces, so its columns are
+/// two spaces apart: a name's words stay together and apart from the next name.
+fn figures(r: &Report, columns: Columns) -> Figures {
+    match columns {
+        Columns::Iostat => Figures {
+            heads: COLUMNS.iter().map(|(h, w)| (*h, w - 1)).collect(),
+            cells: r.devices.iter().map(|d| values(d).map(|v| format!("{v:.2}")).to_vec()).collect(),
+            sep: " ",
+        },
+        Columns::Perfmon => Figures {
+            heads: PERFMON_COLUMNS.iter().map(|h| (*h, h.len())).collect(),
+            cells: r.devices.iter().map(perfmon_cells).collect(),
+            sep: "  ",
+        },
+    }
+}
+
 /// Replace control characters so device and process names cannot drive the terminal.
 pub fn sanitize(s: &str) -> String {
     s.chars().map(|c| if c.is_control() { '?' } else { c }).collect()
@@ -66,8 +163,13 @@ pub fn delay_pct(v: Option<f64>) -> String {
     }
 }
 
-/// One interval as an iostat-like text block.
+/// One interval as an iostat-like text block, under iostat's column names.
 pub fn text(r: &Report) -> String {
+    text_with(r, Columns::Iostat)
+}
+
+/// One interval as a text block, the device figures under `columns`' names.
+pub fn text_with(r: &Report, columns: Columns) -> String {
     let mut s = String::new();
     s.push_str(&format!("{}  interval {:.2} s", r.t, r.interval_s));
     match &r.psi {
@@ -83,15 +185,12 @@ pub fn text(r: &Report) -> String {
     let name_w = r.devices.iter().map(|d| d.display_name().chars().count()).max().unwrap_or(6).max(6) + 1;
     s.push_str(&format!("{:<name_w$}", "Device"));
     // A column widens for a figure wider than its default (GB/s in kB/s, 9-digit r/s), header
-    // included, so rows stay under their headers; every column starts with a space.
-    let cells: Vec<[String; 22]> = r.devices.iter().map(|d| values(d).map(|v| format!("{v:.2}"))).collect();
-    let widths: Vec<usize> = COLUMNS
-        .iter()
-        .enumerate()
-        .map(|(i, (_, w))| cells.iter().map(|c| c[i].len()).fold(w - 1, usize::max))
-        .collect();
-    for ((h, _), w) in COLUMNS.iter().zip(&widths) {
-        s.push_str(&format!(" {h:>w$}"));
+    // included, so rows stay under their headers; every column starts with its separator.
+    let Figures { heads, cells, sep } = figures(r, columns);
+    let widths: Vec<usize> =
+        heads.iter().enumerate().map(|(i, (_, w))| cells.iter().map(|c| c[i].len()).fold(*w, usize::max)).collect();
+    for ((h, _), w) in heads.iter().zip(&widths) {
+        s.push_str(&format!("{sep}{h:>w$}"));
     }
     s.push_str("  verdict\n");
     if r.devices.is_empty() {
@@ -100,7 +199,7 @@ pub fn text(r: &Report) -> String {
     for (d, c) in r.devices.iter().zip(&cells) {
         s.push_str(&format!("{:<name_w$}", sanitize(d.display_name())));
         for (v, w) in c.iter().zip(&widths) {
-            s.push_str(&format!(" {v:>w$}"));
+            s.push_str(&format!("{sep}{v:>w$}"));
         }
         s.push_str(&format!("  {}\n", d.verdict.state.as_str()));
     }

@@ -2,7 +2,7 @@
 //! the recording ends, or Ctrl-C.
 
 use crate::monitor::{Monitor, Report};
-use crate::render;
+use crate::render::{self, Columns};
 use crate::sample::{RecordHeader, Sample, SampleSource, RECORD_SCHEMA};
 use crate::MonitorError;
 use files::output::{AtomicFile, OutputFile};
@@ -78,6 +78,8 @@ pub struct PlainConfig {
     pub output: Option<OutputFile>,
     pub output_json: bool,
     pub record: Option<OutputFile>,
+    /// The names text reports show the device figures under (JSON carries both).
+    pub columns: Columns,
 }
 
 /// How the run ended.
@@ -108,7 +110,7 @@ fn emit(
     file: &mut Option<BufWriter<AtomicFile>>,
 ) -> Result<bool, MonitorError> {
     if let Some(f) = file {
-        let t = if cfg.output_json { render::json_line(r) } else { render::text(r) };
+        let t = if cfg.output_json { render::json_line(r) } else { render::text_with(r, cfg.columns) };
         f.write_all(t.as_bytes()).map_err(|e| {
             MonitorError::Runtime(format!(
                 "cannot write --output file {}: {e}",
@@ -119,7 +121,7 @@ fn emit(
     if cfg.quiet {
         return Ok(true);
     }
-    let t = if cfg.json { render::json_line(r) } else { render::text(r) };
+    let t = if cfg.json { render::json_line(r) } else { render::text_with(r, cfg.columns) };
     match stdout.write_all(t.as_bytes()).and_then(|_| stdout.flush()) {
         Ok(()) => Ok(true),
         // A closed pipe (`| head`) ends the run quietly.

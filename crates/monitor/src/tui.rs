@@ -6,7 +6,7 @@
 
 use crate::devices::Filter;
 use crate::monitor::{DeviceReport, Monitor, Report, SortKey};
-use crate::render::{delay_pct, human_rate, sanitize};
+use crate::render::{delay_pct, human_rate, perfmon_secs, sanitize, Columns};
 use crate::run::{sleep_until, Recorder};
 use crate::sample::SampleSource;
 use crate::verdict::State;
@@ -46,11 +46,23 @@ pub struct App {
     /// `Some` while a filter prefix is being typed.
     pub typing: Option<String>,
     pub status: Option<String>,
+    /// The names the device table shows its figures under (iostat's unless set).
+    pub columns: Columns,
 }
 
 impl App {
     pub fn new(filter: Filter, sort: SortKey, show_procs: bool) -> App {
-        App { last: None, history: HashMap::new(), filter, sort, show_procs, paused: false, typing: None, status: None }
+        App {
+            last: None,
+            history: HashMap::new(),
+            filter,
+            sort,
+            show_procs,
+            paused: false,
+            typing: None,
+            status: None,
+            columns: Columns::Iostat,
+        }
     }
 
     pub fn on_report(&mut self, r: Report) {
@@ -136,6 +148,115 @@ fn state_style(s: State) -> Style {
     }
 }
 
+/// A figure column of the device table: its header (`short` where the full names do not fit),
+/// its width, and its text for one device.
+struct TuiColumn {
+    full: &'static str,
+    short: &'static str,
+    width: u16,
+    cell: fn(&DeviceReport) -> String,
+}
+
+impl TuiColumn {
+    const fn same(head: &'static str, width: u16, cell: fn(&DeviceReport) -> String) -> TuiColumn {
+        TuiColumn { full: head, short: head, width, cell }
+    }
+}
+
+const IOSTAT_TABLE: [TuiColumn; 9] = [
+    TuiColumn::same("r/s", 9, |d| format!("{:.1}", d.iostat.r_s)),
+    TuiColumn::same("w/s", 9, |d| format!("{:.1}", d.iostat.w_s)),
+    TuiColumn::same("rkB/s", 10, |d| format!("{:.1}", d.iostat.rkb_s)),
+    TuiColumn::same("wkB/s", 10, |d| format!("{:.1}", d.iostat.wkb_s)),
+    TuiColumn::same("r_await", 8, |d| format!("{:.2}", d.iostat.r_await)),
+    TuiColumn::same("w_await", 8, |d| format!("{:.2}", d.iostat.w_await)),
+    TuiColumn::same("aqu-sz", 7, |d| format!("{:.2}", d.iostat.aqu_sz)),
+    TuiColumn::same("%util", 6, |d| format!("{:.1}", d.iostat.util)),
+    TuiColumn::same("inflight", 8, |d| d.inflight.to_string()),
+];
+
+/// perfmon's PhysicalDisk counters as Windows users read them; Current Disk Queue Length is the
+/// requests in flight.
+const PERFMON_TABLE: [TuiColumn; 8] = [
+    TuiColumn {
+        full: "Disk Reads/sec",
+        short: "Reads/sec",
+        width: 10,
+        cell: |d| format!("{:.1}", d.perfmon.reads_sec),
+    },
+    TuiColumn {
+        full: "Disk Writes/sec",
+        short: "Writes/sec",
+        width: 10,
+        cell: |d| format!("{:.1}", d.perfmon.writes_sec),
+    },
+    TuiColumn {
+        full: "Disk Bytes/sec",
+        short: "Bytes/sec",
+        width: 12,
+        cell: |d| format!("{:.0}", d.perfmon.bytes_sec),
+    },
+    TuiColumn {
+        full: "Avg. Disk sec/Read",
+        short: "sec/Read",
+        width: 9,
+        cell: |d| perfmon_secs(d.perfmon.sec_per_read),
+    },
+    TuiColumn {
+        full: "Avg. Disk sec/Write",
+        short: "sec/Write",
+        width: 9,
+        cell: |d| perfmon_secs(d.perfmon.sec_per_write),
+    },
+    TuiColumn {
+        full: "Avg. Disk Queue Length",
+        short: "Avg. Queue",
+        width: 10,
+        cell: |d| format!("{:.2}", d.perfmon.avg_queue),
+    },
+    TuiColumn {
+        full: "Current Disk Queue Length",
+        short: "Cur. Queue",
+        width: 10,
+        cell: |d| d.perfmon.current_queue.to_string(),
+    },
+    TuiColumn { full: "% Idle Time", short: "% Idle", width: 6, cell: |d| format!("{:.1}", d.perfmon.idle_pct) },
+];
+
+/// The device table: Device, class, the figures of `columns`, verdict. Full names where the
+/// table is wide enough for them, else the short ones.
+fn device_table<'a>(columns: Columns, devices: &[&DeviceReport], area_width: u16) -> Table<'a> {
+    let figures: &[TuiColumn] = match columns {
+        Columns::Iostat => &IOSTAT_TABLE,
+        Columns::Perfmon => &PERFMON_TABLE,
+    };
+    const DEVICE_W: u16 = 10;
+    const CLASS_W: u16 = 7;
+    const VERDICT_W: u16 = 9;
+    let full_w = |c: &TuiColumn| c.width.max(c.full.len() as u16);
+    let columns_n = figures.len() as u16 + 3;
+    // Two borders, the columns, one space between two columns.
+    let needed = 2 + DEVICE_W + CLASS_W + VERDICT_W + figures.iter().map(full_w).sum::<u16>() + (columns_n - 1);
+    let full = area_width >= needed;
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let mut heads = vec![Cell::from("Device").style(bold), Cell::from("class").style(bold)];
+    heads.extend(figures.iter().map(|c| Cell::from(if full { c.full } else { c.short }).style(bold)));
+    heads.push(Cell::from("verdict").style(bold));
+    let rows: Vec<Row> = devices
+        .iter()
+        .map(|d| {
+            let mut cells = vec![Cell::from(sanitize(d.display_name())), Cell::from(d.class.as_str())];
+            cells.extend(figures.iter().map(|c| Cell::from((c.cell)(d))));
+            cells.push(Cell::from(d.verdict.state.as_str()).style(state_style(d.verdict.state)));
+            Row::new(cells)
+        })
+        .collect();
+    let mut widths = vec![Constraint::Min(DEVICE_W), Constraint::Length(CLASS_W)];
+    widths.extend(figures.iter().map(|c| Constraint::Length(if full { full_w(c) } else { c.width })));
+    widths.push(Constraint::Length(VERDICT_W));
+    Table::new(rows, widths).header(Row::new(heads))
+}
+
 /// Draw the whole screen.
 pub fn draw(f: &mut Frame, app: &App) {
     let devices = app.visible();
@@ -179,49 +300,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     f.render_widget(Paragraph::new(Line::from(head)), title);
 
-    let header = Row::new(
-        [
-            "Device", "class", "r/s", "w/s", "rkB/s", "wkB/s", "r_await", "w_await", "aqu-sz", "%util", "inflight",
-            "verdict",
-        ]
-        .map(|h| Cell::from(h).style(Style::default().add_modifier(Modifier::BOLD))),
-    );
-    let rows: Vec<Row> = devices
-        .iter()
-        .map(|d| {
-            let m = &d.iostat;
-            Row::new(vec![
-                Cell::from(sanitize(d.display_name())),
-                Cell::from(d.class.as_str()),
-                Cell::from(format!("{:.1}", m.r_s)),
-                Cell::from(format!("{:.1}", m.w_s)),
-                Cell::from(format!("{:.1}", m.rkb_s)),
-                Cell::from(format!("{:.1}", m.wkb_s)),
-                Cell::from(format!("{:.2}", m.r_await)),
-                Cell::from(format!("{:.2}", m.w_await)),
-                Cell::from(format!("{:.2}", m.aqu_sz)),
-                Cell::from(format!("{:.1}", m.util)),
-                Cell::from(d.inflight.to_string()),
-                Cell::from(d.verdict.state.as_str()).style(state_style(d.verdict.state)),
-            ])
-        })
-        .collect();
-    let widths = [
-        Constraint::Min(10),
-        Constraint::Length(7),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(10),
-        Constraint::Length(10),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(7),
-        Constraint::Length(6),
-        Constraint::Length(8),
-        Constraint::Length(9),
-    ];
     let empty = devices.is_empty();
-    let table_w = Table::new(rows, widths).header(header).block(Block::default().borders(Borders::ALL).title(
+    let table_w = device_table(app.columns, &devices, table.width).block(Block::default().borders(Borders::ALL).title(
         if empty && app.last.is_some() { " devices (none match: a shows all, f filters) " } else { " devices " },
     ));
     f.render_widget(table_w, table);
@@ -349,6 +429,8 @@ pub struct TuiConfig {
     /// The user's device filter; the monitor itself collects every device so the keys can widen it.
     pub filter: Filter,
     pub show_procs: bool,
+    /// The names the device table shows its figures under.
+    pub columns: Columns,
 }
 
 /// Run the TUI until q/Esc/Ctrl-C (or the end of a replay, after a key).
@@ -428,6 +510,7 @@ pub fn run(
     });
 
     let mut app = App::new(cfg.filter, sort, cfg.show_procs);
+    app.columns = cfg.columns;
     let mut result = Ok(());
     loop {
         if let Err(e) = terminal.draw(|f| draw(f, &app)) {

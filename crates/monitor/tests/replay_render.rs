@@ -8,7 +8,7 @@ use diskmeter_monitor::render;
 use diskmeter_monitor::run::{run_plain, Outcome, PlainConfig};
 use diskmeter_monitor::sample::{ReplaySource, SampleSource};
 use diskmeter_monitor::tui::{draw, App};
-use diskmeter_monitor::{Monitor, Options, Report};
+use diskmeter_monitor::{Columns, Monitor, Options, Report};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -65,6 +65,70 @@ fn plain_text_snapshot() {
 }
 
 #[test]
+fn plain_text_perfmon_snapshot() {
+    let r = reports(Options { filter: all_devices(), processes: true, max_processes: 5, ..Options::default() });
+    let text: String = r.iter().map(|r| render::text_with(r, Columns::Perfmon)).collect();
+    for name in render::PERFMON_COLUMNS {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    // The iostat block's other lines (title, verdicts, processes) are the same.
+    let iostat: String = r.iter().map(render::text).collect();
+    let not_figures = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with("Device") && !l.starts_with("loop") && !l.starts_with("vda"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(not_figures(&text), not_figures(&iostat));
+    insta::assert_snapshot!("plain_text_perfmon", text);
+}
+
+#[test]
+fn perfmon_columns_stay_under_their_names() {
+    let mut r = reports(Options::default()).remove(0);
+    let p = &mut r.devices[0].perfmon;
+    // Figures wider than their names (Disk Bytes/sec has 14 characters): they widen the column.
+    (p.bytes_sec, p.reads_sec, p.sec_per_read, p.current_queue) =
+        (70_000_000_000_000_000.0, 123_456_789.0, 12.5, 4_000_000);
+    let t = render::text_with(&r, Columns::Perfmon);
+    let header = t.lines().find(|l| l.starts_with("Device")).unwrap();
+    let row = t.lines().find(|l| l.starts_with(r.devices[0].display_name())).unwrap();
+    // Columns are two spaces apart and a name has single spaces: split at runs of two or more.
+    let ends = |l: &str| -> Vec<usize> {
+        let b = l.as_bytes();
+        (1..=b.len())
+            .filter(|&i| b[i - 1] != b' ' && (i == b.len() || (b[i] == b' ' && b.get(i + 1) == Some(&b' '))))
+            .collect()
+    };
+    let (h, v) = (ends(header), ends(row));
+    assert_eq!(h[1..=11], v[1..=11], "columns out of line:\n{header}\n{row}");
+    for want in ["70000000000000000", "123456789.00", "12.50000", "4000000"] {
+        assert!(row.split_whitespace().any(|f| f == want), "{want} is not a field of {row:?}");
+    }
+    // Every name is whole and apart from its neighbours.
+    let names: Vec<&str> = header.split("  ").map(str::trim).filter(|s| !s.is_empty()).collect();
+    assert_eq!(names[0], "Device");
+    assert_eq!(names[1..=11], render::PERFMON_COLUMNS);
+    assert_eq!(names[12], "verdict");
+}
+
+#[test]
+fn perfmon_figures_are_in_perfmon_units() {
+    let r = reports(Options::default()).remove(0);
+    let d = &r.devices[0];
+    let t = render::text_with(&r, Columns::Perfmon);
+    let row: Vec<&str> = t.lines().find(|l| l.starts_with(d.display_name())).unwrap().split_whitespace().collect();
+    let p = &d.perfmon;
+    assert_eq!(row[1], format!("{:.2}", d.iostat.r_s), "Disk Reads/sec is r/s");
+    // Bytes, not kB: rkB/s × 1024 (the fixture only reads).
+    assert_eq!(row[4], format!("{:.0}", d.iostat.rkb_s * 1024.0));
+    // Seconds, not ms.
+    assert_eq!(row[6], format!("{:.5}", d.iostat.r_await / 1000.0));
+    assert_eq!(row[10], p.current_queue.to_string());
+    assert_eq!(row[11], format!("{:.1}", 100.0 - d.iostat.util));
+}
+
+#[test]
 fn json_lines_snapshot_and_keys() {
     let r = reports(Options::default());
     let lines: Vec<String> = r.iter().map(render::json_line).collect();
@@ -107,6 +171,7 @@ fn replay_driver_counts_and_writes_output_file() {
         output: Some(files::output::plan(&out, "--output", false).unwrap()),
         output_json: true,
         record: None,
+        columns: Columns::Iostat,
     };
     let mut m = Monitor::new(Options::default());
     let mut src = recording();
@@ -131,7 +196,11 @@ fn app_with_data(show_procs: bool) -> App {
 }
 
 fn screen(app: &App) -> String {
-    let mut t = Terminal::new(TestBackend::new(130, 36)).unwrap();
+    screen_of(app, 130)
+}
+
+fn screen_of(app: &App, width: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(width, 36)).unwrap();
     t.draw(|f| draw(f, app)).unwrap();
     t.backend().to_string()
 }
@@ -143,6 +212,57 @@ fn tui_snapshot_default_and_all_devices_with_processes() {
     assert!(!app.on_key(key(KeyCode::Char('a'))));
     assert!(!app.on_key(key(KeyCode::Char('p'))));
     insta::assert_snapshot!("tui_all_processes", screen(&app));
+}
+
+#[test]
+fn tui_perfmon_headers() {
+    let mut app = app_with_data(false);
+    app.columns = Columns::Perfmon;
+    // 130 columns: perfmon's words, shortened.
+    let s = screen(&app);
+    insta::assert_snapshot!("tui_perfmon", s);
+    let head = s.lines().find(|l| l.contains("Device")).unwrap();
+    for h in [
+        "class",
+        "Reads/sec",
+        "Writes/sec",
+        "Bytes/sec",
+        "sec/Read",
+        "sec/Write",
+        "Avg. Queue",
+        "Cur. Queue",
+        "% Idle",
+        "verdict",
+    ] {
+        assert!(head.contains(h), "{h} missing: {head}");
+    }
+    for h in ["r/s", "r_await", "aqu-sz", "%util", "inflight"] {
+        assert!(!head.contains(h), "{h} in the perfmon table: {head}");
+    }
+    // Wide enough: the full names.
+    let s = screen_of(&app, 180);
+    let head = s.lines().find(|l| l.contains("Device")).unwrap();
+    for h in [
+        "Disk Reads/sec",
+        "Disk Writes/sec",
+        "Disk Bytes/sec",
+        "Avg. Disk sec/Read",
+        "Avg. Disk sec/Write",
+        "Avg. Disk Queue Length",
+        "Current Disk Queue Length",
+        "% Idle Time",
+    ] {
+        assert!(head.contains(h), "{h} missing: {head}");
+    }
+    let vda = s.lines().find(|l| l.contains("│vda")).unwrap();
+    assert!(vda.contains("0.00006") && vda.contains("16.0"), "{vda}");
+    // The sort keys still order the table: all devices, by IOPS.
+    app.on_key(key(KeyCode::Char('a')));
+    app.on_key(key(KeyCode::Char('s')));
+    assert_eq!(app.sort, SortKey::Iops);
+    let s = screen(&app);
+    let first = s.lines().skip_while(|l| !l.contains("Device")).nth(1).unwrap();
+    assert!(first.starts_with("\"│vda"), "{first}");
 }
 
 #[test]

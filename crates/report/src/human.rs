@@ -108,6 +108,9 @@ fn footer(doc: &ResultDoc, out: &mut String) {
             text(out, &first, &format!("{}{at}", e.message));
         }
     }
+    if let Some(h) = &doc.history {
+        text(out, "history: ", &crate::history_text::history_line(h));
+    }
     for w in &doc.warnings {
         text(out, &format!("warning[{}]: ", w.code), &w.message);
     }

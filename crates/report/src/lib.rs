@@ -14,6 +14,7 @@ pub mod fmt;
 #[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz_support;
+pub mod history_text;
 pub mod html;
 mod human;
 mod json;

@@ -78,3 +78,6 @@ pub const WINE: &str = "wine";
 /// Windows: the test file is NTFS-compressed and diskmeter may not change it: reads and writes
 /// go through the file system's compressor, so the figures are not the disk's.
 pub const COMPRESSED_TARGET: &str = "compressed-target";
+/// The result could not be kept in the history database (the message says why); the result
+/// itself is complete.
+pub const HISTORY_NOT_RECORDED: &str = "history-not-recorded";

@@ -20,6 +20,7 @@ pub mod replay;
 pub mod sla;
 pub mod steady;
 pub mod surface;
+pub mod trend;
 pub mod verify;
 
 pub use cluster::{

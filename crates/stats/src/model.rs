@@ -78,6 +78,45 @@ pub struct ResultDoc {
     /// `run --verify`: what was checked, and every failure with its diagnosis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::verify::VerifyResult>,
+    /// Where the history database keeps this result, and how it compares with the last
+    /// comparable run of the same device (absent with `--no-history`, or when it could not be
+    /// recorded: the warning `history-not-recorded` then says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<HistoryNote>,
+}
+
+/// This result in the history database (`history`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryNote {
+    /// Its id there (`diskmeter history show ID`).
+    pub id: i64,
+    /// The last complete run of the same device with the same workload, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs: Option<VsLast>,
+}
+
+/// The change since the last comparable run, per job (card cell) and direction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VsLast {
+    pub id: i64,
+    pub started_at: String,
+    /// The figure compared (`mb_s`: per-pass MB/s).
+    pub metric: String,
+    /// The verdict threshold: a change whose 95 % interval lies within ±this is noise.
+    pub threshold_pct: f64,
+    pub cells: Vec<VsCell>,
+}
+
+/// One job's change in one direction (`pct` of the earlier run's figure; positive is faster).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VsCell {
+    pub job: String,
+    pub direction: String,
+    pub pct: f64,
+    pub ci_low_pct: f64,
+    pub ci_high_pct: f64,
+    /// `faster`, `slower`, `within-noise` or `inconclusive`.
+    pub verdict: crate::trend::Verdict,
 }
 
 impl ResultDoc {
@@ -114,6 +153,7 @@ impl ResultDoc {
             steady: None,
             sustained: None,
             verify: None,
+            history: None,
         }
     }
 

@@ -40,6 +40,29 @@ pub struct OutputArgs {
     pub force: bool,
 }
 
+/// Where a measuring command's result is kept (the history database).
+#[derive(Debug, Args, Clone, Default)]
+pub struct HistoryArgs {
+    /// Keep the result in this history database [default: $DISKMETER_HISTORY, else
+    /// $XDG_DATA_HOME/diskmeter/history.db or ~/.local/share/diskmeter/history.db].
+    #[arg(long = "history", value_name = "FILE", conflicts_with = "no_history")]
+    pub history: Option<PathBuf>,
+    /// Do not keep this result in the history (DISKMETER_HISTORY=off does so for every run).
+    #[arg(long = "no-history")]
+    pub no_history: bool,
+}
+
+impl From<&HistoryArgs> for app::history::Choice {
+    fn from(a: &HistoryArgs) -> Self {
+        Self { file: a.history.clone(), off: a.no_history }
+    }
+}
+
+/// The output options of a command whose result is kept in the history.
+pub fn outputs(out: &OutputArgs, history: &HistoryArgs) -> app::output::OutputOptions {
+    app::output::OutputOptions { history: history.into(), ..out.into() }
+}
+
 /// Options about the target and data safety.
 #[derive(Debug, Args, Clone)]
 pub struct TargetArgs {
@@ -159,7 +182,14 @@ impl TraceReadArgs {
 
 impl From<&OutputArgs> for app::output::OutputOptions {
     fn from(a: &OutputArgs) -> Self {
-        Self { json: a.json, output: a.output.clone(), quiet: a.quiet, html: a.html.clone(), force: a.force }
+        Self {
+            json: a.json,
+            output: a.output.clone(),
+            quiet: a.quiet,
+            html: a.html.clone(),
+            force: a.force,
+            history: app::history::Choice::none(),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! `diskmeter compare`: interleaved passes on several targets (or saved results) and verdicts.
 
-use super::common::{OutputArgs, TargetArgs};
+use super::common::{HistoryArgs, OutputArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
@@ -71,6 +71,8 @@ pub struct CompareArgs {
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl From<&CompareArgs> for app::compare::Options {
@@ -99,7 +101,7 @@ impl From<&CompareArgs> for app::compare::Options {
 }
 
 pub fn run(a: &CompareArgs) -> Outcome {
-    output::measure("compare", &(&a.out).into(), |stop, obs| {
+    output::measure("compare", &super::common::outputs(&a.out, &a.history), |stop, obs| {
         app::compare::run(&app::compare::Config::new(&a.into())?, stop, obs)
     })
 }

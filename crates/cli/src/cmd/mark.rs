@@ -1,6 +1,6 @@
 //! `diskmeter mark`: the CrystalDiskMark card, on one host or on every rank under mpirun.
 
-use super::common::{target_help, HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
+use super::common::{target_help, HistoryArgs, HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use app::cluster::Cluster;
 use clap::Args;
@@ -46,6 +46,8 @@ pub struct MarkArgs {
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl From<&MarkArgs> for app::mark::Options {
@@ -73,7 +75,7 @@ impl From<&MarkArgs> for app::mark::Options {
 
 pub fn run(a: &MarkArgs, cluster: &mut Cluster) -> Outcome {
     let o = app::mark::Options { rank: cluster.names().clone(), ..a.into() };
-    output::measure_on(cluster, "mark", &(&a.out).into(), a.hosts.shared, |stop, obs| {
+    output::measure_on(cluster, "mark", &super::common::outputs(&a.out, &a.history), a.hosts.shared, |stop, obs| {
         app::mark::run(&app::mark::Config::new(&o)?, stop, obs)
     })
 }

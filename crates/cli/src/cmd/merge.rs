@@ -1,6 +1,6 @@
 //! `diskmeter merge`: the results of several hosts into one.
 
-use super::common::OutputArgs;
+use super::common::{HistoryArgs, OutputArgs};
 use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
@@ -15,6 +15,8 @@ pub struct MergeArgs {
     pub shared: bool,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl From<&MergeArgs> for app::merge::Options {
@@ -24,5 +26,7 @@ impl From<&MergeArgs> for app::merge::Options {
 }
 
 pub fn run(a: &MergeArgs) -> Outcome {
-    output::measure("merge", &(&a.out).into(), |_, _| app::merge::run(&app::merge::Config::new(&a.into())?))
+    output::measure("merge", &super::common::outputs(&a.out, &a.history), |_, _| {
+        app::merge::run(&app::merge::Config::new(&a.into())?)
+    })
 }

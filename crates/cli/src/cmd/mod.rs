@@ -10,6 +10,7 @@ pub mod capture;
 pub mod common;
 pub mod compare;
 pub mod health;
+pub mod history;
 pub mod mark;
 pub mod merge;
 pub mod profile;
@@ -101,6 +102,8 @@ pub enum Command {
     Compare(Box<compare::CompareArgs>),
     /// Render a saved result (JSON) as a self-contained HTML report, or as text, CSV or Markdown.
     Report(Box<report::ReportArgs>),
+    /// The results kept in the history database: list, show, export, forget.
+    History(Box<history::HistoryArgs>),
     /// Simulate an SSD cache in front of HDDs on an I/O trace: hit ratio, warm-up, wear, IOPS, size.
     Cache(Box<cache::CacheArgs>),
     /// Live I/O monitor: iostat -x and perfmon figures per device, saturation, pressure, processes.
@@ -135,6 +138,7 @@ impl Command {
             Command::Sla(_) => "sla",
             Command::Compare(_) => "compare",
             Command::Report(_) => "report",
+            Command::History(_) => "history",
             Command::Cache(_) => "cache",
             Command::Top(_) => "top",
             Command::Health(_) => "health",

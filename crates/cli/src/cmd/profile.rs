@@ -53,7 +53,14 @@ impl From<&ProfileArgs> for app::profile::Options {
 }
 
 pub fn run(a: &ProfileArgs) -> Outcome {
-    let out = OutputOptions { json: a.json, output: a.output.clone(), quiet: a.quiet, html: None, force: a.force };
+    let out = OutputOptions {
+        json: a.json,
+        output: a.output.clone(),
+        quiet: a.quiet,
+        html: None,
+        force: a.force,
+        history: app::history::Choice::none(),
+    };
     let opts = app::profile::Options::from(a);
     output::measure("profile", &out, |stop, obs| app::profile::run(&app::profile::Config::new(&opts)?, &stop, obs))
 }

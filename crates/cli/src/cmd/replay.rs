@@ -1,6 +1,6 @@
 //! `diskmeter replay`: a block trace played against a file or device.
 
-use super::common::{OutputArgs, TargetArgs, TraceReadArgs};
+use super::common::{HistoryArgs, OutputArgs, TargetArgs, TraceReadArgs};
 use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
@@ -47,6 +47,8 @@ pub struct ReplayArgs {
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl From<&ReplayArgs> for app::replay::Options {
@@ -69,7 +71,7 @@ impl From<&ReplayArgs> for app::replay::Options {
 }
 
 pub fn run(a: &ReplayArgs) -> Outcome {
-    output::measure("replay", &(&a.out).into(), |stop, obs| {
+    output::measure("replay", &super::common::outputs(&a.out, &a.history), |stop, obs| {
         app::replay::run(&app::replay::Config::new(&a.into())?, stop, obs)
     })
 }

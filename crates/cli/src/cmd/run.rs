@@ -1,7 +1,7 @@
 //! `diskmeter run`: any workload (options or an fio job file), on one host or on every rank
 //! under mpirun.
 
-use super::common::{target_help, HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
+use super::common::{target_help, HistoryArgs, HostsArgs, OutputArgs, SustainedArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use app::cluster::Cluster;
 use app::run::defaults;
@@ -105,6 +105,8 @@ pub struct RunArgs {
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl From<&RunArgs> for app::run::Options {
@@ -152,7 +154,7 @@ impl From<&RunArgs> for app::run::Options {
 
 pub fn run(a: &RunArgs, cluster: &mut Cluster) -> Outcome {
     let o = app::run::Options { rank: cluster.names().clone(), ..a.into() };
-    output::measure_on(cluster, "run", &(&a.out).into(), a.hosts.shared, |stop, obs| {
+    output::measure_on(cluster, "run", &super::common::outputs(&a.out, &a.history), a.hosts.shared, |stop, obs| {
         app::run::run(&app::run::Config::new(&o)?, stop, obs)
     })
 }

@@ -1,6 +1,6 @@
 //! `diskmeter sla`: the most IOPS under a latency bound.
 
-use super::common::{target_help, OutputArgs, TargetArgs};
+use super::common::{target_help, HistoryArgs, OutputArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
@@ -74,6 +74,8 @@ pub struct SlaArgs {
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl From<&SlaArgs> for app::sla::Options {
@@ -105,7 +107,9 @@ impl From<&SlaArgs> for app::sla::Options {
 }
 
 pub fn run(a: &SlaArgs) -> Outcome {
-    output::measure("sla", &(&a.out).into(), |stop, obs| app::sla::run(&app::sla::Config::new(&a.into())?, stop, obs))
+    output::measure("sla", &super::common::outputs(&a.out, &a.history), |stop, obs| {
+        app::sla::run(&app::sla::Config::new(&a.into())?, stop, obs)
+    })
 }
 
 /// `--max-qd`'s help, its limit read from the constant that sets it.

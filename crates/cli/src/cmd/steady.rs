@@ -1,6 +1,6 @@
 //! `diskmeter steady`: the SNIA PTS IOPS steady-state test.
 
-use super::common::{OutputArgs, TargetArgs};
+use super::common::{HistoryArgs, OutputArgs, TargetArgs};
 use crate::output::{self, Outcome};
 use clap::Args;
 use std::path::PathBuf;
@@ -47,6 +47,8 @@ pub struct SteadyArgs {
     pub target_args: TargetArgs,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl From<&SteadyArgs> for app::steady::Options {
@@ -67,7 +69,7 @@ impl From<&SteadyArgs> for app::steady::Options {
 }
 
 pub fn run(a: &SteadyArgs) -> Outcome {
-    output::measure("steady", &(&a.out).into(), |stop, obs| {
+    output::measure("steady", &super::common::outputs(&a.out, &a.history), |stop, obs| {
         app::steady::run(&app::steady::Config::new(&a.into())?, stop, obs)
     })
 }

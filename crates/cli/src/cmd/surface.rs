@@ -1,10 +1,10 @@
 //! `diskmeter surface`: options → app::surface, then the results and the exit.
 
-use super::common::OutputArgs;
+use super::common::{HistoryArgs, OutputArgs};
 use crate::output::{self, Outcome};
 use crate::progress::Progress;
 use crate::signals;
-use app::output::{OutputOptions, Outputs};
+use app::output::Outputs;
 use app::surface;
 use clap::Args;
 use std::path::PathBuf;
@@ -111,6 +111,8 @@ pub struct SurfaceArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub out: OutputArgs,
+    #[command(flatten)]
+    pub history: HistoryArgs,
 }
 
 impl SurfaceArgs {
@@ -144,7 +146,7 @@ impl SurfaceArgs {
 }
 
 pub fn run(a: &SurfaceArgs) -> Outcome {
-    let out = OutputOptions::from(&a.out);
+    let out = super::common::outputs(&a.out, &a.history);
     // Output paths are checked before anything runs.
     let outputs = Outputs::plan(&out)?;
     let cfg = surface::Config::new(&a.options())?;

@@ -33,6 +33,11 @@ pub struct TopArgs {
     /// (processes by IO%, devices by %util).
     #[arg(long, value_name = "KEY", default_value = app::top::SORT)]
     pub sort: String,
+    /// The names the device figures are shown under: iostat (r/s, r_await, aqu-sz, %util) or
+    /// perfmon (Disk Reads/sec, Avg. Disk sec/Read, Current Disk Queue Length, % Idle Time; the
+    /// default on Windows); --json carries both.
+    #[arg(long, value_name = "NAMES", default_value = app::top::COLUMNS)]
+    pub columns: String,
     /// Plain text even on a terminal (no TUI).
     #[arg(long)]
     pub plain: bool,
@@ -69,6 +74,7 @@ impl TopArgs {
             partitions: self.partitions,
             devices: self.devices.clone(),
             sort: self.sort.clone(),
+            columns: self.columns.clone(),
             plain: self.plain,
             since_boot: self.since_boot,
             record: self.record.clone(),

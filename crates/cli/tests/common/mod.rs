@@ -17,6 +17,8 @@ pub fn dm() -> Command {
     c.env_remove("DISKMETER_NULL_FAULT")
         .env_remove("DISKMETER_TEST_MEM_CEILING_SCALE")
         .env("NO_COLOR", "1")
+        // No test keeps results in the user's history (the history tests name their own).
+        .env("DISKMETER_HISTORY", "off")
         .env("COLUMNS", "100");
     c
 }

@@ -1,0 +1,371 @@
+//! The history database from the commands' side: where it is (`--history FILE`,
+//! `--no-history`, `DISKMETER_HISTORY`), recording each measuring command's result with the
+//! change since the last comparable run of the same device, and the `history` subcommands.
+//!
+//! Recording never costs the measurement: every failure (no place for the database, a
+//! read-only or full disk, a newer schema, a corrupt file) becomes the warning
+//! `history-not-recorded` in the result, which still prints and is still written by `-o`.
+
+use crate::{Error, Result};
+pub use history::{Filter, RunRow};
+use stats::trend::{self, Change};
+use stats::{codes, HistoryNote, JobResult, ResultDoc, VsCell, VsLast};
+use std::path::{Path, PathBuf};
+
+/// The commands whose results are kept.
+pub const RECORDED: [&str; 8] = ["mark", "run", "sla", "compare", "steady", "surface", "replay", "merge"];
+
+/// The value of `DISKMETER_HISTORY` that keeps no history, as `--no-history` does (also the
+/// empty value).
+pub const OFF: &str = "off";
+
+/// Where results go, as the user chose it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choice {
+    /// `--history FILE`.
+    pub file: Option<PathBuf>,
+    /// `--no-history`.
+    pub off: bool,
+}
+
+impl Choice {
+    /// No history (an output that is not the run's result: another rank's own document).
+    pub fn none() -> Choice {
+        Choice { file: None, off: true }
+    }
+
+    /// The database to use: `None` when no history is kept (`--no-history`,
+    /// `DISKMETER_HISTORY=off` or empty); else `--history`, `DISKMETER_HISTORY`, the XDG data
+    /// folder (`%LOCALAPPDATA%` on Windows).
+    pub fn path(&self) -> Option<std::result::Result<PathBuf, history::HistoryError>> {
+        self.path_with(|k| std::env::var_os(k))
+    }
+
+    fn path_with(
+        &self,
+        get: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Option<std::result::Result<PathBuf, history::HistoryError>> {
+        if self.off {
+            return None;
+        }
+        if let Some(f) = &self.file {
+            return Some(Ok(f.clone()));
+        }
+        match get(history::ENV_VAR) {
+            Some(v) if v.is_empty() || v.eq_ignore_ascii_case(OFF) => None,
+            Some(v) => Some(Ok(PathBuf::from(v))),
+            None => Some(history::path_from_env(get, cfg!(windows)).ok_or(history::HistoryError::NoLocation)),
+        }
+    }
+
+    /// The database for a `history` command: one must exist to be read.
+    pub fn required(&self) -> Result<PathBuf> {
+        match self.path() {
+            None => Err(Error::usage(
+                "no history database: DISKMETER_HISTORY is off and no --history FILE is given; name one with --history",
+            )),
+            Some(Ok(p)) => Ok(p),
+            Some(Err(e)) => Err(Error::usage(e.to_string())),
+        }
+    }
+}
+
+/// Keeps `doc` in the history (a command of [`RECORDED`]), and notes in it its id and the
+/// change since the last comparable run of the same device. Never fails: a database that
+/// cannot be used becomes the warning `history-not-recorded`.
+pub fn record(choice: &Choice, doc: &mut ResultDoc) {
+    if !RECORDED.contains(&doc.command.as_str()) {
+        return;
+    }
+    let Some(path) = choice.path() else { return };
+    match path.map_err(|e| e.to_string()).and_then(|p| keep(&p, doc)) {
+        Ok(note) => doc.history = Some(note),
+        Err(why) => doc.warn(
+            codes::HISTORY_NOT_RECORDED,
+            format!("history: {why}; this result is complete but was not kept in the history"),
+        ),
+    }
+}
+
+fn keep(path: &std::path::Path, doc: &ResultDoc) -> std::result::Result<HistoryNote, String> {
+    let value = serde_json::to_value(doc).map_err(|e| format!("cannot serialise the result: {e}"))?;
+    let mut store = history::Store::open(path).map_err(|e| e.to_string())?;
+    let id = store.insert(&value).map_err(|e| e.to_string())?;
+    // The comparison is a courtesy: a failure to read the earlier run leaves it out.
+    let vs = store
+        .run(id)
+        .ok()
+        .flatten()
+        .and_then(|row| store.last_comparable(&row.device_key, &row.key, Some(id)).ok().flatten())
+        .and_then(|prev| {
+            let old = store.get(prev.id).ok().flatten()?;
+            let old: ResultDoc = serde_json::from_value(old).ok()?;
+            Some(vs_last(prev.id, &prev.started_at, &old, doc))
+        });
+    Ok(HistoryNote { id, vs })
+}
+
+/// Per-pass MB/s of one direction of a job (its passes, else its one figure).
+pub fn samples(job: &JobResult, write: bool) -> Vec<f64> {
+    let pick = |d: &Option<stats::DirStats>| d.as_ref().map(|s| s.mb_s);
+    let passes: Vec<f64> = job
+        .passes
+        .iter()
+        .filter_map(|p| pick(if write { &p.write } else { &p.read }))
+        .filter(|v| v.is_finite())
+        .collect();
+    if !passes.is_empty() {
+        return passes;
+    }
+    pick(if write { &job.write } else { &job.read }).into_iter().filter(|v| v.is_finite()).collect()
+}
+
+/// The change of each job and direction of `new` against the same job of `old` (matched by
+/// name), per-pass MB/s.
+pub fn vs_last(id: i64, started_at: &str, old: &ResultDoc, new: &ResultDoc) -> VsLast {
+    let mut cells = Vec::new();
+    for job in &new.results {
+        let Some(before) = old.results.iter().find(|j| j.name == job.name) else { continue };
+        for (write, direction) in [(false, "read"), (true, "write")] {
+            let (a, b) = (samples(before, write), samples(job, write));
+            if a.is_empty() || b.is_empty() || a.iter().chain(&b).all(|v| *v == 0.0) {
+                continue;
+            }
+            let c: Change = trend::change(&a, &b, true);
+            cells.push(VsCell {
+                job: job.name.clone(),
+                direction: direction.into(),
+                pct: c.pct,
+                ci_low_pct: c.ci_low_pct,
+                ci_high_pct: c.ci_high_pct,
+                verdict: c.verdict,
+            });
+        }
+    }
+    VsLast {
+        id,
+        started_at: started_at.to_string(),
+        metric: "mb_s".into(),
+        threshold_pct: trend::NOISE_THRESHOLD_PCT,
+        cells,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The `history` subcommands.
+
+/// `history list`: the runs a filter selects, newest first.
+pub fn list(path: &Path, filter: &history::Filter) -> Result<Vec<history::RunRow>> {
+    let store = open_existing(path)?;
+    store.list(filter).map_err(|e| Error::runtime(e.to_string()))
+}
+
+/// The runs as a table: id, start, command, device, model and the headline figures.
+pub fn list_text(rows: &[history::RunRow]) -> String {
+    if rows.is_empty() {
+        return "no runs stored (a measuring command keeps each result; --no-history skips it)\n".into();
+    }
+    let mut out =
+        format!("{:>6}  {:<20}  {:<8}  {:<16}  {}\n", "ID", "STARTED", "COMMAND", "DEVICE", "MODEL / WORKLOAD");
+    for r in rows {
+        let started = r.started_at.get(..19).unwrap_or(&r.started_at).replace('T', " ");
+        let what = r.model.clone().unwrap_or_default();
+        let jobs: Vec<&str> = r.summary.iter().map(|j| j.name.as_str()).take(3).collect();
+        let more = if r.summary.len() > 3 { ", …" } else { "" };
+        let partial = if r.partial { " (partial)" } else { "" };
+        out.push_str(&format!(
+            "{:>6}  {:<20}  {:<8}  {:<16}  {}{}{}{partial}\n",
+            r.id,
+            started,
+            crate::output::sanitize(&r.command),
+            crate::output::sanitize(&r.device),
+            crate::output::sanitize(&what),
+            if what.is_empty() || jobs.is_empty() { "" } else { ": " },
+            crate::output::sanitize(&format!("{}{more}", jobs.join(", "))),
+        ));
+    }
+    out
+}
+
+/// Pretty JSON of `v` with a trailing newline (`list --json`, `show --json`).
+pub fn json_text(v: &impl serde::Serialize) -> Result<String> {
+    let mut s = serde_json::to_string_pretty(v).map_err(|e| Error::runtime(format!("cannot write JSON: {e}")))?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// `history show ID`: the stored document, whole.
+pub fn get(path: &Path, id: i64) -> Result<serde_json::Value> {
+    let store = open_existing(path)?;
+    store
+        .get(id)
+        .map_err(|e| Error::runtime(e.to_string()))?
+        .ok_or_else(|| Error::usage(format!("no run {id} in the history database {}", path.display())))
+}
+
+/// A stored document as a result document (`show` renders it in any format).
+pub fn as_result(id: i64, doc: serde_json::Value) -> Result<ResultDoc> {
+    serde_json::from_value(doc)
+        .map_err(|e| Error::usage(format!("run {id} is not a diskmeter result document ({e}); show it with --json")))
+}
+
+/// `history export`: every stored document, oldest first, one JSON object per line.
+pub fn export(path: &Path, w: &mut dyn std::io::Write) -> Result<usize> {
+    let store = open_existing(path)?;
+    store.export(w).map_err(|e| Error::runtime(e.to_string()))
+}
+
+/// `history forget`: the runs `ids` (each must exist: nothing is forgotten otherwise), or every
+/// run started before `before`. How many were forgotten.
+pub fn forget(path: &Path, ids: &[i64], before: Option<&str>) -> Result<usize> {
+    let mut store = open_existing(path)?;
+    if let Some(date) = before {
+        return store.forget_before(date).map_err(|e| Error::usage(e.to_string()));
+    }
+    for &id in ids {
+        if store.run(id).map_err(|e| Error::runtime(e.to_string()))?.is_none() {
+            return Err(Error::usage(format!(
+                "no run {id} in the history database {}; nothing was forgotten",
+                path.display()
+            )));
+        }
+    }
+    let mut n = 0;
+    for &id in ids {
+        n += usize::from(store.forget(id).map_err(|e| Error::runtime(e.to_string()))?);
+    }
+    Ok(n)
+}
+
+/// A trend's cell: the comparability key, the job's name and the direction.
+type CellId = (String, String, &'static str);
+
+/// `history trend DEVICE`: per job (card cell) and direction, the runs of the device with the
+/// same workload, oldest first, and the change since the first and since the previous run.
+/// Partial runs and results that are not diskmeter's own measurements are left out.
+pub fn trend(path: &Path, device: &str) -> Result<trend::DeviceTrend> {
+    let store = open_existing(path)?;
+    let runs = store.runs_of_device(device).map_err(|e| Error::runtime(e.to_string()))?;
+    if runs.is_empty() {
+        return Err(Error::usage(format!(
+            "no run of {device:?} in the history database {}; `history list` shows the devices it holds",
+            path.display()
+        )));
+    }
+    // In the order first seen: (key, job, direction), command, ids, runs.
+    let mut cells: Vec<(CellId, String, Vec<i64>, Vec<trend::Run>)> = Vec::new();
+    for (row, doc) in runs {
+        if row.partial {
+            continue;
+        }
+        let Ok(doc) = serde_json::from_value::<ResultDoc>(doc) else { continue };
+        for job in &doc.results {
+            for (write, direction) in [(false, "read"), (true, "write")] {
+                let samples = samples(job, write);
+                if samples.is_empty() || samples.iter().all(|v| *v == 0.0) {
+                    continue;
+                }
+                let id = (row.key.clone(), job.name.clone(), direction);
+                let run = trend::Run { started_at: row.started_at.clone(), samples };
+                match cells.iter_mut().find(|c| c.0 == id) {
+                    Some(c) => {
+                        c.2.push(row.id);
+                        c.3.push(run);
+                    }
+                    None => cells.push((id, row.command.clone(), vec![row.id], vec![run])),
+                }
+            }
+        }
+    }
+    let cells = cells
+        .into_iter()
+        .map(|((key, job, direction), command, run_ids, runs)| trend::CellTrend {
+            job,
+            direction: direction.into(),
+            command,
+            key,
+            run_ids,
+            trend: trend::trend(&trend::Series { higher_is_better: true, runs }),
+        })
+        .collect();
+    Ok(trend::DeviceTrend {
+        device: device.to_string(),
+        metric: "mb_s".into(),
+        threshold_pct: trend::NOISE_THRESHOLD_PCT,
+        cells,
+    })
+}
+
+/// `history diff A B`: `compare`'s statistics over two stored runs (B against A). Runs of
+/// different workloads are refused, as `compare --results` refuses them.
+pub fn diff(path: &Path, a: i64, b: i64) -> Result<ResultDoc> {
+    let store = open_existing(path)?;
+    let mut docs = Vec::new();
+    for id in [a, b] {
+        let doc = store
+            .get(id)
+            .map_err(|e| Error::runtime(e.to_string()))?
+            .ok_or_else(|| Error::usage(format!("no run {id} in the history database {}", path.display())))?;
+        let doc = as_result(id, doc)?;
+        let day = doc.started_at.get(..10).unwrap_or(&doc.started_at).to_string();
+        let subject = stats::compare::Subject {
+            label: format!("run {id}"),
+            source: format!("history run {id} of {day}"),
+            device: doc.target.as_ref().and_then(|t| t.model.clone().or_else(|| t.device.clone())),
+            folder: None,
+        };
+        docs.push((subject, doc));
+    }
+    crate::compare::compare_results(&docs, stats::compare::TestKind::Welch)
+}
+
+/// The store at `path`, which must exist (a history command never creates an empty one).
+fn open_existing(path: &Path) -> Result<history::Store> {
+    if !path.exists() {
+        return Err(Error::usage(format!(
+            "no history database at {}: nothing has been recorded there yet (give --history FILE to read another)",
+            path.display()
+        )));
+    }
+    history::Store::open(path).map_err(|e| Error::runtime(e.to_string()))
+}
+
+/// An id as typed (`42`), or a usage error naming it.
+pub fn parse_id(s: &str) -> Result<i64> {
+    s.trim()
+        .parse::<i64>()
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| Error::usage(format!("invalid run id {s:?}: give the number `history list` shows, such as 42")))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::ffi::OsString;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| OsString::from(v))
+    }
+
+    #[test]
+    fn the_choice_follows_the_options_then_the_environment() {
+        let off = Choice { file: Some("/x.db".into()), off: true };
+        assert!(off.path_with(env(&[])).is_none(), "--no-history wins");
+        let file = Choice { file: Some("/x.db".into()), off: false };
+        let p = file.path_with(env(&[("DISKMETER_HISTORY", "/y.db")])).unwrap().unwrap();
+        assert_eq!(p, PathBuf::from("/x.db"), "--history before the variable");
+        let none = Choice::default();
+        let p = none.path_with(env(&[("DISKMETER_HISTORY", "/y.db")])).unwrap().unwrap();
+        assert_eq!(p, PathBuf::from("/y.db"));
+        assert!(none.path_with(env(&[("DISKMETER_HISTORY", "off")])).is_none());
+        assert!(none.path_with(env(&[("DISKMETER_HISTORY", "OFF")])).is_none());
+        assert!(none.path_with(env(&[("DISKMETER_HISTORY", "")])).is_none());
+        if !cfg!(windows) {
+            let p = none.path_with(env(&[("XDG_DATA_HOME", "/d")])).unwrap().unwrap();
+            assert_eq!(p, PathBuf::from("/d/diskmeter/history.db"));
+        }
+        assert!(matches!(none.path_with(env(&[])), Some(Err(_))), "nowhere to put it is an error, not a panic");
+    }
+}

@@ -1,0 +1,182 @@
+//! The guard every request passes: Host check, access token, the POST rules (read-only,
+//! cross-site, CSRF header), and the security headers on every answer.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::routes::AppState;
+
+pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'";
+pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
+const COOKIE: &str = "dm_token";
+
+/// Set on a request whose `X-Csrf-Token` header matched; a handler then needs no form field.
+#[derive(Clone, Copy)]
+pub(crate) struct CsrfChecked;
+
+/// A fresh CSRF token: 32 random bytes, hex.
+pub(crate) fn new_csrf() -> Result<String, getrandom::Error> {
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b)?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// A token goes in a URL and a cookie unescaped, so it is limited to URL-safe characters.
+pub(crate) fn token_ok(t: &str) -> bool {
+    t.len() >= crate::MIN_TOKEN_LEN && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"._~-".contains(&b))
+}
+
+/// Equal without an early exit, so that the time taken says nothing about where a guess differs.
+pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    std::hint::black_box(a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y))) == 0
+}
+
+pub(crate) async fn guard(State(st): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let api = req.uri().path().starts_with("/api/");
+    let mut resp = check(&st, req, next).await;
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    if api {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    resp
+}
+
+async fn check(st: &AppState, mut req: Request, next: Next) -> Response {
+    let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+    if let Some(allowed) = &st.allowed_hosts {
+        if !allowed.contains(&host) {
+            return refuse(
+                StatusCode::MISDIRECTED_REQUEST,
+                "this server answers only to its own loopback address (Host header refused)",
+            );
+        }
+    }
+    if let Some(token) = &st.token {
+        match token_in_query(req.uri().query()) {
+            Some(given) if ct_eq(given.as_bytes(), token.as_bytes()) => {
+                if req.method() == Method::GET && !req.uri().path().starts_with("/api/") {
+                    return login_redirect(req.uri().path(), req.uri().query().unwrap_or(""), token);
+                }
+            }
+            Some(_) => return unauthorized(),
+            None if has_token(req.headers(), token) => {}
+            None => return unauthorized(),
+        }
+    }
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        if st.read_only {
+            return refuse(StatusCode::FORBIDDEN, "read-only server");
+        }
+        if let Some(why) = cross_site(req.headers(), &host) {
+            return refuse(StatusCode::FORBIDDEN, why);
+        }
+        if let Some(v) = req.headers().get(CSRF_HEADER) {
+            if !ct_eq(v.as_bytes(), st.csrf.as_bytes()) {
+                return refuse(StatusCode::FORBIDDEN, "wrong CSRF token: reload the page");
+            }
+            req.extensions_mut().insert(CsrfChecked);
+        }
+    }
+    next.run(req).await
+}
+
+/// The `token` query parameter (taken raw: a good token has no characters to escape).
+fn token_in_query(q: Option<&str>) -> Option<&str> {
+    q?.split('&').find_map(|kv| kv.strip_prefix("token="))
+}
+
+fn has_token(h: &HeaderMap, token: &str) -> bool {
+    let bearer = h
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter_map(|v| v.strip_prefix("Bearer "))
+        .any(|t| ct_eq(t.trim().as_bytes(), token.as_bytes()));
+    let cookie = h
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().strip_prefix("dm_token="))
+        .any(|t| ct_eq(t.as_bytes(), token.as_bytes()));
+    bearer || cookie
+}
+
+/// A POST sent by another site's page: the browser says so in `Sec-Fetch-Site` or `Origin`.
+fn cross_site(h: &HeaderMap, host: &str) -> Option<&'static str> {
+    if h.get("sec-fetch-site").is_some_and(|v| v.as_bytes() == b"cross-site") {
+        return Some("cross-site request refused");
+    }
+    match h.get(header::ORIGIN).map(|v| v.to_str().unwrap_or("")) {
+        Some(o) if !o.eq_ignore_ascii_case(&format!("http://{host}")) => Some("request from another origin refused"),
+        _ => None,
+    }
+}
+
+/// First visit with the token: keep it in a cookie and drop it from the address bar (and so
+/// from the history and any copied link).
+fn login_redirect(path: &str, query: &str, token: &str) -> Response {
+    let rest: Vec<&str> = query.split('&').filter(|kv| !kv.is_empty() && !kv.starts_with("token=")).collect();
+    let mut to = if path.starts_with('/') && !path.starts_with("//") { path.to_string() } else { "/".to_string() };
+    if !rest.is_empty() {
+        to.push('?');
+        to.push_str(&rest.join("&"));
+    }
+    let cookie = format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict");
+    let mut r = StatusCode::SEE_OTHER.into_response();
+    if let (Ok(loc), Ok(c)) = (HeaderValue::from_str(&to), HeaderValue::from_str(&cookie)) {
+        r.headers_mut().insert(header::LOCATION, loc);
+        r.headers_mut().insert(header::SET_COOKIE, c);
+    }
+    r
+}
+
+fn unauthorized() -> Response {
+    let mut r = refuse(
+        StatusCode::UNAUTHORIZED,
+        "this server needs its access token: open the URL that `diskmeter serve` printed",
+    );
+    r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+/// A refusal as one plain-text line.
+pub(crate) fn refuse(status: StatusCode, msg: &str) -> Response {
+    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], format!("{msg}\n")).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_rules() {
+        assert!(token_ok("abcdefghijklmnop"));
+        assert!(!token_ok("short"));
+        assert!(!token_ok("abcdefghijklmnop;x"));
+        assert!(ct_eq(b"abc", b"abc"));
+        assert!(!ct_eq(b"abc", b"abd"));
+        assert!(!ct_eq(b"abc", b"ab"));
+        assert_eq!(token_in_query(Some("a=1&token=xyz")), Some("xyz"));
+        assert_eq!(token_in_query(Some("a=1")), None);
+    }
+
+    #[test]
+    fn csrf_is_64_hex() {
+        let a = new_csrf().expect("random");
+        assert_eq!(a.len(), 64);
+        assert!(a.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_ne!(a, new_csrf().expect("random"));
+    }
+}
