@@ -319,6 +319,97 @@ pub fn diff(path: &Path, a: i64, b: i64) -> Result<ResultDoc> {
     crate::compare::compare_results(&docs, stats::compare::TestKind::Welch)
 }
 
+/// What `history import` made of one file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Imported {
+    pub file: String,
+    /// `result` (a diskmeter result), `export` (JSON Lines from `history export`) or `fio`.
+    pub kind: &'static str,
+    /// The new runs' ids.
+    pub ids: Vec<i64>,
+    /// Documents already stored (the same document imported before), not stored again.
+    pub already: Vec<i64>,
+}
+
+/// `history import FILE…`: diskmeter result documents, `history export` files (JSON Lines) and
+/// fio's own `--output-format=json` output (as runs of command `fio`). Every file is read and
+/// checked first: one that is none of these is a usage error and nothing is imported. A document
+/// stored before is not stored twice. The database is created when absent.
+pub fn import(path: &Path, files: &[PathBuf]) -> Result<Vec<Imported>> {
+    let mut parsed = Vec::new();
+    for f in files {
+        let shown = files::path::shown(f);
+        let bytes = files::input::read_capped(f, "the file to import", files::input::RESULT_CAP)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::usage(format!("cannot import {shown}: it is not UTF-8 text")))?;
+        let (kind, mut docs) = parse_import(f, &text)?;
+        // The note of where another database kept it means nothing here.
+        for d in &mut docs {
+            if let Some(o) = d.as_object_mut() {
+                o.remove("history");
+            }
+        }
+        parsed.push((shown, (kind, docs)));
+    }
+    let mut store = history::Store::open(path).map_err(|e| Error::runtime(e.to_string()))?;
+    let mut out = Vec::new();
+    for (file, (kind, docs)) in parsed {
+        let mut done = Imported { file, kind, ids: Vec::new(), already: Vec::new() };
+        for d in docs {
+            match store.find_same(&d).map_err(|e| Error::runtime(e.to_string()))? {
+                Some(id) => done.already.push(id),
+                None => done.ids.push(store.insert(&d).map_err(|e| Error::runtime(e.to_string()))?),
+            }
+        }
+        out.push(done);
+    }
+    Ok(out)
+}
+
+/// One file to import as documents: a result, JSON Lines of results, or fio's JSON.
+fn parse_import(f: &Path, text: &str) -> Result<(&'static str, Vec<serde_json::Value>)> {
+    let shown = files::path::shown(f);
+    let is_result = |v: &serde_json::Value| {
+        matches!(
+            v.get("schema").and_then(serde_json::Value::as_str),
+            Some(stats::SCHEMA) | Some(history::HEALTH_SCHEMA)
+        )
+    };
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(text) {
+        if is_result(&v) {
+            if v.get("schema").and_then(serde_json::Value::as_str) == Some(stats::SCHEMA) {
+                ResultDoc::from_json(text).map_err(|e| Error::usage(format!("cannot import {shown}: {e}")))?;
+            }
+            return Ok(("result", vec![v]));
+        }
+        if v.get("fio version").is_none() {
+            return Err(Error::usage(format!(
+                "cannot import {shown}: it is JSON but neither a diskmeter result (schema {}) nor fio's JSON output",
+                stats::SCHEMA
+            )));
+        }
+    }
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.len() > 1 && lines.iter().all(|l| l.trim_start().starts_with('{')) {
+        let mut docs = Vec::new();
+        for (n, l) in lines.iter().enumerate() {
+            let v: serde_json::Value = serde_json::from_str(l)
+                .map_err(|e| Error::usage(format!("cannot import {shown}: line {} is not JSON ({e})", n + 1)))?;
+            if !is_result(&v) {
+                return Err(Error::usage(format!(
+                    "cannot import {shown}: line {} is not a diskmeter result document",
+                    n + 1
+                )));
+            }
+            docs.push(v);
+        }
+        return Ok(("export", docs));
+    }
+    let doc = crate::fio_import::from_fio_json(text, &shown)?;
+    let v = serde_json::to_value(&doc).map_err(|e| Error::runtime(format!("cannot convert {shown}: {e}")))?;
+    Ok(("fio", vec![v]))
+}
+
 /// The store at `path`, which must exist (a history command never creates an empty one).
 fn open_existing(path: &Path) -> Result<history::Store> {
     if !path.exists() {

@@ -6,6 +6,7 @@ pub mod capture;
 pub mod cluster;
 pub mod compare;
 pub mod error;
+pub mod fio_import;
 mod fioflow;
 pub mod health;
 pub mod history;

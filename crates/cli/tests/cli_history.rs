@@ -218,3 +218,46 @@ fn trend_follows_each_cell_and_diff_compares_two_runs() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
     assert_eq!(stderr_of(&o).lines().count(), 1, "{}", stderr_of(&o));
 }
+
+#[test]
+fn import_takes_results_exports_and_fio_output() {
+    let dir = tempdir();
+    let db = dir.path().join("h.db");
+    let first = mark(dir.path(), &db);
+    mark(dir.path(), &db);
+    let export = dir.path().join("all.jsonl");
+    let o = output(dm().args(["history", "export", "-o"]).arg(&export).arg("--history").arg(&db));
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let result = dir.path().join("r.json");
+    std::fs::write(&result, serde_json::to_string(&first).unwrap()).unwrap();
+    let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("../app/tests/data/fio/randread.json");
+
+    // A file that is none of these: one line, exit 2, nothing imported (no database made).
+    let other = dir.path().join("db2.db");
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, r#"{"hello": 1}"#).unwrap();
+    let o = output(dm().args(["history", "import"]).arg(&fio).arg(&junk).arg("--history").arg(&other));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert_eq!(stderr_of(&o).lines().count(), 1, "{}", stderr_of(&o));
+    assert!(!other.exists());
+
+    // Into a new database: the export, the same result again (already there), and fio's run.
+    let o = output(
+        dm().args(["history", "import", "--json"]).arg(&export).arg(&result).arg(&fio).arg("--history").arg(&other),
+    );
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let done = json_of(&o);
+    let kinds: Vec<&str> = done.as_array().unwrap().iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["export", "result", "fio"]);
+    assert_eq!(done[0]["ids"], serde_json::json!([1, 2]));
+    assert_eq!((done[1]["ids"].clone(), done[1]["already"].clone()), (serde_json::json!([]), serde_json::json!([1])));
+    assert_eq!(done[2]["ids"], serde_json::json!([3]));
+    let rows = json_of(&history(&other, &["list", "--json"]));
+    let commands: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["command"].as_str().unwrap()).collect();
+    assert_eq!(commands, ["mark", "mark", "fio"], "newest first by start time: fio's run is older");
+    let shown = json_of(&history(&other, &["show", "3", "--json"]));
+    assert_eq!(shown["command"], "fio");
+    assert!(shown["results"][0]["read"]["iops"].as_f64().unwrap() > 0.0);
+    let text = stderr_of(&output(dm().args(["history", "import"]).arg(&fio).arg("--history").arg(&other)));
+    assert!(text.contains("(fio): no new run; 1 already stored"), "{text}");
+}

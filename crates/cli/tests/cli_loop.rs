@@ -336,6 +336,12 @@ fn block_target_facts() {
     assert_eq!(t["device"], lp.name().as_str());
     assert_eq!(t["path"], lp.dev_str());
     assert_eq!(t["created_by_diskmeter"], false);
+    // The whole disk's own size (sysfs `size`); a loop device has no serial, WWN or firmware,
+    // and those are left out rather than made up.
+    assert_eq!(t["device_size_bytes"], IMAGE_SIZE);
+    for absent in ["serial", "wwn", "firmware", "link"] {
+        assert!(t.get(absent).is_none(), "{absent}: {t}");
+    }
 }
 
 #[test]

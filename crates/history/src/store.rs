@@ -156,14 +156,33 @@ fn date_ns(value: &str) -> Result<i64> {
     crate::time::parse_ns(value).ok_or_else(|| HistoryError::BadDate { value: value.to_string() })
 }
 
+/// How many times [`Store::open`] opens again after an immediate "busy" (about 5 s in all).
+const OPEN_RETRIES: u32 = 60;
+
 impl Store {
     /// Opens the database at `path` for reading and writing, creating it (and its folder)
     /// when missing and migrating an older schema.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref().to_path_buf();
         crate::path::create_parent(&path)?;
-        let conn = Connection::open(&path).map_err(|e| HistoryError::sqlite(&path, e))?;
-        let mut store = Store { conn, path, read_only: false };
+        // Two processes that open a new database at once race to switch it to WAL and to
+        // create the schema; SQLite answers the loser "busy" at once, without waiting for its
+        // busy timeout. Opening again then finds the work done.
+        let mut tries = 0;
+        loop {
+            match Self::open_once(&path) {
+                Err(HistoryError::Busy { .. }) if tries < OPEN_RETRIES => {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(10 * u64::from(tries.min(10))));
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn open_once(path: &Path) -> Result<Store> {
+        let conn = Connection::open(path).map_err(|e| HistoryError::sqlite(path, e))?;
+        let mut store = Store { conn, path: path.to_path_buf(), read_only: false };
         store.configure()?;
         schema::migrate_to(&mut store.conn, &store.path, schema::CURRENT_VERSION)?;
         Ok(store)

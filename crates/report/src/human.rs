@@ -90,6 +90,19 @@ fn target_facts(t: &TargetInfo, mark: bool) -> Vec<(&'static str, String)> {
         let sched = t.scheduler.as_deref().unwrap_or("unknown");
         v.push(("media", format!("{} · scheduler {sched} · blocks {}", fmt::media(t), fmt::blocks(t))));
     }
+    let d = &t.disk;
+    let ident: Vec<String> = [
+        d.serial.as_ref().map(|s| format!("serial {s}")),
+        d.wwn.as_ref().map(|w| format!("wwn {w}")),
+        d.firmware.as_ref().map(|f| format!("firmware {f}")),
+        d.link.as_ref().map(|l| format!("link {l}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !ident.is_empty() {
+        v.push(("identity", ident.join(" · ")));
+    }
     v
 }
 

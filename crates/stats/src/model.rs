@@ -298,6 +298,30 @@ pub struct TargetInfo {
     /// FILE_FLAG_WRITE_THROUGH, Linux O_DSYNC); absent when not.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub write_through: bool,
+    /// The whole disk under the target as it names itself (serial, WWN, firmware, link, size),
+    /// where the OS tells: the history's device identity.
+    #[serde(flatten)]
+    pub disk: DiskIdentity,
+}
+
+/// The whole disk under a target, as it names itself; each field absent where unknown (a
+/// virtual disk often has none). Serialised into the target object: `serial`, `wwn`,
+/// `firmware`, `link`, `device_size_bytes`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskIdentity {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    /// World Wide Name / WWID (`naa.…`, `eui.…`, `t10.…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wwn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
+    /// The link the disk is attached by, as the OS reports it ("8.0 GT/s PCIe x4").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// The whole disk's size (a file target's `size_bytes` is the file's).
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "device_size_bytes")]
+    pub size_bytes: Option<u64>,
 }
 
 impl TargetInfo {
@@ -321,6 +345,7 @@ impl TargetInfo {
             device_cache_bytes: None,
             folder: None,
             write_through: false,
+            disk: DiskIdentity::default(),
         }
     }
 }

@@ -27,6 +27,9 @@ pub enum Action {
     Trend(TrendArgs),
     /// compare's statistics over two stored runs of the same workload (B against A).
     Diff(DiffArgs),
+    /// Add results to the history: diskmeter result files, `history export` files, and fio's own
+    /// JSON output (fio --output-format=json), kept as runs of command `fio`.
+    Import(ImportArgs),
     /// Every stored document, oldest first, as JSON Lines (one result per line).
     Export(ExportArgs),
     /// Remove runs from the history: by id, or every run started before a date.
@@ -91,6 +94,16 @@ pub struct DiffArgs {
     pub b: String,
     #[command(flatten)]
     pub out: super::common::OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The files: result.json, an export.jsonl, or fio's fio.json.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// JSON on stdout: per file its kind and the new runs' ids.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -174,6 +187,27 @@ pub fn run(a: &HistoryArgs) -> Outcome {
         Action::Diff(d) => {
             let (a, b) = (hist::parse_id(&d.a)?, hist::parse_id(&d.b)?);
             output::measure("compare", &(&d.out).into(), |_, _| hist::diff(&path, a, b))
+        }
+        Action::Import(i) => {
+            let done = hist::import(&path, &i.files)?;
+            if i.json {
+                app::output::print_stdout(&hist::json_text(&done)?)?;
+            } else {
+                for d in &done {
+                    let ids: Vec<String> = d.ids.iter().map(i64::to_string).collect();
+                    let mut line = format!("imported {} ({}): ", d.file, d.kind);
+                    line.push_str(&match ids.len() {
+                        0 => "no new run".to_string(),
+                        1 => format!("run {}", ids[0]),
+                        _ => format!("runs {}", ids.join(", ")),
+                    });
+                    if !d.already.is_empty() {
+                        line.push_str(&format!("; {} already stored", d.already.len()));
+                    }
+                    eprintln!("{}", app::output::sanitize(&line));
+                }
+            }
+            Ok(0)
         }
         Action::Export(e) => match &e.output {
             Some(p) => {

@@ -49,6 +49,8 @@ pub struct Probe {
     pub device_cache_bytes: Option<u64>,
     /// The target lives in RAM (tmpfs/ramfs, zram, brd, loop over a tmpfs file).
     pub backing_is_ram: bool,
+    /// The whole disk's serial, WWN, firmware, link and size, where sysfs tells.
+    pub identity: stats::DiskIdentity,
 }
 
 /// Facts about the machine, for the result envelope.
@@ -211,6 +213,7 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
         filesystem,
         device_cache_bytes: None,
         backing_is_ram: false,
+        identity: stats::DiskIdentity::default(),
     };
     let fs_is_ram =
         matches!(magic, Some(TMPFS_MAGIC | RAMFS_MAGIC)) || matches!(p.filesystem.as_deref(), Some("tmpfs" | "ramfs"));
@@ -262,6 +265,7 @@ fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, Engine
         filesystem: None,
         device_cache_bytes: None,
         backing_is_ram: false,
+        identity: stats::DiskIdentity::default(),
     };
     if let Some(bd) = meta.and_then(platform::fs::rdev).and_then(block_dev_from_dev_t) {
         let disk = bd.disk.clone();
@@ -290,7 +294,27 @@ fn fill_disk_facts(p: &mut Probe, bd: &BlockDev, disk: &str) {
         .map(|b| format!("loop over {}", b.display()))
         .or_else(|| facts.as_ref().and_then(|d| d.ident.model.clone()));
     p.rotational = facts.as_ref().and_then(|d| d.queue.rotational);
+    p.identity = disk_identity(disk, facts.as_ref());
     p.scheduler = facts.and_then(|d| d.queue.scheduler);
+}
+
+/// What the whole disk `disk` says of itself in sysfs: serial and firmware (the device's, or an
+/// NVMe controller's), the WWID (`wwid`, `device/wwid`), the PCIe link of an NVMe disk
+/// (`device/device/current_link_speed` and `…_width`) and its size (`size`, 512-byte sectors).
+fn disk_identity(disk: &str, facts: Option<&platform::block::Device>) -> stats::DiskIdentity {
+    let topo = topology();
+    let attr = |rel: &str| topo.attr(disk, rel).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let link = match (attr("device/device/current_link_speed"), attr("device/device/current_link_width")) {
+        (Some(speed), Some(width)) if !speed.starts_with("Unknown") => Some(format!("{speed} x{width}")),
+        _ => None,
+    };
+    stats::DiskIdentity {
+        serial: facts.and_then(|d| d.ident.serial.clone()),
+        wwn: attr("wwid").or_else(|| attr("device/wwid")),
+        firmware: facts.and_then(|d| d.ident.firmware.clone()),
+        link,
+        size_bytes: attr("size").and_then(|v| v.parse::<u64>().ok()).map(|s| s * 512).filter(|b| *b > 0),
+    }
 }
 
 /// The direct-I/O alignment of `path` (memory, offsets), where the OS reports it.
