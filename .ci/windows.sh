@@ -381,6 +381,25 @@ assert any(r["level"] == "failing" for r in x["reasons"]), x["reasons"]
     fail "health: cannot build the stand-in smartctl.exe"
   fi
 
+  # history: two null-engine marks kept in a database in the folder; the second says how it
+  # changed; history list --json reads them back (bundled SQLite, built by mingw)
+  scen history
+  dm mark --engine null --quick --time 100ms --history 'C:\dm\history\h.db' --json
+  code "mark --history (first)" 0
+  dm mark --engine null --quick --time 100ms --history 'C:\dm\history\h.db' --json
+  jcheck "mark --history (second): history.id 2, vs run 1 with 8 cells" "$out.json" '
+h = d["history"]
+assert h["id"] == 2, h
+assert h["vs"]["id"] == 1 and len(h["vs"]["cells"]) == 8, h
+'
+  dm history list --json --history 'C:\dm\history\h.db'
+  jcheck "history list --json: runs 2 and 1, command mark" "$out.json" '
+assert [r["id"] for r in d] == [2, 1], d
+assert all(r["command"] == "mark" for r in d), d
+'
+  rm -f "$dir"/h.db "$dir"/h.db-wal "$dir"/h.db-shm
+  left "history"
+
   # writes to a physical drive are refused without --destroy-data naming it
   scen raw
   dm run --target '\\.\PhysicalDrive0' --rw write --runtime 1s

@@ -109,6 +109,11 @@ fn a_folder_on_an_ext4_loop_device_is_measured_on_that_device() {
     assert_eq!(target(&doc)["folder"], named(&mnt));
     assert_eq!(target(&doc)["path"], mnt.join("diskmeter.test").display().to_string());
     assert_eq!(target(&doc)["filesystem"], "ext4");
+    // The state it was measured in: mount options, how full it was.
+    let opts = target(&doc)["mount_options"].as_str().expect("mount options").to_string();
+    assert!(opts.split(',').any(|o| o == "rw"), "{opts}");
+    let (size, free) = (u64_at(target(&doc), "fs_size_bytes"), u64_at(target(&doc), "fs_free_bytes"));
+    assert!(size > 50 << 20 && size <= 64 << 20 && free < size, "{size} {free}");
     let dev = l.dev.file_name().expect("loop name").to_string_lossy().into_owned();
     let view = &results(&doc)[0]["device_view"];
     assert_eq!(view["device"], dev, "the device view names the loop device: {view}");

@@ -240,6 +240,37 @@ pub fn dev(meta: &std::fs::Metadata) -> Option<u64> {
     }
 }
 
+/// The size of the file system holding `path` and the bytes free on it (to anyone, as `df`
+/// counts used space), where the OS tells.
+pub fn space(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(target_os = "linux")]
+    {
+        let v = rustix::fs::statvfs(path).ok()?;
+        Some((v.f_blocks.saturating_mul(v.f_frsize), v.f_bfree.saturating_mul(v.f_frsize)))
+    }
+    #[cfg(windows)]
+    {
+        let root = crate::windows::target::volume_root(path.as_os_str()).ok()?;
+        let wide = crate::windows::target::wide(&root);
+        let (mut avail, mut total, mut free) = (0u64, 0u64, 0u64);
+        // SAFETY: a NUL-terminated wide string and valid out-pointers.
+        let ok = unsafe {
+            windows_sys::Win32::Storage::FileSystem::GetDiskFreeSpaceExW(
+                wide.as_ptr(),
+                &mut avail,
+                &mut total,
+                &mut free,
+            )
+        };
+        (ok != 0).then_some((total, free))
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// Bytes free to this user on the file system holding `file`, where the OS tells.
 pub fn free_bytes(file: &std::fs::File) -> Option<u64> {
     #[cfg(target_os = "linux")]

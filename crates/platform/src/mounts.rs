@@ -12,6 +12,9 @@ pub struct MountEntry {
     pub mount_point: PathBuf,
     pub fstype: String,
     pub source: String,
+    /// The mount's options and the file system's own (`rw,relatime` and `rw,errors=remount-ro`
+    /// as one list, mount options first, without repeats).
+    pub options: String,
 }
 
 /// The calling process's mounts; empty where the OS keeps no such table or it cannot be read.
@@ -51,9 +54,21 @@ pub fn parse_mountinfo(text: &str) -> Vec<MountEntry> {
             mount_point: path_from_bytes(unescape_octal(pre[4])),
             fstype: post[0].to_string(),
             source: String::from_utf8_lossy(&unescape_octal(post[1])).into_owned(),
+            options: join_options(pre.get(5).copied().unwrap_or(""), post.get(2).copied().unwrap_or("")),
         });
     }
     out
+}
+
+/// Mount options then the super block's, each once.
+fn join_options(mount: &str, sup: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for o in mount.split(',').chain(sup.split(',')).filter(|o| !o.is_empty()) {
+        if !seen.contains(&o) {
+            seen.push(o);
+        }
+    }
+    seen.join(",")
 }
 
 #[cfg(unix)]
@@ -140,5 +155,18 @@ mod tests {
             "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/zram0 partition 8388604 0 100\n/swap\\040file file 1 0 -2\n",
         );
         assert_eq!(v, vec![PathBuf::from("/dev/zram0"), PathBuf::from("/swap file")]);
+    }
+
+    #[test]
+    fn mount_options_join_the_mount_and_super_block_lists() {
+        let m = parse_mountinfo(
+            "29 1 259:2 / / rw,relatime shared:1 - ext4 /dev/nvme0n1p2 rw,errors=remount-ro\n\
+             40 29 0:35 / /dev/shm rw,nosuid,nodev shared:3 - tmpfs tmpfs rw,size=8G\n\
+             41 29 0:36 / /x ro - tmpfs none\n",
+        );
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].options, "rw,relatime,errors=remount-ro");
+        assert_eq!(m[1].options, "rw,nosuid,nodev,size=8G");
+        assert_eq!((m[2].options.as_str(), m[2].source.as_str()), ("ro", "none"));
     }
 }

@@ -86,7 +86,20 @@ fn target_facts(t: &TargetInfo, mark: bool) -> Vec<(&'static str, String)> {
         v.push(("device", dev.join(" · ")));
     } else {
         v.push(("device", fmt::device(t)));
+        let st = &t.state;
+        let mut fs = fs;
+        if let Some(o) = &st.mount_options {
+            fs.push_str(&format!(" · mounted {o}"));
+        }
+        if let (Some(size), Some(free)) = (st.fs_size_bytes, st.fs_free_bytes) {
+            if size > 0 {
+                fs.push_str(&format!(" · {:.0} % full", size.saturating_sub(free) as f64 * 100.0 / size as f64));
+            }
+        }
         v.push(("filesystem", fs));
+        if !st.stack.is_empty() {
+            v.push(("stack", st.stack.join(" → ")));
+        }
         let sched = t.scheduler.as_deref().unwrap_or("unknown");
         v.push(("media", format!("{} · scheduler {sched} · blocks {}", fmt::media(t), fmt::blocks(t))));
     }

@@ -302,6 +302,28 @@ pub struct TargetInfo {
     /// where the OS tells: the history's device identity.
     #[serde(flatten)]
     pub disk: DiskIdentity,
+    /// The state the target was in: mount options, the device stack, how full the file system
+    /// was (the history keeps it beside each run).
+    #[serde(flatten)]
+    pub state: TargetState,
+}
+
+/// The state of a target's file system and device stack when it was measured; each field absent
+/// where it does not apply or is unknown. Serialised into the target object.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetState {
+    /// The file system's mount options (mount and super block, as in /proc/self/mountinfo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_options: Option<String>,
+    /// The block devices under the target, top first (`dm-0`, `nvme0n1p2`, `nvme0n1`): dm and md
+    /// layers, partitions, the disk.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<String>,
+    /// The file system's size and its free bytes before the run (a file target).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_free_bytes: Option<u64>,
 }
 
 /// The whole disk under a target, as it names itself; each field absent where unknown (a
@@ -346,6 +368,7 @@ impl TargetInfo {
             folder: None,
             write_through: false,
             disk: DiskIdentity::default(),
+            state: TargetState::default(),
         }
     }
 }

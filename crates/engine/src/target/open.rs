@@ -688,6 +688,7 @@ pub fn probe_info(path: &Path, p: &Probe) -> stats::TargetInfo {
     i.dio_offset_align = p.dio_offset_align;
     i.device_cache_bytes = p.device_cache_bytes;
     i.disk = p.identity.clone();
+    i.state = p.state.clone();
     i
 }
 

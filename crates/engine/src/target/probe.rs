@@ -51,6 +51,8 @@ pub struct Probe {
     pub backing_is_ram: bool,
     /// The whole disk's serial, WWN, firmware, link and size, where sysfs tells.
     pub identity: stats::DiskIdentity,
+    /// Mount options, the device stack, the file system's size and free bytes.
+    pub state: stats::TargetState,
 }
 
 /// Facts about the machine, for the result envelope.
@@ -214,7 +216,13 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
         device_cache_bytes: None,
         backing_is_ram: false,
         identity: stats::DiskIdentity::default(),
+        state: stats::TargetState::default(),
     };
+    p.state.mount_options = mount.map(|m| m.options.clone()).filter(|o| !o.is_empty());
+    if let Some((size, free)) = platform::fs::space(at) {
+        p.state.fs_size_bytes = Some(size);
+        p.state.fs_free_bytes = Some(free);
+    }
     let fs_is_ram =
         matches!(magic, Some(TMPFS_MAGIC | RAMFS_MAGIC)) || matches!(p.filesystem.as_deref(), Some("tmpfs" | "ramfs"));
     if let Some(bd) = dev {
@@ -227,6 +235,7 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
         }
         p.physical_block = queue.physical_block_size.unwrap_or(p.logical_block);
         p.disk = Some(queue_of);
+        p.state.stack = stack_of(&bd.name);
         p.backing_is_ram = fs_is_ram || device_is_ram(&bd.name);
     } else {
         p.backing_is_ram = fs_is_ram;
@@ -266,11 +275,13 @@ fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, Engine
         device_cache_bytes: None,
         backing_is_ram: false,
         identity: stats::DiskIdentity::default(),
+        state: stats::TargetState::default(),
     };
     if let Some(bd) = meta.and_then(platform::fs::rdev).and_then(block_dev_from_dev_t) {
         let disk = bd.disk.clone();
         fill_disk_facts(&mut p, &bd, &disk);
         p.disk = Some(disk);
+        p.state.stack = stack_of(&bd.name);
         p.backing_is_ram = device_is_ram(&bd.name);
     }
     #[cfg(windows)]
@@ -362,7 +373,17 @@ pub(crate) fn leaf_disks(name: &str) -> Vec<String> {
 }
 
 /// Every name in the stack under `name` (itself, dm/md slaves, partitions' disks).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+/// The stack under `name` when there is one (a partition, dm or md over other devices); empty
+/// for a device alone.
+fn stack_of(name: &str) -> Vec<String> {
+    let s = device_stack(name);
+    if s.len() > 1 {
+        s
+    } else {
+        Vec::new()
+    }
+}
+
 pub(crate) fn device_stack(name: &str) -> Vec<String> {
     topology().stack(name)
 }
