@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The warning code every imported fio document carries, with the caveats of the import.
-const IMPORTED: &str = "imported-fio";
+const IMPORTED: &str = stats::codes::IMPORTED_FIO;
 
 /// How to make what this module reads, for error messages.
 const HOW: &str = "make one with `fio --output-format=json --output=FILE job.fio`";

@@ -81,3 +81,6 @@ pub const COMPRESSED_TARGET: &str = "compressed-target";
 /// The result could not be kept in the history database (the message says why); the result
 /// itself is complete.
 pub const HISTORY_NOT_RECORDED: &str = "history-not-recorded";
+/// A result converted from fio's own JSON output (`history import`): fio's figures, no device
+/// view, no histogram, one pass.
+pub const IMPORTED_FIO: &str = "imported-fio";
