@@ -87,6 +87,24 @@ pub fn record(choice: &Choice, doc: &mut ResultDoc) {
     }
 }
 
+/// Keeps a `health` report in the history when it read SMART from at least one disk (a report
+/// of virtual disks only has nothing to follow): the SMART figures of each disk join its device's
+/// record. Never fails: a database that cannot be used becomes a warning of the report.
+pub fn record_health(choice: &Choice, doc: &mut crate::health::HealthDoc) {
+    if !doc.disks.iter().any(|d| d.smart.is_some()) {
+        return;
+    }
+    let Some(path) = choice.path() else { return };
+    let kept = path.map_err(|e| e.to_string()).and_then(|p| {
+        let value = serde_json::to_value(&*doc).map_err(|e| format!("cannot serialise the report: {e}"))?;
+        let mut store = history::Store::open(&p).map_err(|e| e.to_string())?;
+        store.insert(&value).map_err(|e| e.to_string())
+    });
+    if let Err(why) = kept {
+        doc.warnings.push(format!("history: {why}; this report is complete but was not kept in the history"));
+    }
+}
+
 fn keep(path: &std::path::Path, doc: &ResultDoc) -> std::result::Result<HistoryNote, String> {
     let value = serde_json::to_value(doc).map_err(|e| format!("cannot serialise the result: {e}"))?;
     let mut store = history::Store::open(path).map_err(|e| e.to_string())?;

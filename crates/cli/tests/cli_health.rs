@@ -483,3 +483,36 @@ fn loop_device_is_unavailable() {
     let o = expect_code(dm_in(t.path()).args(["health", &dev, "--no-state"]), 0);
     assert!(stdout_of(&o).contains("SMART unavailable: virtual device (loop device)"), "{}", stdout_of(&o));
 }
+
+#[test]
+fn a_report_with_smart_joins_the_history() {
+    let dev = need_disk!();
+    let t = tempdir();
+    let db = t.path().join("h.db");
+    let s = fake_smartctl(t.path(), V73, &[(&fixture("sata-ssd.json"), 0)]);
+    expect_code(health(t.path(), &s).args([&dev, "-d", "sat", "--no-state", "--history"]).arg(&db), 0);
+    let o = expect_code(dm().args(["history", "list", "--json", "--history"]).arg(&db), 0);
+    let rows = json_of(&o);
+    let rows = rows.as_array().expect("an array");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["command"], "health");
+    assert_eq!(rows[0]["device_key"], "serial:Samsung SSD 860 EVO 500GB/S3YZNB0KB00864E", "{}", rows[0]);
+    let o = expect_code(dm().args(["history", "show", "1", "--json", "--history"]).arg(&db), 0);
+    assert_eq!(json_of(&o)["disks"][0]["smart"]["temperature_c"], 36);
+    // --no-history keeps nothing; a database that cannot be written is a warning, not a failure.
+    let db2 = t.path().join("h2.db");
+    expect_code(
+        health(t.path(), &s).args([&dev, "-d", "sat", "--no-state", "--no-history"]).env("DISKMETER_HISTORY", &db2),
+        0,
+    );
+    assert!(!db2.exists());
+    fs::write(t.path().join("plain"), "x").unwrap();
+    let o = expect_code(
+        health(t.path(), &s)
+            .args([&dev, "-d", "sat", "--no-state", "--json", "--history"])
+            .arg(t.path().join("plain/h.db")),
+        0,
+    );
+    let w = json_of(&o)["warnings"].to_string();
+    assert!(w.contains("history: ") && w.contains("not kept in the history"), "{w}");
+}

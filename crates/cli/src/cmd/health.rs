@@ -76,6 +76,8 @@ pub struct HealthArgs {
     /// Self-test progress poll interval (testing aid).
     #[arg(long, value_name = "DURATION", hide = true)]
     pub poll: Option<String>,
+    #[command(flatten)]
+    pub history: super::common::HistoryArgs,
 }
 
 impl HealthArgs {
@@ -109,7 +111,8 @@ pub fn run(a: &HealthArgs) -> Outcome {
     let mut progress = Progress::new(a.quiet);
     let res = health::run(&cfg, &stop, &mut progress);
     drop(progress);
-    let doc = res.inspect_err(|e| output::health_failed(&cfg, e))?;
+    let mut doc = res.inspect_err(|e| output::health_failed(&cfg, e))?;
+    app::history::record_health(&(&a.history).into(), &mut doc);
     output::health(&doc, &cfg)
 }
 
