@@ -20,6 +20,7 @@ pub mod ranks;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod session;
 pub mod sla;
 pub mod steady;

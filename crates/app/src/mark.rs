@@ -506,6 +506,17 @@ impl Runner<'_> {
                     honesty::check(doc, &r, &self.opts.ctl);
                 }
             }
+            // The card's cell: the best pass of this direction (as the card shows it).
+            let best = |pick: fn(&PassResult) -> Option<&stats::DirStats>| {
+                passes.iter().filter_map(pick).max_by(|a, b| a.mb_s.total_cmp(&b.mb_s))
+            };
+            let cell = match dname {
+                "write" => best(|p| p.write.as_ref()),
+                _ => best(|p| p.read.as_ref()),
+            };
+            if let Some(s) = cell {
+                obs.cell(label, dname, s);
+            }
         }
         let how = if cfg.passes > 1 { Aggregate::Max } else { Aggregate::Single };
         result.set_passes(passes, how);

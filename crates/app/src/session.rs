@@ -87,6 +87,9 @@ pub trait Observer {
     /// A long write (`steady`'s preconditioning, `--sustained`): `done` of `total` bytes
     /// after `elapsed`, `mb_s` over the last second.
     fn written(&mut self, _done: u64, _total: u64, _elapsed: Duration, _mb_s: f64) {}
+    /// A card cell is measured (`mark`): test `job` in `direction` (`read`, `write`, `mix`),
+    /// its best pass so far. `serve` fills its live card from it.
+    fn cell(&mut self, _job: &str, _direction: &str, _stats: &stats::DirStats) {}
 }
 
 /// Passes a target's events on to an observer.
@@ -454,5 +457,8 @@ impl Observer for StartAt<'_> {
     }
     fn written(&mut self, done: u64, total: u64, elapsed: Duration, mb_s: f64) {
         self.inner.written(done, total, elapsed, mb_s);
+    }
+    fn cell(&mut self, job: &str, direction: &str, stats: &stats::DirStats) {
+        self.inner.cell(job, direction, stats);
     }
 }

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         Command::Profile(a) => cmd::profile::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::History(a) => cmd::history::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Top(a) => cmd::top::run(a),
         Command::Health(a) => cmd::health::run(a),
     })

@@ -39,6 +39,9 @@ pub struct Filter {
     pub limit: Option<usize>,
     /// Part of the command, device, model, host, target path, key or a job's name.
     pub search: Option<String>,
+    /// Skip this many of the newest matching runs first (paging).
+    #[serde(default)]
+    pub offset: Option<usize>,
 }
 
 /// One stored run, as the runs list shows it. `id`, `command`, `started_at`, `device` and
@@ -271,6 +274,7 @@ impl Store {
     pub fn list(&self, filter: &Filter) -> Result<Vec<RunRow>> {
         let since = filter.since.as_deref().map(date_ns).transpose()?;
         let limit = filter.limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        let offset = filter.offset.map_or(0, |n| i64::try_from(n).unwrap_or(i64::MAX));
         let query = format!(
             "SELECT {RUN_COLS} FROM runs r
              WHERE (?1 IS NULL OR {DEVICE_MATCH})
@@ -281,7 +285,7 @@ impl Store {
                     OR r.host LIKE ?5 ESCAPE '\\' OR r.target LIKE ?5 ESCAPE '\\'
                     OR r.key LIKE ?5 ESCAPE '\\' OR r.summary_json LIKE ?5 ESCAPE '\\')
              ORDER BY r.started_ns DESC, r.id DESC
-             LIMIT ?6"
+             LIMIT ?6 OFFSET ?7"
         );
         let mut stmt = self.conn.prepare_cached(&query).map_err(self.sql())?;
         let rows = stmt
@@ -292,7 +296,8 @@ impl Store {
                     filter.command,
                     since,
                     filter.search.as_deref().map(like),
-                    limit
+                    limit,
+                    offset
                 ],
                 run_row,
             )

@@ -136,6 +136,7 @@ pub fn run(a: &HistoryArgs) -> Outcome {
                 since: l.since.clone(),
                 limit: l.limit,
                 search: l.search.clone(),
+                offset: None,
             };
             let rows = hist::list(&path, &filter)?;
             let text = if l.json { hist::json_text(&rows)? } else { hist::list_text(&rows) };

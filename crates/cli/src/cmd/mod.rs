@@ -17,6 +17,7 @@ pub mod profile;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod sla;
 pub mod steady;
 pub mod surface;
@@ -104,6 +105,10 @@ pub enum Command {
     Report(Box<report::ReportArgs>),
     /// The results kept in the history database: list, show, export, forget.
     History(Box<history::HistoryArgs>),
+    /// The history in a browser: runs, reports, device trends, compare, a live mark, import.
+    ///
+    /// Listens on 127.0.0.1 (a free port unless --port), prints the URL and opens nothing.
+    Serve(Box<serve::ServeArgs>),
     /// Simulate an SSD cache in front of HDDs on an I/O trace: hit ratio, warm-up, wear, IOPS, size.
     Cache(Box<cache::CacheArgs>),
     /// Live I/O monitor: iostat -x and perfmon figures per device, saturation, pressure, processes.
@@ -139,6 +144,7 @@ impl Command {
             Command::Compare(_) => "compare",
             Command::Report(_) => "report",
             Command::History(_) => "history",
+            Command::Serve(_) => "serve",
             Command::Cache(_) => "cache",
             Command::Top(_) => "top",
             Command::Health(_) => "health",
