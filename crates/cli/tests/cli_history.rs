@@ -261,3 +261,52 @@ fn import_takes_results_exports_and_fio_output() {
     let text = stderr_of(&output(dm().args(["history", "import"]).arg(&fio).arg("--history").arg(&other)));
     assert!(text.contains("(fio): no new run; 1 already stored"), "{text}");
 }
+
+/// A tmpfs of `size` mounted at `at` with `opts`, unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str, opts: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).ok()?;
+        let o = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},{opts}"), "tmpfs"])
+            .arg(at)
+            .output()
+            .ok()?;
+        o.status.success().then(|| Tmpfs(at.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_or_read_only_disk_never_costs_the_result() {
+    if !is_root() {
+        return skip_note("not root: cannot mount the small and read-only file systems; skipped");
+    }
+    let dir = tempdir();
+    // A database on a file system with room for a few pages only: the first insert (27 KB of
+    // document, compressed to about 4 KB, plus the schema and the WAL) runs out of space.
+    let Some(_full) = Tmpfs::mount(&dir.path().join("full"), "12k", "rw") else {
+        return skip_note("mount -t tmpfs failed (no CAP_SYS_ADMIN?); skipped");
+    };
+    let Some(_ro) = Tmpfs::mount(&dir.path().join("ro"), "1m", "ro") else {
+        return skip_note("mount -t tmpfs failed; skipped");
+    };
+    for (what, db) in [("full", dir.path().join("full/h.db")), ("read-only", dir.path().join("ro/h.db"))] {
+        let out = dir.path().join(format!("{what}.json"));
+        let o = output(dm_in(dir.path()).args(MARK).args(["--json", "-o"]).arg(&out).arg("--history").arg(&db));
+        assert!(o.status.success(), "{what}: the measurement stands: {}", stderr_of(&o));
+        let doc = json_of(&o);
+        assert_eq!(doc["results"].as_array().map(Vec::len), Some(4), "{what}");
+        assert!(doc.get("history").is_none(), "{what}: {}", doc["history"]);
+        let codes: Vec<&str> =
+            doc["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+        assert!(codes.contains(&"history-not-recorded"), "{what}: {codes:?}");
+        assert!(out.exists(), "{what}: -o is still written");
+    }
+}
