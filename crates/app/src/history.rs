@@ -78,6 +78,9 @@ pub fn record(choice: &Choice, doc: &mut ResultDoc) {
         return;
     }
     let Some(path) = choice.path() else { return };
+    if doc.smart.is_none() {
+        doc.smart = smart_of_target(doc);
+    }
     match path.map_err(|e| e.to_string()).and_then(|p| keep(&p, doc)) {
         Ok(note) => doc.history = Some(note),
         Err(why) => doc.warn(
@@ -85,6 +88,49 @@ pub fn record(choice: &Choice, doc: &mut ResultDoc) {
             format!("history: {why}; this result is complete but was not kept in the history"),
         ),
     }
+}
+
+/// How long the SMART read after a run may take.
+const SMART_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The SMART figures of the physical disk under the result's target, read with smartctl
+/// (`DISKMETER_SMARTCTL`, else the one `health` finds) after the run: `None` for a target that
+/// is not on a physical disk (virtual disks never run smartctl), without smartctl, or when it
+/// cannot read the disk (rights, a USB bridge that needs `-d`).
+fn smart_of_target(doc: &ResultDoc) -> Option<stats::SmartSnapshot> {
+    let t = doc.target.as_ref()?;
+    if t.kind == stats::TargetKind::Null || t.disk.serial.is_none() && t.disk.wwn.is_none() {
+        // Without a serial or WWN the disk is virtual or does not say who it is: nothing to follow.
+        return None;
+    }
+    let explicit = std::env::var_os("DISKMETER_SMARTCTL").map(PathBuf::from);
+    let mut cache = health::report::SourceCache::new(move || {
+        health::smartctl::Smartctl::locate(explicit.as_deref())
+            .map(|s| Box::new(s.with_timeout(SMART_TIMEOUT)) as Box<dyn health::smartctl::SmartSource>)
+    });
+    smart_snapshot(&t.path, &mut cache, &health::topology::SysPaths::default())
+}
+
+/// The SMART figures of the first disk under `device` (a device, partition or file) that
+/// smartctl reads.
+pub fn smart_snapshot(
+    device: &str,
+    cache: &mut health::report::SourceCache<'_>,
+    sys: &health::topology::SysPaths,
+) -> Option<stats::SmartSnapshot> {
+    let cfg = health::report::HealthConfig { device: Some(device.to_string()), ..Default::default() };
+    let doc = health::report::run(&cfg, cache, sys).ok()?;
+    doc.disks.iter().find_map(|d| {
+        let s = d.smart.as_ref()?;
+        Some(stats::SmartSnapshot {
+            device: d.path.clone(),
+            percentage_used: s.wear.as_ref().map(|w| w.used_percent),
+            temperature_c: s.temperature_c,
+            data_written_bytes: s.written.as_ref().map(|w| w.bytes),
+            media_errors: s.media_errors,
+            power_on_hours: s.power_on_hours,
+        })
+    })
 }
 
 /// Keeps a `health` report in the history when it read SMART from at least one disk (a report
@@ -476,5 +522,59 @@ mod tests {
             assert_eq!(p, PathBuf::from("/d/diskmeter/history.db"));
         }
         assert!(matches!(none.path_with(env(&[])), Some(Err(_))), "nowhere to put it is an error, not a panic");
+    }
+
+    /// A fake sysfs with one SATA disk `sda` and a virtio disk `vda`.
+    #[cfg(unix)]
+    fn fake_sys() -> (tempfile::TempDir, health::topology::SysPaths) {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for dir in ["class/block", "block", "proc"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        for (name, path) in [
+            ("sda", "pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block"),
+            ("vda", "pci0000:00/virtio1/block"),
+        ] {
+            let d = root.join("devices").join(path).join(name);
+            std::fs::create_dir_all(d.join("slaves")).unwrap();
+            std::fs::write(d.join("size"), "976773168\n").unwrap();
+            std::fs::write(d.join("stat"), "100 0 800 10 50 0 1000 20 0 30 30\n").unwrap();
+            std::os::unix::fs::symlink(&d, root.join("class/block").join(name)).unwrap();
+            std::os::unix::fs::symlink(&d, root.join("block").join(name)).unwrap();
+        }
+        std::fs::write(root.join("proc/uptime"), "172800.00 300000.00\n").unwrap();
+        let sys = health::topology::SysPaths {
+            sys: root.to_path_buf(),
+            proc_dir: root.join("proc"),
+            dev: PathBuf::from("/dev"),
+        };
+        (t, sys)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_run_on_a_physical_disk_carries_its_smart_figures() {
+        let (_t, sys) = fake_sys();
+        let fixtures = || {
+            health::smartctl::FixtureSource::new((7, 3))
+                .with("/dev/sda", include_str!("../../health/tests/data/sata-ssd.json"))
+                .unwrap()
+        };
+        let mut cache =
+            health::report::SourceCache::new(
+                move || Ok(Box::new(fixtures()) as Box<dyn health::smartctl::SmartSource>),
+            );
+        let s = smart_snapshot("sda", &mut cache, &sys).expect("the SSD's figures");
+        assert_eq!(s.device, "/dev/sda");
+        assert_eq!(s.temperature_c, Some(36));
+        assert_eq!(s.percentage_used, Some(19.0));
+        assert_eq!(s.data_written_bytes, Some(64_777_770_148 * 512));
+        assert_eq!(s.power_on_hours, Some(14551));
+        // A virtual disk has no SMART of its own: smartctl is not even asked.
+        let mut never = health::report::SourceCache::new(|| -> std::result::Result<_, health::HealthError> {
+            panic!("smartctl run for a virtual disk")
+        });
+        assert!(smart_snapshot("vda", &mut never, &sys).is_none());
     }
 }

@@ -285,7 +285,7 @@ fn smart_figures(s: &Value, id: &Identity) -> SmartFigures {
         device: id.name.clone(),
         percentage_used: f64_at(s, "/wear/used_percent").or_else(|| f64_at(s, "/percentage_used")),
         temperature_c: s.get("temperature_c").and_then(Value::as_i64),
-        data_written_bytes: u64_at(s, "/written/bytes"),
+        data_written_bytes: u64_at(s, "/written/bytes").or_else(|| u64_at(s, "/data_written_bytes")),
         media_errors: u64_at(s, "/media_errors"),
         power_on_hours: u64_at(s, "/power_on_hours"),
     }
@@ -337,6 +337,26 @@ mod tests {
         let state = f.state.unwrap();
         assert_eq!(state["filesystem"], "ext4");
         assert!(state.get("model").is_none());
+    }
+
+    #[test]
+    fn a_runs_smart_snapshot_joins_its_disk() {
+        let doc = json!({"command": "mark", "started_at": "2026-03-02T10:00:00Z",
+            "host": {"hostname": "box"},
+            "target": {"path": "/dev/sda", "kind": "block", "size_bytes": 1024, "device": "sda",
+                       "model": "Acme SSD", "serial": "S1", "firmware": "F2"},
+            "smart": {"device": "/dev/sda", "percentage_used": 19.0, "temperature_c": 36,
+                      "data_written_bytes": 1000, "media_errors": 0, "power_on_hours": 7},
+            "results": []});
+        let f = facts(&doc).unwrap();
+        assert_eq!(f.device_key, "serial:Acme SSD/S1");
+        assert_eq!(f.smart.len(), 1);
+        let s = &f.smart[0];
+        assert_eq!(
+            (s.device_key.as_str(), s.percentage_used, s.temperature_c),
+            ("serial:Acme SSD/S1", Some(19.0), Some(36))
+        );
+        assert_eq!((s.data_written_bytes, s.media_errors, s.power_on_hours), (Some(1000), Some(0), Some(7)));
     }
 
     #[test]

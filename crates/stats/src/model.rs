@@ -83,6 +83,28 @@ pub struct ResultDoc {
     /// recorded: the warning `history-not-recorded` then says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<HistoryNote>,
+    /// The SMART figures that explain a trend, read from the target's disk after the run when
+    /// smartctl can read them (a physical disk, smartctl installed, enough rights); absent
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smart: Option<SmartSnapshot>,
+}
+
+/// A disk's SMART figures at the end of a run (`smart`): the ones a trend is explained by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmartSnapshot {
+    /// The disk smartctl read (`/dev/nvme0n1`).
+    pub device: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_used: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_written_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_errors: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_on_hours: Option<u64>,
 }
 
 /// This result in the history database (`history`).
@@ -154,6 +176,7 @@ impl ResultDoc {
             sustained: None,
             verify: None,
             history: None,
+            smart: None,
         }
     }
 
