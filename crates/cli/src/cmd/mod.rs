@@ -103,7 +103,7 @@ pub enum Command {
     Compare(Box<compare::CompareArgs>),
     /// Render a saved result (JSON) as a self-contained HTML report, or as text, CSV or Markdown.
     Report(Box<report::ReportArgs>),
-    /// The results kept in the history database: list, show, export, forget.
+    /// The results kept in the history database: list, show, trend, diff, import, export, forget.
     History(Box<history::HistoryArgs>),
     /// The history in a browser: runs, reports, device trends, compare, a live mark, import.
     ///
