@@ -138,7 +138,33 @@ pub struct VsCell {
     pub ci_low_pct: f64,
     pub ci_high_pct: f64,
     /// `faster`, `slower`, `within-noise` or `inconclusive`.
-    pub verdict: crate::trend::Verdict,
+    pub verdict: TrendVerdict,
+}
+
+/// What a change between two stored runs means for the user (`history`; `stats::trend::Verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrendVerdict {
+    /// Better (higher throughput, lower latency) beyond the threshold, and the interval
+    /// excludes no change.
+    Faster,
+    /// Worse beyond the threshold, and the interval excludes no change.
+    Slower,
+    /// The whole interval lies within ±`trend::NOISE_THRESHOLD_PCT` (5 %).
+    WithinNoise,
+    /// Neither: too few or too scattered passes to tell.
+    Inconclusive,
+}
+
+impl TrendVerdict {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Faster => "faster",
+            Self::Slower => "slower",
+            Self::WithinNoise => "within noise",
+            Self::Inconclusive => "inconclusive",
+        }
+    }
 }
 
 impl ResultDoc {

@@ -57,31 +57,7 @@ pub const NOISE_THRESHOLD_PCT: f64 = 5.0;
 /// `mark --quick` card has one pass per cell, so this is the rule for it.
 pub const SINGLE_PASS_FLOOR_PCT: f64 = 2.0 * NOISE_THRESHOLD_PCT;
 
-/// What a change between two runs means for the user.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    /// Better (higher throughput, lower latency) beyond the threshold, and the interval
-    /// excludes no change.
-    Faster,
-    /// Worse beyond the threshold, and the interval excludes no change.
-    Slower,
-    /// The whole interval lies within ±[`NOISE_THRESHOLD_PCT`].
-    WithinNoise,
-    /// Neither: too few or too scattered passes to tell.
-    Inconclusive,
-}
-
-impl Verdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Faster => "faster",
-            Self::Slower => "slower",
-            Self::WithinNoise => "within noise",
-            Self::Inconclusive => "inconclusive",
-        }
-    }
-}
+pub use crate::model::TrendVerdict as Verdict;
 
 /// What a [`Change`]'s verdict rests on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

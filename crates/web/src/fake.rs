@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
+use crate::events::{Cell, MarkEvent};
 use crate::live::EventSink;
-use crate::service::{Cell, DeviceView, Html, MarkEvent, MarkRequest, Refusal, RunFilter, RunSummary, Service};
+use crate::service::{DeviceView, Html, MarkRequest, Refusal, RunFilter, RunSummary, Service};
 
 /// The card tests of the default profile.
 pub const CARD: [&str; 4] = ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"];

@@ -12,6 +12,7 @@
 //! - no file is ever read: pages come from the service, the two assets are compiled in.
 
 mod assets;
+mod events;
 pub mod fake;
 mod live;
 mod pages;
@@ -25,8 +26,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use events::{Cell, MarkEvent, Snapshot};
 pub use live::EventSink;
-pub use service::{Cell, DeviceView, Html, MarkEvent, MarkRequest, Refusal, RunFilter, RunSummary, Service, Snapshot};
+pub use service::{DeviceView, Html, MarkRequest, Refusal, RunFilter, RunSummary, Service};
 
 /// Shortest access token accepted with `listen`.
 pub const MIN_TOKEN_LEN: usize = 16;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::broadcast;
 
-use crate::service::{MarkEvent, Snapshot};
+use crate::events::{MarkEvent, Snapshot};
 
 /// Events a slow browser may fall behind by before it is sent a fresh snapshot instead.
 const BACKLOG: usize = 256;

@@ -6,7 +6,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
-use crate::service::{DeviceView, RunFilter, RunSummary, Snapshot};
+use crate::events::Snapshot;
+use crate::service::{DeviceView, RunFilter, RunSummary};
 
 /// The mark profiles `diskmeter mark --profile` takes, the default first.
 pub(crate) const PROFILES: [&str; 4] = ["default", "real", "peak", "nvme"];

@@ -18,10 +18,11 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::events::MarkEvent;
 use crate::live::Hub;
 use crate::pages::{self, html, message, Chrome};
 use crate::security::{self, CsrfChecked};
-use crate::service::{MarkEvent, MarkRequest, Refusal, RunFilter, Service};
+use crate::service::{MarkRequest, Refusal, RunFilter, Service};
 use crate::{Config, WebError, IMPORT_CAP, PAGE_ROWS};
 
 pub(crate) struct AppState {
@@ -90,7 +91,15 @@ pub(crate) fn router(st: Arc<AppState>) -> Router {
         .route("/api/import", post(import).layer(DefaultBodyLimit::max(IMPORT_CAP)))
         .route("/assets/{name}", get(crate::assets::serve))
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(Arc::clone(&st), security::guard))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(security::Rules {
+                csrf: st.csrf.clone(),
+                token: st.token.clone(),
+                read_only: st.read_only,
+                allowed_hosts: st.allowed_hosts.clone(),
+            }),
+            security::guard,
+        ))
         .with_state(st)
 }
 

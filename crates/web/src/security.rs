@@ -8,8 +8,6 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::routes::AppState;
-
 pub(crate) const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
      img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'";
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
@@ -39,7 +37,20 @@ pub(crate) fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     std::hint::black_box(a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y))) == 0
 }
 
-pub(crate) async fn guard(State(st): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+/// What the guard holds every request against, fixed when the server starts.
+pub(crate) struct Rules {
+    /// This server's CSRF token.
+    pub(crate) csrf: String,
+    /// The access token (`--token`), when one is required.
+    pub(crate) token: Option<String>,
+    /// `--read-only`: every POST is refused.
+    pub(crate) read_only: bool,
+    /// The Host values accepted (lower case); `None` when listening beyond loopback, where the
+    /// token guards instead.
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+}
+
+pub(crate) async fn guard(State(st): State<Arc<Rules>>, req: Request, next: Next) -> Response {
     let api = req.uri().path().starts_with("/api/");
     let mut resp = check(&st, req, next).await;
     let h = resp.headers_mut();
@@ -52,7 +63,7 @@ pub(crate) async fn guard(State(st): State<Arc<AppState>>, req: Request, next: N
     resp
 }
 
-async fn check(st: &AppState, mut req: Request, next: Next) -> Response {
+async fn check(st: &Rules, mut req: Request, next: Next) -> Response {
     let host = req.headers().get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
     if let Some(allowed) = &st.allowed_hosts {
         if !allowed.contains(&host) {

@@ -2,7 +2,6 @@
 //! each run's median pass with the range of its passes, as `history trend` computes them — the
 //! SMART figures over time when the runs read them, and the card history as a table.
 
-use super::service::esc;
 use crate::history as hist;
 use history::{Filter, JobSummary, RunRow, SmartRow, Store};
 use std::fmt::Write as _;
@@ -335,6 +334,22 @@ fn smart_table(rows: &[SmartRow]) -> String {
     }
     s.push_str("</tbody></table>");
     s
+}
+
+/// HTML-escape text for an element or a quoted attribute.
+pub(crate) fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

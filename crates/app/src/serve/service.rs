@@ -3,6 +3,7 @@
 //! mark and import.
 
 use super::device;
+use super::device::esc;
 use super::live::Marks;
 use crate::history as hist;
 use crate::{Error, Result};
@@ -63,22 +64,6 @@ pub fn split_page(page: &str) -> Html {
     let style = between("<style", "</style>").unwrap_or_default();
     let body = between("<body", "</body>").unwrap_or_else(|| page.to_string());
     Html { head_style: format!(".report {{\n{}\n}}\n", style.replace(":root", "&")), body }
-}
-
-/// HTML-escape text for an element or a quoted attribute.
-pub(crate) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A stored document as report HTML: the report of a result, else its JSON shown as text.
