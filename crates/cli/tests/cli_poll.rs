@@ -158,7 +158,9 @@ fn polling_time_is_not_counted_as_a_busy_worker() {
     let process = f64_at(cpu, "user_pct") + f64_at(cpu, "sys_pct");
     let busiest = f64_at(cpu, "max_worker_pct");
     assert_eq!(cpu["poll_us"].as_u64(), Some(1_000_000));
-    assert!((f64_at(&r["read"], "iops") / 200.0 - 1.0).abs() < 0.03, "{}", r["read"]["iops"]);
+    // The run held the throttle's rate (the throttle's own precision is cli_loop's test; here a
+    // busy CI machine running other tests beside this one has cost up to 4 %).
+    assert!((f64_at(&r["read"], "iops") / 200.0 - 1.0).abs() < 0.06, "{}", r["read"]["iops"]);
     assert!(process > 70.0, "the polling worker kept a CPU busy: process {process:.1} %");
     assert!(busiest < 25.0, "busiest worker without its polling: {busiest:.1} % (process {process:.1} %)");
     assert!(!warning_codes(&doc).iter().any(|c| c == "tool-bottleneck"), "{:?}", warning_codes(&doc));
