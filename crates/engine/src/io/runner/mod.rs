@@ -230,7 +230,6 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    #[cfg(target_os = "linux")]
     use crate::target::fault::NullFault;
     use spec::EngineKind;
 
