@@ -78,7 +78,8 @@ pub fn record(choice: &Choice, doc: &mut ResultDoc) {
         return;
     }
     let Some(path) = choice.path() else { return };
-    if doc.smart.is_none() {
+    // SMART is read only for a result that has somewhere to go.
+    if path.is_ok() && doc.smart.is_none() {
         doc.smart = smart_of_target(doc);
     }
     match path.map_err(|e| e.to_string()).and_then(|p| keep(&p, doc)) {

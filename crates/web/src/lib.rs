@@ -74,8 +74,9 @@ pub struct Bound {
     cfg: Config,
 }
 
-/// Check the options and bind. Refuses a non-loopback `listen` without a good token.
-pub fn bind(cfg: &Config) -> Result<Bound, WebError> {
+/// The options' own rules, before anything is bound: a token must be a good one, and a
+/// non-loopback `listen` needs one.
+pub fn check(cfg: &Config) -> Result<(), WebError> {
     let ip = cfg.listen.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     if let Some(t) = &cfg.token {
         if !security::token_ok(t) {
@@ -85,6 +86,13 @@ pub fn bind(cfg: &Config) -> Result<Bound, WebError> {
     if !ip.is_loopback() && cfg.token.is_none() {
         return Err(WebError::ListenWithoutToken(ip));
     }
+    Ok(())
+}
+
+/// Check the options ([`check`]) and bind.
+pub fn bind(cfg: &Config) -> Result<Bound, WebError> {
+    check(cfg)?;
+    let ip = cfg.listen.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let want = SocketAddr::new(ip, cfg.port);
     let listener = TcpListener::bind(want).map_err(|source| WebError::Bind { addr: want, source })?;
     listener.set_nonblocking(true)?;

@@ -58,16 +58,11 @@ impl Config {
                 })
             })
             .transpose()?;
-        if let Some(t) = &o.token {
-            if t.len() < web::MIN_TOKEN_LEN || !t.bytes().all(|b| b.is_ascii_alphanumeric() || b"._~-".contains(&b)) {
-                return Err(Error::usage(format!("invalid value for --token: {}", web::WebError::BadToken)));
-            }
-        }
-        if let Some(ip) = listen.filter(|ip| !ip.is_loopback()) {
-            if o.token.is_none() {
-                return Err(Error::usage(web::WebError::ListenWithoutToken(ip).to_string()));
-            }
-        }
+        let web = web::Config { listen, port: o.port.unwrap_or(0), token: o.token.clone(), read_only: o.read_only };
+        web::check(&web).map_err(|e| match e {
+            web::WebError::BadToken => Error::usage(format!("invalid value for --token: {e}")),
+            e => Error::usage(e.to_string()),
+        })?;
         let db = match o.history.path() {
             None => {
                 return Err(Error::usage(
@@ -77,7 +72,6 @@ impl Config {
             Some(Ok(p)) => p,
             Some(Err(e)) => return Err(Error::usage(e.to_string())),
         };
-        let web = web::Config { listen, port: o.port.unwrap_or(0), token: o.token.clone(), read_only: o.read_only };
         Ok(Config { web, db })
     }
 
