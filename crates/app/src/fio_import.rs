@@ -606,6 +606,7 @@ fn dir_stats(d: Option<&Value>) -> Option<DirStats> {
     }
     let per_s = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
     Some(DirStats {
+        bound: None,
         ops,
         bytes,
         seconds,

@@ -61,7 +61,12 @@ fn major_minor(dev: u64) -> (u32, u32) {
 
 impl SysPaths {
     fn topo(&self) -> Topology {
-        Topology::new(Roots { sys: self.sys.clone(), proc: self.proc_dir.clone(), dev: self.dev.clone() })
+        Topology::new(Roots {
+            sys: self.sys.clone(),
+            proc: self.proc_dir.clone(),
+            dev: self.dev.clone(),
+            ..Roots::default()
+        })
     }
 
     #[cfg(unix)]

@@ -9,17 +9,24 @@ use std::path::{Path, PathBuf};
 #[cfg(unix)]
 pub mod fixture;
 
-/// Where the kernel's trees are mounted: `/sys`, `/proc` and `/dev` on a live system.
+/// Where the kernel's trees are mounted: `/sys`, `/proc` and `/dev` (and `/etc`) on a live system.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     pub sys: PathBuf,
     pub proc: PathBuf,
     pub dev: PathBuf,
+    /// `/etc`: configuration the doctor reads (the trim timer).
+    pub etc: PathBuf,
 }
 
 impl Default for Roots {
     fn default() -> Self {
-        Roots { sys: PathBuf::from("/sys"), proc: PathBuf::from("/proc"), dev: PathBuf::from("/dev") }
+        Roots {
+            sys: PathBuf::from("/sys"),
+            proc: PathBuf::from("/proc"),
+            dev: PathBuf::from("/dev"),
+            etc: PathBuf::from("/etc"),
+        }
     }
 }
 

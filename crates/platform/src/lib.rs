@@ -18,6 +18,7 @@
 
 pub mod block;
 pub mod cpu;
+pub mod diag;
 pub mod diskstats;
 pub mod error;
 pub mod fs;

@@ -1213,6 +1213,7 @@ fn any_dir() -> BoxedStrategy<Option<DirStats>> {
     proptest::option::of(
         (any_u64(), any_f64(), any_f64(), any_lat(), proptest::collection::vec((any_f64(), any_u64()), 0..5)).prop_map(
             |(ops, iops, mb_s, lat_ns, cdf)| DirStats {
+                bound: None,
                 ops,
                 bytes: ops,
                 seconds: 1.0,

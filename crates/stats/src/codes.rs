@@ -84,3 +84,14 @@ pub const HISTORY_NOT_RECORDED: &str = "history-not-recorded";
 /// A result converted from fio's own JSON output (`history import`): fio's figures, no device
 /// view, no histogram, one pass.
 pub const IMPORTED_FIO: &str = "imported-fio";
+/// The process's cgroup limits I/O to the target's device (v1 `blkio.throttle.*`, v2
+/// `io.max`); a figure within 2 % of the limit is the limit's (its `bound` says so).
+pub const CGROUP_LIMIT: &str = "cgroup-limit";
+/// Random reads at QD1 faster than the medium can answer (a rotating device under 1 ms): a
+/// cache answers.
+pub const FASTER_THAN_MEDIUM: &str = "faster-than-medium";
+/// Throughput within 3 % of the link's ceiling (PCIe, SATA, USB): the link may be the limit.
+pub const LINK_BOUND: &str = "link-bound";
+/// A job's first second ran well above its rest (burst credits, a throttle's slice): the
+/// headline is the sustained rate.
+pub const STARTUP_BURST: &str = "startup-burst";

@@ -502,6 +502,26 @@ pub struct JobResult {
     /// take them without blocking): how much, and where diskmeter let those threads run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handoff: Option<Handoff>,
+    /// The first interval ran well above the rest (warning `startup-burst`): per direction,
+    /// both rates. The direction's headline IOPS and MB/s are then the rest's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub startup_burst: Vec<StartupBurst>,
+}
+
+/// A job's first interval against its rest (`startup-burst`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct StartupBurst {
+    /// `read` or `write`.
+    pub direction: String,
+    /// The first interval's length (s) and rate.
+    pub first_s: f64,
+    pub first_iops: f64,
+    /// The rest's rate: the headline.
+    pub sustained_iops: f64,
+    pub sustained_mb_s: f64,
+    /// The whole window's rate, burst included.
+    pub whole_iops: f64,
+    pub whole_mb_s: f64,
 }
 
 /// Requests io_uring could not issue in the submitting thread and handed to its kernel
@@ -594,6 +614,7 @@ impl JobResult {
     /// A result with no figures yet, named after the spec.
     pub fn new(spec: JobSpec) -> Self {
         Self {
+            startup_burst: Vec::new(),
             name: spec.name.clone(),
             spec,
             read: None,
@@ -660,6 +681,10 @@ pub struct DirStats {
     /// averaged (`mean`) aggregates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lat_cdf: Vec<CdfPoint>,
+    /// What this figure is when it is not the device's: `cgroup limit (10 000 read IOPS)` for a
+    /// figure within 2 % of a cgroup's limit on the device (warning `cgroup-limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound: Option<String>,
 }
 
 fn per_second(x: f64, seconds: f64) -> f64 {
@@ -675,6 +700,7 @@ impl DirStats {
     /// mib_s = bytes / 2^20 / seconds (all 0 when seconds is 0).
     pub fn new(ops: u64, bytes: u64, seconds: f64, lat: &LatHist, qd_mean: f64) -> DirStats {
         DirStats {
+            bound: None,
             ops,
             bytes,
             seconds,
@@ -815,6 +841,7 @@ fn combine(stats: &[&DirStats], how: Aggregate) -> Option<DirStats> {
             let u = |f: fn(&DirStats) -> u64| mean_u64(stats.iter().map(|d| f(d)), n);
             let f = |f: fn(&DirStats) -> f64| mean_f64(stats.iter().map(|d| f(d)), n);
             Some(DirStats {
+                bound: None,
                 ops: u(|d| d.ops),
                 bytes: u(|d| d.bytes),
                 seconds: f(|d| d.seconds),

@@ -27,9 +27,14 @@ impl SysTree {
         &self.root
     }
 
-    /// Roots with sysfs here and /proc, /dev as `proc`, `dev` beside it.
+    /// Roots with sysfs here and /proc, /dev, /etc as `proc`, `dev-nodes`, `etc` inside it.
     pub fn roots(&self) -> Roots {
-        Roots { sys: self.root.clone(), proc: self.root.join("proc"), dev: self.root.join("dev-nodes") }
+        Roots {
+            sys: self.root.clone(),
+            proc: self.root.join("proc"),
+            dev: self.root.join("dev-nodes"),
+            etc: self.root.join("etc"),
+        }
     }
 
     /// A whole disk at `devices/PARENT/NAME` (PARENT such as `virtual/block` or

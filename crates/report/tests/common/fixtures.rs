@@ -30,6 +30,7 @@ pub fn dir(bs: u64, mb_s: f64, outstanding: f64, seconds: f64) -> DirStats {
     let iops = ops as f64 / seconds;
     let mean = (outstanding / iops * 1e9).round();
     DirStats {
+        bound: None,
         ops,
         bytes,
         seconds,
