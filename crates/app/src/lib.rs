@@ -5,6 +5,7 @@ pub mod cache;
 pub mod capture;
 pub mod cluster;
 pub mod compare;
+pub mod doctor;
 pub mod error;
 pub mod fio_import;
 mod fioflow;

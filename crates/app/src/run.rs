@@ -625,6 +625,7 @@ fn run_plan(
         let error = out.error.or(verify_error);
         let interrupted = out.interrupted || (error.is_none() && stop);
         for mut r in out.results {
+            crate::session::startup_burst(&mut doc, &mut r);
             if let Some(e) = crate::fioflow::rate_floor_error(&r) {
                 doc.warn(codes::RATE_MIN_NOT_MET, e.message.clone());
                 r.error.get_or_insert_with(|| e.clone());

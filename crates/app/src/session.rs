@@ -350,12 +350,35 @@ pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: O
         }
     }
     device_warnings(doc, target);
+    if let Some(name) = target.and_then(|t| t.probe.device.as_deref().or(t.probe.disk.as_deref())) {
+        cheap_checks(doc, &doctor::bench::context(&platform::block::Roots::default(), name));
+    }
     if jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100 && !matches!(j.data, DataPattern::Random)) {
         doc.warn(
             codes::ZERO_DATA,
             "write data is compressible (--data zeros/compress): compressing or deduplicating devices will look \
              faster than with real data",
         );
+    }
+}
+
+/// The doctor's cheap checks on a finished run (`docs/doctor.md`, "Checks inside every
+/// benchmark"): a cgroup limit on the device, latency faster than the medium, throughput at the
+/// link's ceiling. Each code once.
+pub(crate) fn cheap_checks(doc: &mut ResultDoc, ctx: &doctor::bench::BenchContext) {
+    for (code, msg) in doctor::bench::warnings(ctx, doc) {
+        if !doc.warnings.iter().any(|w| w.code == code) {
+            doc.warn(code, msg);
+        }
+    }
+}
+
+/// `startup-burst`: a job whose first second ran well above the rest gets the rest's rate as
+/// its headline, and the warning names both.
+pub(crate) fn startup_burst(doc: &mut ResultDoc, r: &mut stats::JobResult) {
+    for b in doctor::bench::startup_burst(r) {
+        doc.warn(codes::STARTUP_BURST, doctor::bench::burst_message(&r.name, &b));
+        r.startup_burst.push(b);
     }
 }
 

@@ -55,5 +55,6 @@ fn main() -> ExitCode {
         Command::Serve(a) => cmd::serve::run(a),
         Command::Top(a) => cmd::top::run(a),
         Command::Health(a) => cmd::health::run(a),
+        Command::Doctor(a) => cmd::doctor::run(a),
     })
 }

@@ -141,6 +141,15 @@ pub fn health(doc: &app::health::HealthDoc, cfg: &app::health::Config) -> Outcom
     Ok(doc.exit_code())
 }
 
+/// `doctor`'s diagnosis on stdout (JSON or text), the -o file; then its exit (1 when a cause
+/// of severity high or above was found).
+pub fn doctor(doc: &app::doctor::DoctorDoc, cfg: &app::doctor::Config) -> Outcome {
+    let text = if cfg.json { app::doctor::json(doc) } else { report::doctor_text::render(doc) };
+    print_stdout(&sanitize(&text))?;
+    cfg.write_output(doc)?;
+    Ok(doc.exit_code())
+}
+
 /// A health report that failed before it had a report: with `--json`, stdout still gets a
 /// valid document carrying the error.
 pub fn health_failed(cfg: &app::health::Config, e: &app::Error) {

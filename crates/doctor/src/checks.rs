@@ -179,27 +179,38 @@ fn pcie_link(cx: &mut Ctx<'_>) -> Outcome {
             },
             None => p.device_max,
         };
+        let file = |name: &str| format!("{}/{name}", p.source);
         let evidence = vec![
-            Evidence::new("current_link_speed", format!("{} GT/s", p.current.gts), p.source.clone()),
-            Evidence::new("current_link_width", p.current.width, p.source.clone()),
-            Evidence::new("max_link_speed", format!("{} GT/s", p.device_max.gts), p.source.clone()),
-            Evidence::new("max_link_width", p.device_max.width, p.source.clone()),
+            Evidence::new("current_link_speed", format!("{} GT/s", p.current.gts), file("current_link_speed")),
+            Evidence::new("current_link_width", p.current.width, file("current_link_width")),
+            Evidence::new("max_link_speed", format!("{} GT/s", p.device_max.gts), file("max_link_speed")),
+            Evidence::new("max_link_width", p.device_max.width, file("max_link_width")),
         ];
         let below_device = p.current.gts < p.device_max.gts || p.current.width < p.device_max.width;
         if !below_device {
             continue;
         }
+        let degraded = p.current.gts < cap.gts || p.current.width < cap.width;
+        // A link that trained down can regain what both ends can do; a slot-limited one, the
+        // drive's own maximum in a better slot.
+        let could = if degraded { cap } else { p.device_max };
         let cost = Some(format!(
             "{}: at most {} instead of {}",
             p.current.label(),
             gb_s(p.current.bytes_per_s()),
-            gb_s(p.device_max.bytes_per_s())
+            gb_s(could.bytes_per_s())
         ));
         let mut ev2 = evidence.clone();
         if let Some(port) = p.port_max {
-            ev2.push(Evidence::new("upstream port max", port.label(), format!("{}/..", p.source)));
+            // The upstream port is the device directory's parent.
+            let port_dir = p.source.rsplit_once('/').map_or(p.source.as_str(), |(dir, _)| dir);
+            ev2.push(Evidence::new(
+                "upstream port max_link_speed",
+                format!("{} GT/s", port.gts),
+                format!("{port_dir}/max_link_speed"),
+            ));
+            ev2.push(Evidence::new("upstream port max_link_width", port.width, format!("{port_dir}/max_link_width")));
         }
-        let degraded = p.current.gts < cap.gts || p.current.width < cap.width;
         let share = p.current.bytes_per_s() / p.device_max.bytes_per_s();
         let sev = if share < 0.75 { Severity::High } else { Severity::Medium };
         if degraded {
@@ -283,7 +294,13 @@ fn sata_link(cx: &mut Ctx<'_>) -> Outcome {
                 format!("{}/hw_sata_spd_limit", s.source),
             ));
             if let Some(n) = s.spdn_cnt.filter(|n| *n > 0) {
-                evidence.push(Evidence::new("spdn_cnt (speed lowered after errors)", n, "ata_device/spdn_cnt"));
+                // `ataN/linkN/devN.0/ata_device/devN.0/spdn_cnt`, beside the link's directory.
+                let k = s.link.trim_start_matches("link");
+                let src = match s.source.strip_suffix(&format!("/ata_link/{}", s.link)) {
+                    Some(base) => format!("{base}/dev{k}.0/ata_device/dev{k}.0/spdn_cnt"),
+                    None => format!("/sys/class/ata_device/dev{k}.0/spdn_cnt"),
+                };
+                evidence.push(Evidence::new("spdn_cnt (speed lowered after errors)", n, src));
             }
         }
         if let Some(((cur, max), src)) = iface {
@@ -592,7 +609,12 @@ fn ncq(cx: &mut Ctx<'_>) -> Outcome {
     for l in f.disk_layers() {
         let Some(q) = &l.device_queue_depth else { continue };
         seen.push(format!("{} queue_depth {}", l.name, q.value));
-        if q.value <= 1 && matches!(l.transport, "sata" | "scsi" | "usb") {
+        // Bulk-Only Transport (usb-storage) queues nothing by design: usb-link reports it.
+        let bot = f
+            .disk(&l.name)
+            .and_then(|d| d.links.usb.as_ref())
+            .is_some_and(|u| u.driver.as_deref() == Some("usb-storage"));
+        if q.value <= 1 && matches!(l.transport, "sata" | "scsi" | "usb") && !bot {
             cx.cause(
                 "ncq-off",
                 Severity::Medium,
@@ -671,7 +693,13 @@ fn trim(cx: &mut Ctx<'_>) -> Outcome {
     }
     // Discard through the stack: a layer that passes none hides TRIM from the drive.
     if target_flash {
-        if let Some(l) = f.layers.iter().find(|l| l.discard_max_bytes.as_ref().is_some_and(|d| d.value == 0)) {
+        // Partitions show their disk's queue: the disk (or a dm/md layer) is the one to name.
+        if let Some(l) = f
+            .layers
+            .iter()
+            .filter(|l| l.role != "partition")
+            .find(|l| l.discard_max_bytes.as_ref().is_some_and(|d| d.value == 0))
+        {
             let bottom = f.disks.iter().any(|d| d.name == l.name);
             cx.cause(
                 "discard-unsupported",
@@ -847,7 +875,9 @@ fn power(cx: &mut Ctx<'_>) -> Outcome {
         read_any = true;
         let driver = f.system.cpufreq_driver.clone().unwrap_or_default();
         // intel_pstate and amd-pstate-epp's "powersave" still raise the clock under load.
-        let dynamic = driver == "intel_pstate" || driver.starts_with("amd-pstate");
+        // (amd-pstate without EPP, like intel_cpufreq, runs the generic governors: powersave
+        // there holds the lowest frequency.)
+        let dynamic = driver == "intel_pstate" || driver == "amd-pstate-epp";
         let slow: Vec<&String> =
             govs.iter().filter(|g| g.as_str() == "conservative" || (g.as_str() == "powersave" && !dynamic)).collect();
         if !slow.is_empty() {
@@ -934,7 +964,7 @@ fn scheduler(cx: &mut Ctx<'_>) -> Outcome {
                     l.name
                 ),
             );
-        } else if is_virtual_transport(l.transport) || l.transport == "usb" {
+        } else if smart_ssd.is_none() && (is_virtual_transport(l.transport) || l.transport == "usb") {
             cx.cause(
                 "rotational-unknown",
                 Severity::Info,
@@ -984,7 +1014,9 @@ fn request_limits(cx: &mut Ctx<'_>) -> Outcome {
         }
         if let Some(nr) = &l.nr_requests {
             read_any = true;
-            if nr.value < 32 {
+            // A device that takes no more commands than this (usb-storage: 1) is not held back.
+            let deeper = l.device_queue_depth.as_ref().is_none_or(|q| q.value > nr.value);
+            if nr.value < 32 && deeper {
                 cx.cause(
                     "nr-requests-low",
                     Severity::Medium,
@@ -1240,7 +1272,10 @@ fn drive_state(cx: &mut Ctx<'_>) -> Outcome {
                         d.name
                     ),
                     vec![Evidence::new("cliff_bytes", b, s.source.clone())],
-                    Some(format!("writes beyond {} GiB in one go run at the slower rate", b >> 30)),
+                    Some(format!(
+                        "writes beyond {:.1} GiB in one go run at the slower rate",
+                        b as f64 / f64::from(1u32 << 30)
+                    )),
                     "expect it for large copies; `diskmeter run --sustained` measures both rates".into(),
                 );
             }
@@ -1365,6 +1400,15 @@ fn virtual_disk(cx: &mut Ctx<'_>) -> Outcome {
     Ok(None)
 }
 
+/// Where the narrowest link was read (the device directory of its PCIe, SATA or USB link).
+fn link_source(l: &platform::diag::Links) -> String {
+    let Some((ceiling, _)) = l.ceiling() else { return "sysfs".into() };
+    let pcie = l.pcie.as_ref().filter(|p| p.current.bytes_per_s() == ceiling).map(|p| p.source.clone());
+    let usb = l.usb.as_ref().filter(|u| platform::diag::usb_ceiling(u.speed_mbps) == ceiling).map(|u| u.source.clone());
+    let sata = l.sata.as_ref().map(|s| format!("{}/sata_spd", s.source));
+    pcie.or(usb).or(sata).unwrap_or_else(|| "sysfs".into())
+}
+
 /// A rotating disk cannot answer a random 4 KiB read in under this (seek plus half a turn of
 /// a 15 000 rpm disk is about 3.5 ms; 1 ms leaves a wide margin).
 pub const ROTATIONAL_FLOOR_US: f64 = 1000.0;
@@ -1374,14 +1418,20 @@ fn probe(cx: &mut Ctx<'_>) -> Outcome {
     let Some(p) = &f.probe else {
         return Err("not asked for (--probe runs a 5-second read-only test)".into());
     };
-    let rotational = f.disk_layers().any(|l| l.rotational.as_ref().is_some_and(|r| r.value));
+    // As inside a benchmark: every whole disk says it rotates (one flash member answers fast).
+    let disks: Vec<&Layer> = f.disk_layers().collect();
+    let rotational = !disks.is_empty()
+        && disks
+            .iter()
+            .all(|l| l.rotational.as_ref().is_some_and(|r| r.value) && !matches!(l.transport, "zram" | "ram"));
     if rotational && p.qd1_mean_us < ROTATIONAL_FLOOR_US {
+        let rot = disks.first().and_then(|l| l.rotational.as_ref());
         let virt = f.disk_layers().any(|l| is_virtual_transport(l.transport));
         cx.cause(
             "faster-than-medium",
             Severity::Info,
             weight::MEASURED,
-            f.disk_layers().next().map(|l| l.name.as_str()),
+            disks.first().map(|l| l.name.as_str()),
             format!(
                 "4 KiB random reads at QD1 took {:.0} µs on average from a device that says it rotates: {}",
                 p.qd1_mean_us,
@@ -1389,14 +1439,18 @@ fn probe(cx: &mut Ctx<'_>) -> Outcome {
             ),
             vec![
                 Evidence::new("QD1 4 KiB random read mean", format!("{:.0} µs", p.qd1_mean_us), "probe"),
-                Evidence::new("rotational", 1, "queue/rotational"),
+                rot.map_or_else(
+                    || Evidence::new("queue/rotational", 1, "queue/rotational"),
+                    |r| ev("queue/rotational", r),
+                ),
             ],
             Some("figures describe a cache, not the medium: a disk needs milliseconds per random read".into()),
             "to measure the medium, use a test area far larger than every cache (--size), or measure on the host"
                 .into(),
         );
     }
-    if let Some((ceiling, label)) = f.disks.iter().filter_map(|d| d.links.ceiling()).min_by(|a, b| a.0.total_cmp(&b.0))
+    if let Some((disk, (ceiling, label))) =
+        f.disks.iter().filter_map(|d| d.links.ceiling().map(|c| (d, c))).min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
     {
         let got = p.seq_mb_s * 1e6;
         if got >= 0.97 * ceiling {
@@ -1404,11 +1458,11 @@ fn probe(cx: &mut Ctx<'_>) -> Outcome {
                 "link-bound",
                 Severity::High,
                 weight::MEASURED,
-                f.disks.first().map(|d| d.name.as_str()),
+                Some(&disk.name),
                 format!("sequential reads reach {} of the link's {} ({label})", gb_s(got), gb_s(ceiling)),
                 vec![
                     Evidence::new("sequential read", gb_s(got), "probe"),
-                    Evidence::new("link ceiling", format!("{} ({label})", gb_s(ceiling)), "sysfs link"),
+                    Evidence::new("link ceiling", format!("{} ({label})", gb_s(ceiling)), link_source(&disk.links)),
                 ],
                 Some("the drive may be faster than the link lets it show".into()),
                 "use a faster link (slot, port or cable) to see the drive's own ceiling".into(),

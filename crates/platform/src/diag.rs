@@ -38,14 +38,18 @@ pub struct Read<T> {
     pub source: String,
 }
 
-/// The live path of `p` under `roots` (fixture trees show as `/sys/...`).
+/// The live path of `p` under `roots` (fixture trees show as `/sys/...`). The most specific
+/// root wins: fixture trees keep proc, dev and etc inside the sys root.
 fn live(roots: &Roots, p: &Path) -> String {
-    for (root, name) in [(&roots.sys, "/sys"), (&roots.proc, "/proc"), (&roots.dev, "/dev"), (&roots.etc, "/etc")] {
-        if let Ok(rel) = p.strip_prefix(root) {
-            return format!("{name}/{}", rel.display());
-        }
+    let best = [(&roots.sys, "/sys"), (&roots.proc, "/proc"), (&roots.dev, "/dev"), (&roots.etc, "/etc")]
+        .into_iter()
+        .filter_map(|(root, name)| p.strip_prefix(root).ok().map(|rel| (root.components().count(), name, rel)))
+        .max_by_key(|(depth, _, _)| *depth);
+    match best {
+        Some((_, name, rel)) if rel.as_os_str().is_empty() => name.to_string(),
+        Some((_, name, rel)) => format!("{name}/{}", rel.display()),
+        None => p.display().to_string(),
     }
-    p.display().to_string()
 }
 
 fn read_at<T: std::str::FromStr>(roots: &Roots, p: &Path) -> Option<Read<T>> {
@@ -347,13 +351,13 @@ fn layer(roots: &Roots, d: Device) -> Layer {
 /// "8.0 GT/s PCIe" → 8.0; "Unknown" → None.
 pub fn parse_gts(s: &str) -> Option<f64> {
     let n = s.split_whitespace().next()?;
-    n.parse::<f64>().ok().filter(|g| *g > 0.0)
+    n.parse::<f64>().ok().filter(|g| g.is_finite() && *g > 0.0)
 }
 
 /// "6.0 Gbps" → 6.0; "<unknown>" → None.
 pub fn parse_gbps(s: &str) -> Option<f64> {
     let n = s.split_whitespace().next()?;
-    n.trim_end_matches("Gbps").parse::<f64>().ok().filter(|g| *g > 0.0)
+    n.trim_end_matches("Gbps").parse::<f64>().ok().filter(|g| g.is_finite() && *g > 0.0)
 }
 
 fn pcie_rate(dir: &Path, prefix: &str) -> Option<PcieRate> {
@@ -581,7 +585,7 @@ pub fn parse_pressure(text: &str) -> Option<IoPressure> {
     let mut seen = false;
     for line in text.lines() {
         let mut w = line.split_whitespace();
-        let kind = w.next()?;
+        let Some(kind) = w.next() else { continue };
         for kv in w {
             let Some((k, v)) = kv.split_once('=') else { continue };
             match (kind, k) {
@@ -672,7 +676,7 @@ pub fn parse_kernel_errors(text: &str, names: &[String]) -> Vec<KernelError> {
         if !MARKS.iter().any(|m| msg.contains(m)) {
             continue;
         }
-        let names_it = names.iter().any(|n| {
+        let names_it = names.iter().filter(|n| !n.is_empty()).any(|n| {
             msg.match_indices(n.as_str()).any(|(i, _)| {
                 let after = msg[i + n.len()..].chars().next();
                 let before = msg[..i].chars().last();

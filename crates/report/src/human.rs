@@ -191,6 +191,24 @@ fn run_result(r: &JobResult, out: &mut String) {
     if rows == 0 {
         line(out, "  (no completed I/O)");
     }
+    for (label, d) in [("read", &r.read), ("write", &r.write)] {
+        if let Some(b) = d.as_ref().and_then(|d| d.bound.as_deref()) {
+            line(out, format!("  {label}: this figure is the {b}, not the disk's"));
+        }
+    }
+    for b in &r.startup_burst {
+        line(
+            out,
+            format!(
+                "  {}: sustained {} IOPS without the first {:.1} s, which ran at {} IOPS (whole window {} IOPS)",
+                b.direction,
+                fmt::iops(b.sustained_iops),
+                b.first_s,
+                fmt::iops(b.first_iops),
+                fmt::iops(b.whole_iops)
+            ),
+        );
+    }
     if !r.block_sizes.is_empty() {
         text(out, "  block sizes: ", &fmt::block_size_split(&r.block_sizes));
     }

@@ -1,5 +1,6 @@
 //! diskmeter exporters: pure functions from a [`ResultDoc`] to text — human tables and
 //! the CrystalDiskMark-style card, JSON, CSV and Markdown. No colour codes, no I/O.
+//! `doctor`'s document has its own: [`doctor_text::render`] and [`html::doctor::render_html`].
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ mod cache_text;
 mod cluster_text;
 mod compare_text;
 mod csv_out;
+pub mod doctor_text;
 pub mod fmt;
 /// Only with the `fuzz` feature: for the fuzz target and its corpus replay test.
 #[cfg(feature = "fuzz")]

@@ -2,7 +2,7 @@
 //! `steady` and `mark --sustained` documents built in [`built`]) is rendered with `render_html`, opened in headless Chromium from a `file://` URL, screenshotted and
 //! dumped as a DOM, while Chromium's net log records every request. The page must draw
 //! (a non-blank screenshot), contain every expected chart, and fetch nothing from the
-//! network.
+//! network. `doctor`'s page gets one lean case of its own (its causes table must show).
 //!
 //! Without Chromium the browser tests print "skipped: chromium not installed" and pass,
 //! unless `DISKMETER_REQUIRE_BROWSER=1` is set (then they fail). `DISKMETER_CHROMIUM`
@@ -469,6 +469,57 @@ fn content_security_policy_blocks_injected_requests() {
     assert_offline(&netlog, "csp");
 }
 
+/// `doctor`'s page in one Chromium run: its causes table is laid out and painted (a colour
+/// given to the table shows in the screenshot), lists the causes, and nothing is fetched.
+#[test]
+fn doctor_page_shows_its_causes_in_chromium() {
+    let Some(bin) = browser() else { return };
+    let dir = workdir("doctor");
+    let page = diskmeter_report::html::doctor::render_html(&built::doctor()).replacen(
+        "<table id=\"doctor-causes\">",
+        "<table id=\"doctor-causes\" style=\"background:#00ff00\">",
+        1,
+    );
+    assert!(page.contains("#00ff00"), "doctor: no causes table in the page");
+    let html = dir.join("doctor.html");
+    fs::write(&html, page).unwrap();
+    let (png, netlog) = (dir.join("doctor.png"), dir.join("doctor.netlog.json"));
+    let dom = run_chromium(
+        &bin,
+        &dir,
+        "doctor",
+        &[
+            format!("--screenshot={}", png.display()),
+            "--window-size=1280,1200".to_string(),
+            "--dump-dom".to_string(),
+            format!("--log-net-log={}", netlog.display()),
+            "--net-log-capture-mode=Everything".to_string(),
+            file_url(&html),
+        ],
+    );
+    fs::write(dir.join("doctor.dom.html"), &dom).unwrap();
+    assert_offline(&netlog, "doctor");
+    assert!(!dom.to_ascii_lowercase().contains("<script"), "doctor: a script in the DOM");
+    let table = dom.split("id=\"doctor-causes\"").nth(1).expect("doctor: no causes table in the DOM");
+    let table = table.split("</table>").next().unwrap_or_default();
+    for code in ["sata-link-slow", "misaligned-partition"] {
+        assert!(table.contains(code), "doctor: {code} missing from the causes table");
+    }
+    let painted = pixels_of(&png, [0x00, 0xff, 0x00]);
+    assert!(painted > 5_000, "doctor: the causes table is not visible ({painted} pixels of its colour)");
+}
+
+/// How many pixels of a PNG have exactly the colour `rgb`.
+fn pixels_of(png: &Path, rgb: [u8; 3]) -> usize {
+    let file = fs::File::open(png).unwrap_or_else(|e| panic!("no screenshot {}: {e}", png.display()));
+    let mut reader = png::Decoder::new(std::io::BufReader::new(file)).read_info().expect("PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("PNG size")];
+    let info = reader.next_frame(&mut buf).expect("PNG data");
+    let channels = info.color_type.samples();
+    assert!(channels >= 3, "screenshot colour type {:?}", info.color_type);
+    buf[..info.buffer_size()].chunks_exact(channels).filter(|px| px[..3] == rgb).count()
+}
+
 // ---------------------------------------------------------------------------------------
 // documents built here
 
@@ -621,6 +672,68 @@ mod built {
             verdict: format!("Steady state in rounds {a}–{b}: 4K random writes settle near 50,500 IOPS."),
         });
         doc
+    }
+
+    /// `doctor`'s document: a SATA disk on a slowed link, under a misaligned partition.
+    pub fn doctor() -> doctor::DoctorDoc {
+        use doctor::model::{Cause, Check, DoctorDoc, Evidence, Severity, StackLayer, Status, SCHEMA};
+        let layer = |role: &str, name: &str, detail: &str| StackLayer {
+            role: role.into(),
+            name: name.into(),
+            detail: detail.into(),
+        };
+        let cause = |code: &str, severity, device: &str, summary: &str, fix: &str| Cause {
+            code: code.into(),
+            check: "sata-link".into(),
+            severity,
+            device: Some(device.into()),
+            summary: summary.into(),
+            evidence: vec![Evidence::new("sata_spd", "3 Gbps", "/sys/class/ata_link/link1/sata_spd")],
+            cost: Some("at most 300 MB/s instead of 600 MB/s".into()),
+            fix: fix.into(),
+            weight: 60,
+        };
+        DoctorDoc {
+            schema: SCHEMA.into(),
+            tool: stats::ToolInfo { name: "diskmeter".into(), version: "0.1.0".into() },
+            started_at: "2026-12-01T09:00:00Z".into(),
+            target: "/srv/data".into(),
+            device: Some("sda1".into()),
+            stack: vec![
+                layer("file system", "/srv/data", "ext4 (rw,relatime)"),
+                layer("partition", "sda1", "partition 1 of sda, 1000.2 GB"),
+                layer("disk", "sda", "sata Samsung SSD 870 EVO 1TB"),
+                layer("link", "sda", "SATA 3 Gb/s (ata1)"),
+            ],
+            causes: vec![
+                cause(
+                    "sata-link-slow",
+                    Severity::High,
+                    "sda",
+                    "sda's SATA link runs at 3 Gb/s though both ends can do 6 Gb/s",
+                    "replace the SATA cable and try another port",
+                ),
+                cause(
+                    "misaligned-partition",
+                    Severity::Medium,
+                    "sda1",
+                    "sda1 starts at byte 32256 (sector 63), not on a 4 KiB boundary",
+                    "recreate the partition starting at sector 2048 (1 MiB)",
+                ),
+            ],
+            checks: vec![
+                Check { code: "sata-link".into(), title: "SATA link".into(), status: Status::Found, reason: None },
+                Check {
+                    code: "pcie-link".into(),
+                    title: "PCIe link".into(),
+                    status: Status::NotRun,
+                    reason: Some("no PCIe link under the target".into()),
+                },
+            ],
+            load: None,
+            probe: None,
+            root: true,
+        }
     }
 
     pub fn sustained() -> SustainedResult {

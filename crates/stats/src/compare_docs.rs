@@ -527,6 +527,7 @@ mod tests {
 
     fn dir(mb_s: f64, lat_mean: f64, bs: u64) -> DirStats {
         DirStats {
+            bound: None,
             ops: 1000,
             bytes: 1000 * bs,
             seconds: 5.0,

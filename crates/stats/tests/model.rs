@@ -17,6 +17,7 @@ fn dir(mb_s: f64, lat_mean: f64) -> DirStats {
     let seconds = 5.0;
     let bytes = (mb_s * 1e6 * seconds) as u64;
     DirStats {
+        bound: None,
         ops: bytes / 4096,
         bytes,
         seconds,

@@ -87,6 +87,14 @@ pub fn load(t: &OpenTarget) -> Option<Record> {
     load_all().remove(&k)
 }
 
+/// The record of the block device `major:minor` (any size or serial), and where it is kept.
+pub fn for_device(major: u32, minor: u32) -> Option<(Record, String)> {
+    let prefix = format!("block {major}:{minor} ");
+    let path = file()?;
+    let rec = load_all().into_iter().find(|(k, _)| k.starts_with(&prefix)).map(|(_, r)| r)?;
+    Some((rec, path.display().to_string()))
+}
+
 /// Change the record of `t` (created when missing) and save it; the file is replaced
 /// atomically. Failure to save is ignored: the state only feeds warnings.
 pub fn update(t: &OpenTarget, f: impl FnOnce(&mut Record)) {

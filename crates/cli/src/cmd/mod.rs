@@ -9,6 +9,7 @@ pub mod cache;
 pub mod capture;
 pub mod common;
 pub mod compare;
+pub mod doctor;
 pub mod health;
 pub mod history;
 pub mod mark;
@@ -115,6 +116,8 @@ pub enum Command {
     Top(Box<top::TopArgs>),
     /// Disk health: SMART through smartctl, wear, error logs, self-tests, endurance forecast.
     Health(Box<health::HealthArgs>),
+    /// Why is this disk slow? Ranked causes with evidence, cost and fix, from links to cgroups.
+    Doctor(Box<doctor::DoctorArgs>),
     /// Surface scan: transfer rate and latency across the device, slow and bad blocks.
     Surface(Box<surface::SurfaceArgs>),
     /// Merge the results of several hosts (run or mark with --histograms) into one: summed IOPS,
@@ -148,6 +151,7 @@ impl Command {
             Command::Cache(_) => "cache",
             Command::Top(_) => "top",
             Command::Health(_) => "health",
+            Command::Doctor(_) => "doctor",
             Command::Surface(_) => "surface",
             Command::Merge(_) => "merge",
             Command::Replay(_) => "replay",

@@ -8,6 +8,7 @@ mod axis;
 mod cache;
 mod charts;
 mod cluster;
+pub mod doctor;
 mod replay;
 mod steady;
 mod surface;
