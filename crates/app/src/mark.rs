@@ -5,7 +5,7 @@
 use crate::honesty;
 use crate::parse::device_engine;
 use crate::session::{
-    finish_error, honesty_warnings, new_doc, split_limit_warning, target_event, Observer, SessionOptions, TargetFlags,
+    before_run, finish_error, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags,
     TargetPath, DEFAULT_TARGET,
 };
 use crate::Result;
@@ -365,7 +365,7 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, size),
     });
     if let Some(t) = &t {
-        split_limit_warning(&mut doc, &card.iter().map(|c| &c.read).collect::<Vec<_>>(), t, obs);
+        before_run(&mut doc, &card.iter().map(|c| &c.read).collect::<Vec<_>>(), t, obs);
     }
     let steps = steps(cfg, card);
     let mut stopped = None;

@@ -4,8 +4,8 @@
 use crate::honesty;
 use crate::parse::{engine, rw, u32_count};
 use crate::session::{
-    finish_error, gcd, honesty_warnings, new_doc, split_limit_warning, target_event, Observer, SessionOptions,
-    TargetFlags, TargetPath, DEFAULT_TARGET,
+    before_run, finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags,
+    TargetPath, DEFAULT_TARGET,
 };
 use crate::{Error, Result};
 use engine::io::runner::{bind, run_group};
@@ -532,7 +532,7 @@ fn run_plan(
     }
     for (p, t) in &targets {
         if let Some(js) = paths.get(p) {
-            split_limit_warning(&mut doc, js, t, obs);
+            before_run(&mut doc, js, t, obs);
         }
     }
     if let Some((_, t)) = targets.iter().next() {

@@ -270,9 +270,28 @@ fn device_warnings(doc: &mut ResultDoc, target: Option<&OpenTarget>) {
     }
 }
 
+/// What is said before the run starts: a `bs` above the device's request-size limit, and a
+/// cgroup limit on the device (the `cgroup-limit` warning itself comes with the figures).
+pub(crate) fn before_run(doc: &mut ResultDoc, jobs: &[&JobSpec], t: &OpenTarget, obs: &mut dyn Observer) {
+    split_limit_warning(doc, jobs, t, obs);
+    if let Some(name) = t.probe.device.as_deref().or(t.probe.disk.as_deref()) {
+        let ctx = doctor::bench::context(&platform::block::Roots::default(), name);
+        for l in &ctx.cgroup {
+            obs.notice(&format!(
+                "warning[{}]: this process's cgroup limits {name} to {} {} ({}): figures at the limit are the \
+                 limit's, not the disk's",
+                codes::CGROUP_LIMIT,
+                l.value,
+                l.kind.replace('_', " "),
+                l.source
+            ));
+        }
+    }
+}
+
 /// A `bs` above the device's request-size limit (`max_sectors_kb`) is split before it reaches
 /// the device: said before the run starts, naming the limit.
-pub(crate) fn split_limit_warning(doc: &mut ResultDoc, jobs: &[&JobSpec], t: &OpenTarget, obs: &mut dyn Observer) {
+fn split_limit_warning(doc: &mut ResultDoc, jobs: &[&JobSpec], t: &OpenTarget, obs: &mut dyn Observer) {
     let Some(disk) = t.probe.disk.as_deref().or(t.probe.device.as_deref()) else { return };
     let Some(kb) =
         platform::block::Topology::default().device(disk).and_then(|d| d.queue.max_sectors_kb).map(u64::from)
@@ -363,12 +382,18 @@ pub(crate) fn honesty_warnings(doc: &mut ResultDoc, jobs: &[&JobSpec], target: O
 }
 
 /// The doctor's cheap checks on a finished run (`docs/doctor.md`, "Checks inside every
-/// benchmark"): a cgroup limit on the device, latency faster than the medium, throughput at the
-/// link's ceiling. Each code once.
+/// benchmark"): a cgroup limit on the device (first in the list), latency faster than the
+/// medium, throughput at the link's ceiling. Each code once.
 pub(crate) fn cheap_checks(doc: &mut ResultDoc, ctx: &doctor::bench::BenchContext) {
     for (code, msg) in doctor::bench::warnings(ctx, doc) {
         if !doc.warnings.iter().any(|w| w.code == code) {
             doc.warn(code, msg);
+            // A cgroup limit undoes every figure at it: it leads the list.
+            if code == codes::CGROUP_LIMIT && doc.warnings.last().is_some_and(|w| w.code == code) {
+                if let Some(w) = doc.warnings.pop() {
+                    doc.warnings.insert(0, w);
+                }
+            }
         }
     }
 }

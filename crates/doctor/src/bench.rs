@@ -8,7 +8,8 @@ use platform::block::{Roots, Topology};
 use platform::diag::{self, CgroupLimit};
 use stats::{codes, DirStats, JobResult, ResultDoc};
 
-/// A figure within this share of a cgroup limit is the limit's, not the disk's.
+/// A figure within this share below a cgroup limit (or above it: a throttle's burst) is the
+/// limit's, not the disk's.
 pub const LIMIT_SHARE: f64 = 0.02;
 /// Throughput at or above this share of the link's ceiling is link-bound.
 pub const LINK_SHARE: f64 = 0.97;
@@ -99,7 +100,8 @@ pub fn warnings(ctx: &BenchContext, doc: &mut ResultDoc) -> Vec<(&'static str, S
             let Some((v, text)) = figure(l.kind, r) else { continue };
             #[allow(clippy::cast_precision_loss)]
             let lim = l.value as f64;
-            if v > 0.0 && (v - lim).abs() <= LIMIT_SHARE * lim {
+            // Within 2 % below the limit, or above it (a throttle's burst): the limit's figure.
+            if v > 0.0 && v >= (1.0 - LIMIT_SHARE) * lim {
                 at_limit.push(format!("{}: {text}", r.name));
                 let d = if l.kind.starts_with("read") { r.read.as_mut() } else { r.write.as_mut() };
                 if let Some(d) = d {

@@ -85,7 +85,7 @@ pub const HISTORY_NOT_RECORDED: &str = "history-not-recorded";
 /// view, no histogram, one pass.
 pub const IMPORTED_FIO: &str = "imported-fio";
 /// The process's cgroup limits I/O to the target's device (v1 `blkio.throttle.*`, v2
-/// `io.max`); a figure within 2 % of the limit is the limit's (its `bound` says so).
+/// `io.max`); a figure within 2 % below the limit (or above it) is the limit's (its `bound` says so).
 pub const CGROUP_LIMIT: &str = "cgroup-limit";
 /// Random reads at QD1 faster than the medium can answer (a rotating device under 1 ms): a
 /// cache answers.

@@ -682,7 +682,7 @@ pub struct DirStats {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lat_cdf: Vec<CdfPoint>,
     /// What this figure is when it is not the device's: `cgroup limit (10 000 read IOPS)` for a
-    /// figure within 2 % of a cgroup's limit on the device (warning `cgroup-limit`).
+    /// figure within 2 % below a cgroup's limit (or above it) on the device (warning `cgroup-limit`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bound: Option<String>,
 }
