@@ -400,6 +400,19 @@ assert all(r["command"] == "mark" for r in d), d
   rm -f "$dir"/h.db "$dir"/h.db-wal "$dir"/h.db-shm
   left "history"
 
+  # doctor: the checks read Linux's device tree, so on Windows every device check says it
+  # cannot run and why; the answer is still a valid diskmeter.doctor.v1 document, exit 0
+  scen doctor
+  dm doctor --json -q
+  code "doctor (current folder)" 0
+  jcheck "doctor --json: diskmeter.doctor.v1, no cause, every check not run with a reason" "$out.json" '
+assert d["schema"] == "diskmeter.doctor.v1", d["schema"]
+assert d["causes"] == [], d["causes"]
+nr = [c for c in d["checks"] if c["status"] == "not-run"]
+assert len(nr) >= 15 and all(c.get("reason") for c in nr), d["checks"]
+'
+  left "doctor"
+
   # writes to a physical drive are refused without --destroy-data naming it
   scen raw
   dm run --target '\\.\PhysicalDrive0' --rw write --runtime 1s

@@ -132,9 +132,13 @@ fn device_of(topo: &Topology, path: &Path) -> std::result::Result<String, String
             .lookup_number(maj, min)
             .map(|d| d.name)
             .map_err(|e| format!("the kernel lists no block device {maj}:{min} for {} ({})", path.display(), e.error)),
-        None => Err(format!(
+        None if cfg!(target_os = "linux") => Err(format!(
             "{} is on a file system without a block device (tmpfs, overlay, a network or FUSE file system)",
             path.display()
+        )),
+        None => Err(format!(
+            "the checks read Linux's device tree (sysfs, procfs); on {} they are not built yet",
+            platform::host::os_name()
         )),
     }
 }
@@ -350,7 +354,15 @@ pub fn run(cfg: &Config, stop: &Arc<AtomicBool>, obs: &mut dyn Observer) -> Resu
         f.load = watch(&f, span, stop, obs);
     }
     if cfg.probe && !stop.load(Ordering::Relaxed) {
-        f.probe = Some(probe(cfg, stop, obs)?);
+        // A probe that cannot run (no permission to read the device, no room for a test file)
+        // costs its check, not the diagnosis.
+        match probe(cfg, stop, obs) {
+            Ok(p) => f.probe = Some(p),
+            Err(e) => {
+                obs.notice(&format!("warning: --probe could not run: {}", e.message()));
+                f.probe_error = Some(e.message().to_string());
+            }
+        }
     }
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Interrupted("interrupted: no diagnosis was made".into()));

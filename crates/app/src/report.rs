@@ -1,5 +1,5 @@
 //! `diskmeter report`: a saved result rendered again, as HTML (the default, next to the input),
-//! text, Markdown, CSV or JSON.
+//! text, Markdown, CSV or JSON; a saved `doctor --json` as its HTML page, text or JSON.
 
 use crate::error::{Error, Result};
 use crate::output::{read_result, rendered, Dest};
@@ -57,12 +57,35 @@ impl Config {
 
 /// Reads the result, renders it and writes it: to stdout, or to the file, which it returns.
 pub fn run(cfg: &Config) -> Result<Option<PathBuf>> {
-    let doc = read_result(&cfg.input)?;
-    cfg.dest.write(&rendered(&doc, cfg.format)?)?;
+    let body = match read_doctor(&cfg.input)? {
+        Some(d) => match cfg.format {
+            report::Format::Html => report::html::doctor::render_html(&d),
+            report::Format::Json => crate::doctor::json(&d),
+            report::Format::Human => report::doctor_text::render(&d),
+            _ => {
+                return Err(Error::usage(format!(
+                    "{} is a doctor report: render it as .html, .txt or .json",
+                    files::path::shown(&cfg.input)
+                )))
+            }
+        },
+        None => rendered(&read_result(&cfg.input)?, cfg.format)?,
+    };
+    cfg.dest.write(&body)?;
     Ok(match &cfg.dest {
         Dest::Stdout => None,
         Dest::File(f) => Some(f.path().to_path_buf()),
     })
+}
+
+/// A `doctor --json` document (schema `diskmeter.doctor.v1`), or None for anything else.
+fn read_doctor(path: &std::path::Path) -> Result<Option<crate::doctor::DoctorDoc>> {
+    let bytes = files::input::read_capped(path, "the result file", files::input::RESULT_CAP)?;
+    let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) else { return Ok(None) };
+    if v.get("schema").and_then(|s| s.as_str()) != Some(doctor::model::SCHEMA) {
+        return Ok(None);
+    }
+    serde_json::from_value(v).map(Some).map_err(|e| Error::usage(format!("{}: {e}", files::path::shown(path))))
 }
 
 #[cfg(test)]

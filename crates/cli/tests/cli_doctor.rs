@@ -373,6 +373,23 @@ fn doctor_on_a_folder_as_a_new_user_runs_it() {
     assert!(matches!(check_status(&doc, "probe").as_str(), "passed" | "found"), "{}", doc["checks"]);
     assert!(f64_at(&doc["probe"], "qd1_iops") > 0.0 && f64_at(&doc["probe"], "seq_mb_s") > 0.0, "{}", doc["probe"]);
     assert_eq!(entries(dir.path()), Vec::<String>::new(), "the probe's test file is removed");
+    // A probe that cannot run costs its check, not the diagnosis.
+    let o = output(dm_in(dir.path()).args(["doctor", "--json", "-q", "--probe", "/dev/null"]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(&o));
+    let nul = json_of(&o);
+    assert_eq!(check_status(&nul, "probe"), "not-run");
+    assert!(stderr_of(&o).contains("--probe could not run"), "{}", stderr_of(&o));
+    // -o writes the page or the JSON; `report` renders a saved diagnosis as the page.
+    let out = tempdir();
+    let json_path = out.path().join("d.json");
+    let html_path = out.path().join("d.html");
+    let o = output(dm_in(dir.path()).args(["doctor", "-q", "-o"]).arg(&json_path));
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr_of(&o));
+    expect_code(dm().arg("report").arg(&json_path), 0);
+    let page = std::fs::read_to_string(&html_path).expect("report wrote the page");
+    assert!(page.contains("id=\"doctor\"") && page.contains("pcie-link"), "{page}");
+    let o = expect_code(dm().arg("report").arg(&json_path).args(["-o", "-"]), 0);
+    assert!(stdout_of(&o).contains("Checks"), "{}", stdout_of(&o));
     for c in doc["checks"].as_array().expect("checks") {
         let status = c["status"].as_str().unwrap_or("");
         assert!(matches!(status, "passed" | "found" | "not-run"), "{c}");

@@ -1416,7 +1416,10 @@ pub const ROTATIONAL_FLOOR_US: f64 = 1000.0;
 fn probe(cx: &mut Ctx<'_>) -> Outcome {
     let f = cx.f;
     let Some(p) = &f.probe else {
-        return Err("not asked for (--probe runs a 5-second read-only test)".into());
+        return Err(match &f.probe_error {
+            Some(e) => format!("the probe could not run: {e}"),
+            None => "not asked for (--probe runs a 5-second read-only test)".into(),
+        });
     };
     // As inside a benchmark: every whole disk says it rotates (one flash member answers fast).
     let disks: Vec<&Layer> = f.disk_layers().collect();

@@ -66,6 +66,8 @@ pub struct Facts {
     pub root: bool,
     pub load: Option<LoadView>,
     pub probe: Option<ProbeView>,
+    /// Why `--probe` could not run, when it was asked for and failed.
+    pub probe_error: Option<String>,
     /// Why the target has no block device, when it has none.
     pub no_device: Option<String>,
 }
@@ -115,6 +117,7 @@ pub fn gather(roots: &Roots, top: Option<&str>, target: &str) -> Facts {
         root: false,
         load: None,
         probe: None,
+        probe_error: None,
         no_device: None,
     }
 }
