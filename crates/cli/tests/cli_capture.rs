@@ -110,8 +110,15 @@ fn read_trace(path: &Path, below: u64) -> TraceCounts {
     c
 }
 
+/// Every I/O the job issued in its measured window: the headline's, plus a startup burst's
+/// first interval when the headline leaves it out.
 fn ops(doc: &Value, job: usize, dir: &str) -> u64 {
-    results(doc)[job][dir]["ops"].as_u64().unwrap_or(0)
+    let r = &results(doc)[job];
+    let burst: u64 = r["startup_burst"]
+        .as_array()
+        .map(|b| b.iter().filter(|b| b["direction"] == dir).filter_map(|b| b["first_ops"].as_u64()).sum())
+        .unwrap_or(0);
+    r[dir]["ops"].as_u64().unwrap_or(0) + burst
 }
 
 fn within(captured: u64, issued: u64, rel: f64, what: &str) {

@@ -18,6 +18,11 @@ fn top_level_help() {
 }
 
 #[test]
+fn doctor_help() {
+    insta::assert_snapshot!("doctor_help", help(&["doctor", "--help"]));
+}
+
+#[test]
 fn run_help() {
     insta::assert_snapshot!("run_help", help(&["run", "--help"]));
 }

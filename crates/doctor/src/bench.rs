@@ -217,27 +217,33 @@ pub fn startup_burst(r: &mut JobResult) -> Vec<Burst> {
         if d.iops < rest * (1.0 + BURST_WHOLE_PCT / 100.0) {
             continue;
         }
-        let burst = Burst {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let (first_ops, first_bytes) = (
+            ((first * first_len).round() as u64).min(d.ops),
+            ((first_mb * 1e6 * first_len).round() as u64).min(d.bytes),
+        );
+        let mut burst = Burst {
             direction: if read { "read" } else { "write" }.into(),
             first_s: first_len,
             first_iops: first,
+            first_ops,
+            first_bytes,
             sustained_iops: rest,
             sustained_mb_s: rest_mb,
             whole_iops: d.iops,
             whole_mb_s: d.mb_s,
         };
-        // The headline without the first interval.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        {
-            let first_ops = (first * first_len).round() as u64;
-            let first_bytes = (first_mb * 1e6 * first_len).round() as u64;
-            d.ops = d.ops.saturating_sub(first_ops);
-            d.bytes = d.bytes.saturating_sub(first_bytes);
-        }
+        // The headline without the first interval: one window, so iops = ops / seconds holds.
+        d.ops -= first_ops;
+        d.bytes -= first_bytes;
         d.seconds = (d.seconds - first_len).max(f64::MIN_POSITIVE);
-        d.iops = rest;
-        d.mb_s = rest_mb;
-        d.mib_s = rest_mb * 1e6 / 1_048_576.0;
+        #[allow(clippy::cast_precision_loss)]
+        {
+            d.iops = d.ops as f64 / d.seconds;
+            d.mb_s = d.bytes as f64 / 1e6 / d.seconds;
+            d.mib_s = d.bytes as f64 / 1_048_576.0 / d.seconds;
+        }
+        (burst.sustained_iops, burst.sustained_mb_s) = (d.iops, d.mb_s);
         out.push(burst);
     }
     out

@@ -1413,6 +1413,10 @@ fn link_source(l: &platform::diag::Links) -> String {
 /// a 15 000 rpm disk is about 3.5 ms; 1 ms leaves a wide margin).
 pub const ROTATIONAL_FLOOR_US: f64 = 1000.0;
 
+/// Flash slower than this at QD1 for 4 KiB random reads answers at a disk's pace (NAND reads
+/// take 50–100 µs, SATA SSDs answer in about 100 µs, NVMe in tens of µs).
+pub const FLASH_FLOOR_US: f64 = 500.0;
+
 fn probe(cx: &mut Ctx<'_>) -> Outcome {
     let f = cx.f;
     let Some(p) = &f.probe else {
@@ -1449,6 +1453,25 @@ fn probe(cx: &mut Ctx<'_>) -> Outcome {
             ],
             Some("figures describe a cache, not the medium: a disk needs milliseconds per random read".into()),
             "to measure the medium, use a test area far larger than every cache (--size), or measure on the host"
+                .into(),
+        );
+    }
+    // Flash answers a 4 KiB read in tens to a few hundred µs; 500 µs at QD1 is a disk's pace.
+    let flash: Vec<&Layer> = f.disk_layers().filter(|l| is_ssd(f, l) == Some(true)).collect();
+    if !flash.is_empty() && flash.len() == f.disk_layers().count() && p.qd1_mean_us > FLASH_FLOOR_US {
+        cx.cause(
+            "slow-latency-floor",
+            Severity::Medium,
+            weight::MEASURED,
+            flash.first().map(|l| l.name.as_str()),
+            format!(
+                "4 KiB random reads at QD1 took {:.0} µs on average from flash, which answers in well under {} µs",
+                p.qd1_mean_us, FLASH_FLOOR_US
+            ),
+            vec![Evidence::new("QD1 4 KiB random read mean", format!("{:.0} µs", p.qd1_mean_us), "probe")],
+            Some("every dependent read (a database lookup, a file open) waits this long".into()),
+            "look at power states (nvme-apst, sata-link-power above), thermal throttling, errors and competing I/O; \
+             `doctor --load 10s` shows who else uses the device"
                 .into(),
         );
     }

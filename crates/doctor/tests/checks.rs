@@ -1023,6 +1023,23 @@ fn probe_faster_than_the_medium() {
     assert_eq!(check(&doc, "probe").status, Status::Passed);
 }
 
+/// An SSD whose QD1 reads take a disk's time: the latency floor is too slow for flash.
+#[test]
+fn probe_flash_with_a_disks_latency_floor() {
+    let fx = Fx::new();
+    fx.sda(false);
+    let mut f = fx.gather("sda");
+    f.probe = Some(probe_view(2500.0, 500.0));
+    let doc = diagnose(&f);
+    let c = assert_first(&doc, "slow-latency-floor", "probe");
+    assert_eq!(c.severity, Severity::Medium);
+    assert_evidence(c, "QD1 4 KiB random read mean", "2500 µs", "probe");
+    // 90 µs is flash's own pace.
+    let mut f = fx.gather("sda");
+    f.probe = Some(probe_view(90.0, 500.0));
+    assert!(diagnose(&f).causes.iter().all(|c| c.code != "slow-latency-floor"));
+}
+
 /// A RAID1 of a disk and an SSD: the SSD answers reads, the medium is not misreported.
 #[test]
 fn probe_mixed_mirror_is_not_faster_than_the_medium() {

@@ -516,6 +516,12 @@ pub struct StartupBurst {
     /// The first interval's length (s) and rate.
     pub first_s: f64,
     pub first_iops: f64,
+    /// The I/Os and bytes of the first interval, which the headline's `ops` and `bytes` leave
+    /// out (the whole window's are these plus the headline's).
+    #[serde(default)]
+    pub first_ops: u64,
+    #[serde(default)]
+    pub first_bytes: u64,
     /// The rest's rate: the headline.
     pub sustained_iops: f64,
     pub sustained_mb_s: f64,
