@@ -212,6 +212,18 @@ pub fn startup_burst(r: &mut JobResult) -> Vec<Burst> {
         if rest <= 0.0 || first < rest * (1.0 + BURST_FIRST_PCT / 100.0) {
             continue;
         }
+        // A sample taken late moves I/Os from the second interval into the first: the first
+        // looks high and the second low by as much. A burst's excess stays: the first two
+        // intervals together must still be half as far above the intervals after them.
+        if r.series.len() >= 4 {
+            let mut tail: Vec<f64> = r.series[2..].iter().map(iops_of).collect();
+            tail.sort_by(f64::total_cmp);
+            let median = tail[tail.len() / 2];
+            let pair = (first + iops_of(&r.series[1])) / 2.0;
+            if pair < median * (1.0 + BURST_FIRST_PCT / 200.0) {
+                continue;
+            }
+        }
         let d = if read { r.read.as_mut() } else { r.write.as_mut() };
         let Some(d) = d else { continue };
         if d.iops < rest * (1.0 + BURST_WHOLE_PCT / 100.0) {
@@ -311,6 +323,16 @@ mod tests {
         assert_eq!(d.ops, 30_000);
         assert!((b[0].whole_iops - 10_250.0).abs() < 1e-6);
         assert!(burst_message("j", &b[0]).contains("10 000"));
+    }
+
+    #[test]
+    fn a_late_sample_is_not_a_burst() {
+        // Measured: a tick 6 % late moved ~600 I/Os from the second interval into the first.
+        let mut r = job(&[(1.0, 10_659.0), (2.0, 9_491.0), (3.0, 9_989.0), (4.0, 9_973.0)]);
+        assert!(startup_burst(&mut r).is_empty());
+        let mut real = job(&[(1.0, 10_738.0), (2.0, 10_000.0), (3.0, 10_000.0), (4.0, 10_000.0)]);
+        assert_eq!(startup_burst(&mut real).len(), 1);
+        assert!((real.read.as_ref().unwrap().iops - 10_000.0).abs() < 1e-6);
     }
 
     #[test]
