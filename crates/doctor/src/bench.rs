@@ -11,7 +11,7 @@ use stats::{codes, DirStats, JobResult, ResultDoc};
 /// A figure within this share below a cgroup limit (or above it: a throttle's burst) is the
 /// limit's, not the disk's.
 pub const LIMIT_SHARE: f64 = 0.02;
-/// Throughput at or above this share of the link's ceiling is link-bound.
+/// Throughput at or above this share of the link's practical ceiling is link-bound.
 pub const LINK_SHARE: f64 = 0.97;
 /// A first second this much above the rest is a startup burst…
 pub const BURST_FIRST_PCT: f64 = 5.0;
@@ -158,7 +158,7 @@ pub fn warnings(ctx: &BenchContext, doc: &mut ResultDoc) -> Vec<(&'static str, S
                     out.push((
                         codes::LINK_BOUND,
                         format!(
-                            "{}: {dir} {:.0} MB/s is {:.0} % of the link's ceiling ({label}: {:.0} MB/s): the disk may \
+                            "{}: {dir} {:.0} MB/s is {:.0} % of the link's practical ceiling ({label}: {:.0} MB/s): the disk may \
                              be faster than the link lets it show",
                             r.name,
                             d.mb_s,

@@ -1402,11 +1402,16 @@ fn virtual_disk(cx: &mut Ctx<'_>) -> Outcome {
 
 /// Where the narrowest link was read (the device directory of its PCIe, SATA or USB link).
 fn link_source(l: &platform::diag::Links) -> String {
-    let Some((ceiling, _)) = l.ceiling() else { return "sysfs".into() };
-    let pcie = l.pcie.as_ref().filter(|p| p.current.bytes_per_s() == ceiling).map(|p| p.source.clone());
-    let usb = l.usb.as_ref().filter(|u| platform::diag::usb_ceiling(u.speed_mbps) == ceiling).map(|u| u.source.clone());
-    let sata = l.sata.as_ref().map(|s| format!("{}/sata_spd", s.source));
-    pcie.or(usb).or(sata).unwrap_or_else(|| "sysfs".into())
+    // The ceiling's name says which link it is ("PCIe 3.0 x4", "SATA 6 Gb/s", "USB 480 Mb/s").
+    let Some((_, label)) = l.ceiling() else { return "sysfs".into() };
+    let found = if label.starts_with("PCIe") {
+        l.pcie.as_ref().map(|p| p.source.clone())
+    } else if label.starts_with("USB") {
+        l.usb.as_ref().map(|u| u.source.clone())
+    } else {
+        l.sata.as_ref().map(|s| format!("{}/sata_spd", s.source))
+    };
+    found.unwrap_or_else(|| "sysfs".into())
 }
 
 /// A rotating disk cannot answer a random 4 KiB read in under this (seek plus half a turn of

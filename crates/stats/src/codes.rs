@@ -90,7 +90,7 @@ pub const CGROUP_LIMIT: &str = "cgroup-limit";
 /// Random reads at QD1 faster than the medium can answer (a rotating device under 1 ms): a
 /// cache answers.
 pub const FASTER_THAN_MEDIUM: &str = "faster-than-medium";
-/// Throughput within 3 % of the link's ceiling (PCIe, SATA, USB): the link may be the limit.
+/// Throughput within 3 % of the link's practical ceiling (PCIe, SATA, USB): the link may be the limit.
 pub const LINK_BOUND: &str = "link-bound";
 /// A job's first second ran well above its rest (burst credits, a throttle's slice): the
 /// headline is the sustained rate.
