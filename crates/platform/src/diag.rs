@@ -682,13 +682,15 @@ pub fn kernel_io_errors(roots: &Roots, names: &[String]) -> Result<Vec<KernelErr
 
 /// The lines of a kernel log that report I/O errors on one of `names`.
 pub fn parse_kernel_errors(text: &str, names: &[String]) -> Vec<KernelError> {
-    const MARKS: [&str; 6] =
-        ["I/O error", "critical medium error", "Medium Error", "UNC", "failed command: READ", "failed command: WRITE"];
+    const MARKS: [&str; 5] =
+        ["I/O error", "critical medium error", "Medium Error", "failed command: READ", "failed command: WRITE"];
     let mut out = Vec::new();
     for line in text.lines() {
         // /dev/kmsg: "prio,seq,time,flags;message".
         let msg = line.split_once(';').map_or(line, |(_, m)| m).trim();
-        if !MARKS.iter().any(|m| msg.contains(m)) {
+        // libata's uncorrectable-error flag is the word UNC ("error: { UNC }"), not FUNC.
+        let unc = msg.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "UNC");
+        if !unc && !MARKS.iter().any(|m| msg.contains(m)) {
             continue;
         }
         let names_it = names.iter().filter(|n| !n.is_empty()).any(|n| {
@@ -782,5 +784,9 @@ mod tests {
         let e = parse_kernel_errors(log, &["sda".to_string()]);
         assert_eq!(e.len(), 1);
         assert!(e[0].line.contains("sector 2048"));
+        let unc = "3,4,5,-;sd 2:0:0:0: [sda] tag#3 Add. Sense: { UNC } on sda\n6,5,6,-;sda: FUNC_CALL done\n";
+        let e = parse_kernel_errors(unc, &["sda".to_string()]);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].line.contains("{ UNC }"));
     }
 }
