@@ -11,13 +11,15 @@ use serde::Serialize;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn read_trim(p: &Path) -> Option<String> {
+/// A sysfs or procfs file's text, trimmed; None when missing, unreadable or empty.
+pub(crate) fn read_trim(p: &Path) -> Option<String> {
     let s = fs::read_to_string(p).ok()?;
     let t = s.trim();
     (!t.is_empty()).then(|| t.to_string())
 }
 
-fn read_num<T: std::str::FromStr>(p: &Path) -> Option<T> {
+/// [`read_trim`] parsed.
+pub(crate) fn read_num<T: std::str::FromStr>(p: &Path) -> Option<T> {
     read_trim(p)?.parse().ok()
 }
 

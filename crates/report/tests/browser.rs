@@ -12,6 +12,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::os::unix::process::CommandExt;
@@ -475,7 +477,7 @@ fn content_security_policy_blocks_injected_requests() {
 fn doctor_page_shows_its_causes_in_chromium() {
     let Some(bin) = browser() else { return };
     let dir = workdir("doctor");
-    let page = diskmeter_report::html::doctor::render_html(&built::doctor()).replacen(
+    let page = diskmeter_report::html::doctor::render_html(&common::doctor_fixtures::sata_doc()).replacen(
         "<table id=\"doctor-causes\">",
         "<table id=\"doctor-causes\" style=\"background:#00ff00\">",
         1,
@@ -672,68 +674,6 @@ mod built {
             verdict: format!("Steady state in rounds {a}–{b}: 4K random writes settle near 50,500 IOPS."),
         });
         doc
-    }
-
-    /// `doctor`'s document: a SATA disk on a slowed link, under a misaligned partition.
-    pub fn doctor() -> doctor::DoctorDoc {
-        use doctor::model::{Cause, Check, DoctorDoc, Evidence, Severity, StackLayer, Status, SCHEMA};
-        let layer = |role: &str, name: &str, detail: &str| StackLayer {
-            role: role.into(),
-            name: name.into(),
-            detail: detail.into(),
-        };
-        let cause = |code: &str, severity, device: &str, summary: &str, fix: &str| Cause {
-            code: code.into(),
-            check: "sata-link".into(),
-            severity,
-            device: Some(device.into()),
-            summary: summary.into(),
-            evidence: vec![Evidence::new("sata_spd", "3 Gbps", "/sys/class/ata_link/link1/sata_spd")],
-            cost: Some("at most 300 MB/s instead of 600 MB/s".into()),
-            fix: fix.into(),
-            weight: 60,
-        };
-        DoctorDoc {
-            schema: SCHEMA.into(),
-            tool: stats::ToolInfo { name: "diskmeter".into(), version: "0.1.0".into() },
-            started_at: "2026-12-01T09:00:00Z".into(),
-            target: "/srv/data".into(),
-            device: Some("sda1".into()),
-            stack: vec![
-                layer("file system", "/srv/data", "ext4 (rw,relatime)"),
-                layer("partition", "sda1", "partition 1 of sda, 1000.2 GB"),
-                layer("disk", "sda", "sata Samsung SSD 870 EVO 1TB"),
-                layer("link", "sda", "SATA 3 Gb/s (ata1)"),
-            ],
-            causes: vec![
-                cause(
-                    "sata-link-slow",
-                    Severity::High,
-                    "sda",
-                    "sda's SATA link runs at 3 Gb/s though both ends can do 6 Gb/s",
-                    "replace the SATA cable and try another port",
-                ),
-                cause(
-                    "misaligned-partition",
-                    Severity::Medium,
-                    "sda1",
-                    "sda1 starts at byte 32256 (sector 63), not on a 4 KiB boundary",
-                    "recreate the partition starting at sector 2048 (1 MiB)",
-                ),
-            ],
-            checks: vec![
-                Check { code: "sata-link".into(), title: "SATA link".into(), status: Status::Found, reason: None },
-                Check {
-                    code: "pcie-link".into(),
-                    title: "PCIe link".into(),
-                    status: Status::NotRun,
-                    reason: Some("no PCIe link under the target".into()),
-                },
-            ],
-            load: None,
-            probe: None,
-            root: true,
-        }
     }
 
     pub fn sustained() -> SustainedResult {

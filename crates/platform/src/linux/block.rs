@@ -3,19 +3,10 @@
 //! `device/` link to the hardware.
 
 use crate::block::{parse_scheduler, split_dev, transport_of, Device, Ident, NotListed, Partition, Queue, Roots};
+use crate::diag::{read_num, read_trim};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-
-fn read_trim(p: &Path) -> Option<String> {
-    let s = fs::read_to_string(p).ok()?;
-    let t = s.trim();
-    (!t.is_empty()).then(|| t.to_string())
-}
-
-fn read_num<T: std::str::FromStr>(p: &Path) -> Option<T> {
-    read_trim(p)?.parse().ok()
-}
 
 fn read_bool(p: &Path) -> Option<bool> {
     match read_trim(p)?.as_str() {

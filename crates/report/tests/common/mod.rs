@@ -5,5 +5,6 @@
 // Each test file uses some of the builders.
 #![allow(dead_code)]
 
+pub mod doctor_fixtures;
 pub mod fixtures;
 pub mod text_fixtures;
