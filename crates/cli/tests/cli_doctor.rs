@@ -29,8 +29,15 @@ struct ShmLoop {
 }
 
 impl ShmLoop {
-    fn new(size: u64) -> Option<ShmLoop> {
-        let dir = tempfile::Builder::new().prefix("diskmeter-doctor-").tempdir_in("/dev/shm").ok()?;
+    /// None, with a note naming the `what` test skipped, where /dev/shm cannot be used.
+    fn new(size: u64, what: &str) -> Option<ShmLoop> {
+        let dir = match tempfile::Builder::new().prefix("diskmeter-doctor-").tempdir_in("/dev/shm") {
+            Ok(d) => d,
+            Err(e) => {
+                skip_note(&format!("no /dev/shm ({e}); {what} test skipped"));
+                return None;
+            }
+        };
         let image = dir.path().join("disk.img");
         let data: Vec<u8> = (0..size).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
         std::fs::write(&image, data).expect("write image");
@@ -78,6 +85,12 @@ impl Drop for QueueSetting {
     }
 }
 
+/// A cgroup throttling `dev` to `iops`; None, with a note naming the `what` test skipped,
+/// where no block-I/O cgroup controller is mounted.
+fn throttle(dev: &Path, iops: u32, what: &str) -> Option<Throttle> {
+    Throttle::new(dev, iops, None).map_err(|why| skip_note(&format!("{why}; {what} test skipped"))).ok()
+}
+
 fn doctor_json(args: &[&str]) -> Value {
     let mut a = vec!["doctor", "--json", "-q"];
     a.extend_from_slice(args);
@@ -114,17 +127,8 @@ fn check_status(doc: &Value, code: &str) -> String {
 fn a_throttled_cgroup_is_the_first_cause_and_labels_the_figure_it_caps() {
     require_loop!();
     let _s = serial();
-    let Some(l) = ShmLoop::new(64 << 20) else {
-        skip_note("no /dev/shm; cgroup test skipped");
-        return;
-    };
-    let t = match Throttle::new(&l.dev.dev, 2000, None) {
-        Ok(t) => t,
-        Err(why) => {
-            skip_note(&format!("{why}; cgroup test skipped"));
-            return;
-        }
-    };
+    let Some(l) = ShmLoop::new(64 << 20, "cgroup") else { return };
+    let Some(t) = throttle(&l.dev.dev, 2000, "cgroup") else { return };
     let o = t.diskmeter(&["doctor", "--json", "-q", l.path()]);
     assert_eq!(o.status.code(), Some(1), "a high cause exits 1: {}", stderr_of(&o));
     let doc = json_of(&o);
@@ -216,10 +220,7 @@ fn a_partition_at_sector_63_is_misaligned() {
 fn write_through_is_write_cache_off() {
     require_loop!();
     let _s = serial();
-    let Some(l) = ShmLoop::new(16 << 20) else {
-        skip_note("no /dev/shm; write-cache test skipped");
-        return;
-    };
+    let Some(l) = ShmLoop::new(16 << 20, "write-cache") else { return };
     let before = doctor_json(&[l.path()]);
     assert!(!cause_codes(&before).contains(&"write-cache-off".to_string()));
     assert_eq!(check_status(&before, "write-cache"), "passed");
@@ -235,10 +236,7 @@ fn write_through_is_write_cache_off() {
 fn a_ram_backed_device_that_says_it_rotates_is_faster_than_its_medium() {
     require_loop!();
     let _s = serial();
-    let Some(l) = ShmLoop::new(64 << 20) else {
-        skip_note("no /dev/shm; rotational test skipped");
-        return;
-    };
+    let Some(l) = ShmLoop::new(64 << 20, "rotational") else { return };
     let run = |qd: &str| {
         run_json(dm().args([
             "run",
@@ -268,10 +266,7 @@ fn a_ram_backed_device_that_says_it_rotates_is_faster_than_its_medium() {
 fn a_concurrent_reader_is_competing_io() {
     require_loop!();
     let _s = serial();
-    let Some(l) = ShmLoop::new(256 << 20) else {
-        skip_note("no /dev/shm; competing I/O test skipped");
-        return;
-    };
+    let Some(l) = ShmLoop::new(256 << 20, "competing I/O") else { return };
     let mut dd = Std::new("sh")
         .arg("-c")
         .arg(r#"while :; do dd if="$0" of=/dev/null bs=512 iflag=direct status=none; done"#)
@@ -303,18 +298,9 @@ fn a_concurrent_reader_is_competing_io() {
 fn a_throttles_startup_burst_is_named_and_left_out_of_the_headline() {
     require_loop!();
     let _s = serial();
-    let Some(l) = ShmLoop::new(256 << 20) else {
-        skip_note("no /dev/shm; startup-burst test skipped");
-        return;
-    };
+    let Some(l) = ShmLoop::new(256 << 20, "startup-burst") else { return };
     const LIMIT: f64 = 10_000.0;
-    let t = match Throttle::new(&l.dev.dev, LIMIT as u32, None) {
-        Ok(t) => t,
-        Err(why) => {
-            skip_note(&format!("{why}; startup-burst test skipped"));
-            return;
-        }
-    };
+    let Some(t) = throttle(&l.dev.dev, LIMIT as u32, "startup-burst") else { return };
     let job = |runtime: &str| -> Value {
         let o = t.diskmeter(&[
             "run",
@@ -408,4 +394,17 @@ fn bad_input_is_one_line_and_exit_2() {
         assert_usage_error(&o, needle);
     }
     assert_eq!(entries(dir.path()), Vec::<String>::new());
+}
+
+/// `--probe` on a device reads only: the device holds the same bytes after it.
+#[test]
+fn the_probe_of_a_device_writes_nothing() {
+    require_loop!();
+    let _s = serial();
+    let Some(l) = ShmLoop::new(64 << 20, "probe") else { return };
+    let before = hash_file(&l.dev.dev);
+    let doc = doctor_json(&["--probe", l.path()]);
+    assert!(f64_at(&doc["probe"], "qd1_iops") > 0.0, "{}", doc["probe"]);
+    assert_eq!(doc["probe"]["target"], l.path());
+    assert_eq!(hash_file(&l.dev.dev), before, "the probe changed the device");
 }
