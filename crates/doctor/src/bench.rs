@@ -38,13 +38,9 @@ pub fn context(roots: &Roots, name: &str) -> BenchContext {
     let Some(top) = topo.device(name) else { return BenchContext::default() };
     let layers = diag::stack(&topo, &top);
     let numbers: Vec<(u32, u32)> = layers.iter().map(|l| (l.device.major, l.device.minor)).collect();
-    let disks: Vec<&diag::Layer> =
-        layers.iter().filter(|l| l.device.partition.is_none() && l.device.slaves.is_empty()).collect();
-    let rotational = (!disks.is_empty()
-        && disks
-            .iter()
-            .all(|l| l.rotational.as_ref().is_some_and(|r| r.value) && !matches!(l.transport, "zram" | "ram")))
-    .then(|| disks.iter().map(|l| l.name.clone()).collect::<Vec<_>>().join(", "));
+    let disks: Vec<&diag::Layer> = layers.iter().filter(|l| l.is_whole_disk()).collect();
+    let rotational = (!disks.is_empty() && disks.iter().all(|l| l.says_it_rotates()))
+        .then(|| disks.iter().map(|l| l.name.clone()).collect::<Vec<_>>().join(", "));
     let link = disks.iter().filter_map(|l| diag::links(&topo, &l.device).ceiling()).min_by(|a, b| a.0.total_cmp(&b.0));
     BenchContext {
         devices: layers.iter().map(|l| l.name.clone()).collect(),

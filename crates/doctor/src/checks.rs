@@ -1432,10 +1432,7 @@ fn probe(cx: &mut Ctx<'_>) -> Outcome {
     };
     // As inside a benchmark: every whole disk says it rotates (one flash member answers fast).
     let disks: Vec<&Layer> = f.disk_layers().collect();
-    let rotational = !disks.is_empty()
-        && disks
-            .iter()
-            .all(|l| l.rotational.as_ref().is_some_and(|r| r.value) && !matches!(l.transport, "zram" | "ram"));
+    let rotational = !disks.is_empty() && disks.iter().all(|l| l.says_it_rotates());
     if rotational && p.qd1_mean_us < ROTATIONAL_FLOOR_US {
         let rot = disks.first().and_then(|l| l.rotational.as_ref());
         let virt = f.disk_layers().any(|l| is_virtual_transport(l.transport));

@@ -96,7 +96,7 @@ pub fn gather(roots: &Roots, top: Option<&str>, target: &str) -> Facts {
     // Whole disks: layers no other layer sits on (nothing below them) that are not partitions.
     let disks: Vec<DiskFacts> = layers
         .iter()
-        .filter(|l| l.device.partition.is_none() && l.device.slaves.is_empty())
+        .filter(|l| l.is_whole_disk())
         .map(|l| DiskFacts {
             name: l.name.clone(),
             links: diag::links(&topo, &l.device),

@@ -102,6 +102,18 @@ pub struct Layer {
     pub loop_backing_file: Option<String>,
 }
 
+impl Layer {
+    /// A whole disk at the bottom of the stack: not a partition, and nothing below it.
+    pub fn is_whole_disk(&self) -> bool {
+        self.device.partition.is_none() && self.device.slaves.is_empty()
+    }
+
+    /// It says it rotates and is not a RAM device (zram and brd keep the flag of a disk).
+    pub fn says_it_rotates(&self) -> bool {
+        self.rotational.as_ref().is_some_and(|r| r.value) && !matches!(self.transport, "zram" | "ram")
+    }
+}
+
 /// The speed of a PCIe link in GT/s and its lanes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PcieRate {
