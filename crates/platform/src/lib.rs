@@ -17,6 +17,7 @@
 //! [`winpath`], Windows's device and drive names as plain strings (tested everywhere).
 
 pub mod block;
+pub mod clock;
 pub mod cpu;
 pub mod diag;
 pub mod diskstats;

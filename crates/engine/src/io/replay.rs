@@ -24,6 +24,7 @@ use crate::io::buffers::{stamp, BufferPool};
 #[cfg(target_os = "linux")]
 use crate::io::runner::uring_setup_message;
 use crate::io::runner::{RunControl, Tick};
+use platform::clock::Stopwatch;
 use platform::target::Raw;
 use platform::{IoErrorClass, OsCode};
 use rand::SeedableRng;
@@ -389,7 +390,7 @@ struct Issuer<'a, B: Backend> {
     /// Per-second read and write histograms and bytes.
     sec: [(LatHist, u64); 2],
     sec_start: u64,
-    start: Instant,
+    start: Stopwatch,
     /// Discards go through the synchronous path (the ring's command is not supported).
     sync_discard: bool,
     tag: u64,
@@ -427,7 +428,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
             },
             sec: [(LatHist::new(), 0), (LatHist::new(), 0)],
             sec_start: 0,
-            start: Instant::now(),
+            start: Stopwatch::since(Instant::now()),
             sync_discard: false,
             tag: 0,
             blocked_until: 0,
@@ -436,7 +437,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
 
     #[inline]
     fn now(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
+        self.start.elapsed_ns()
     }
 
     fn outstanding(&self) -> u32 {
@@ -455,7 +456,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
         let mut next_tick = 250_000_000u64;
         let mut last_tick = (0u64, 0u64, 0u64, 0u64, 0u64);
         tick(&Tick { kind: crate::io::runner::TickKind::Release, planned: self.cfg.planned, ..Tick::default() });
-        self.start = Instant::now();
+        self.start = Stopwatch::since(Instant::now());
         let mut cur = feed.next();
         let mut batch = 0u32;
         let mut polls = 0u32;

@@ -9,6 +9,7 @@ use crate::io::backend::{code_for, code_of_error, Backend, Completion, Op};
 use crate::io::buffers::{stamp, BufferPool};
 use crate::io::offsets::{IoLens, OffsetGen};
 use crate::io::verifier::VerifyJob;
+use platform::clock::Stopwatch;
 use platform::{IoErrorClass, OsCode};
 use spec::{DataPattern, ErrorClass};
 use stats::LatHist;
@@ -218,11 +219,6 @@ struct Slot {
     len_i: u32,
 }
 
-#[inline]
-fn now_ns(t_start: Instant) -> u64 {
-    t_start.elapsed().as_nanos() as u64
-}
-
 fn thread_cpu_ns() -> u64 {
     platform::mem::thread_cpu_time().map_or(0, |d| d.as_nanos() as u64)
 }
@@ -355,6 +351,8 @@ struct LiveCounts {
 struct WorkerState<'a> {
     plan: &'a WorkerPlan,
     ch: &'a Channels,
+    /// `plan.t_start`'s timeline, read once per issue and completion.
+    clock: Stopwatch,
     /// End of the ramp: the measured window is `[t0, deadline)`, in ns since `plan.t_start`.
     t0: u64,
     deadline: u64,
@@ -427,6 +425,7 @@ impl<'a> WorkerState<'a> {
         Self {
             plan,
             ch,
+            clock: Stopwatch::since(plan.t_start),
             t0,
             deadline: t0.saturating_add(plan.runtime_ns),
             slots: (0..nslots).map(|_| Slot { issue_ns: 0, offset: 0, op: Op::Read, len: 0, len_i: 0 }).collect(),
@@ -532,7 +531,7 @@ impl<'a> WorkerState<'a> {
 
     #[inline]
     fn now(&self) -> u64 {
-        now_ns(self.plan.t_start)
+        self.clock.elapsed_ns()
     }
 
     /// Count completions by length when `lens` has more than one.

@@ -8,9 +8,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// `BLKDISCARD` (`_IO(0x12, 119)`).
-const BLKDISCARD: libc::c_ulong = (0x12 << 8) | 119;
+const BLKDISCARD: libc::Ioctl = (0x12 << 8) | 119;
 /// `BLKSECDISCARD` (`_IO(0x12, 125)`).
-const BLKSECDISCARD: libc::c_ulong = (0x12 << 8) | 125;
+const BLKSECDISCARD: libc::Ioctl = (0x12 << 8) | 125;
 
 /// Linux's [`TargetOps`].
 #[derive(Debug, Clone, Copy, Default)]
