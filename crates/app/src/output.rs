@@ -219,6 +219,28 @@ pub fn print_stdout(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Writes `pages` (file name, contents) into `dir`, creating it when missing (`man --dir`).
+/// Every file is checked before the first is written, under the rules of every output (never
+/// replace a file that is not diskmeter's unless `force`; each written whole or not at all).
+pub fn write_files_into(dir: &Path, pages: &[(String, Vec<u8>)], force: bool) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "--dir {}: not a directory; name a directory (it is created when missing)",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::runtime(format!("cannot create the directory {}: {e}", dir.display())))?;
+    let planned = pages
+        .iter()
+        .map(|(name, bytes)| Ok((files::output::plan(&dir.join(name), "--dir", force)?, bytes)))
+        .collect::<Result<Vec<_>>>()?;
+    for (file, bytes) in planned {
+        file.write(bytes)?;
+    }
+    Ok(())
+}
+
 /// Renders `doc`; a document that cannot be rendered is a runtime failure (exit 1), never a
 /// stand-in printed with exit 0.
 pub fn rendered(doc: &ResultDoc, fmt: Format) -> Result<String> {

@@ -13,6 +13,7 @@ mod signals;
 
 use app::cluster::Cluster;
 use app::output::sanitize;
+use clap::CommandFactory;
 use cmd::{Cli, Command};
 use output::Outcome;
 use std::process::ExitCode;
@@ -56,5 +57,7 @@ fn main() -> ExitCode {
         Command::Top(a) => cmd::top::run(a),
         Command::Health(a) => cmd::health::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Completions(a) => cmd::completions::run(a, Cli::command()),
+        Command::Man(a) => cmd::man::run(a, Cli::command()),
     })
 }

@@ -75,10 +75,28 @@ fn help_subcommand_matches_flag() {
 }
 
 #[test]
-fn version() {
-    let out = help(&["--version"]);
-    assert!(out.starts_with("diskmeter "), "{out}");
-    assert!(out.trim_end().ends_with(env!("CARGO_PKG_VERSION")), "{out}");
+fn version_names_the_commit() {
+    let long = help(&["--version"]);
+    let first = long.lines().next().unwrap_or_default();
+    let prefix = format!("diskmeter {} (commit ", env!("CARGO_PKG_VERSION"));
+    assert!(first.starts_with(&prefix), "{long}");
+    let commit = first[prefix.len()..].split([',', ')']).next().unwrap_or_default();
+    assert!(commit == "unknown" || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())), "{long}");
+    // Built from a git checkout (CI, a developer): the commit is this tree's HEAD.
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        Some(h) if std::env::var_os("DISKMETER_COMMIT").is_none() => assert_eq!(commit, h, "{long}"),
+        _ => eprintln!("note: not a git checkout (or DISKMETER_COMMIT set): the commit is not compared"),
+    }
+    // The second line says what was built; -V is the first line alone.
+    assert!(long.lines().nth(1).is_some_and(|l| l.starts_with("target ") && l.contains("linked")), "{long}");
+    assert_eq!(help(&["-V"]), format!("{first}\n"));
 }
 
 /// Redact what varies from run to run: the date, every number, latency units and the

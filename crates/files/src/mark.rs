@@ -38,6 +38,8 @@ pub fn recognise(head: &[u8]) -> Option<&'static str> {
         Some("a diskmeter Markdown report")
     } else if t.starts_with("diskmeter ") && t.lines().next().is_some_and(|l| l.contains(" · ")) {
         Some("a diskmeter text report")
+    } else if t.starts_with(".ie \\n(.g .ds Aq") && t.contains("\n.TH diskmeter") {
+        Some("a diskmeter manual page")
     } else if t.starts_with("time_us,op,offset,size\n") {
         Some("a diskmeter CSV trace")
     } else {
@@ -58,11 +60,13 @@ mod tests {
         assert!(recognise(b"# diskmeter run \xe2\x80\x94 null\n").is_some());
         assert!(recognise("diskmeter 0.1.0 · run · 2026".as_bytes()).is_some());
         assert!(recognise(b"time_us,op,offset,size\n0,R,0,4096\n").is_some());
+        assert!(recognise(b".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n.TH diskmeter-mark 1 \"2026-11-28\"").is_some());
         for foreign in [
             &b"{\"schema\": \"other.v1\"}"[..],
             b"<!DOCTYPE html><title>mine</title>",
             b"# my notes about diskmeter\n",
             b"diskmeter is great\n",
+            b".ie \\n(.g .ds Aq \\(aq\n.el .ds Aq '\n.TH rg 1\n",
             b"1234\n5678\n",
             b"",
         ] {

@@ -9,9 +9,11 @@ pub mod cache;
 pub mod capture;
 pub mod common;
 pub mod compare;
+pub mod completions;
 pub mod doctor;
 pub mod health;
 pub mod history;
+pub mod man;
 pub mod mark;
 pub mod merge;
 pub mod profile;
@@ -26,13 +28,38 @@ pub mod top;
 
 use clap::{Parser, Subcommand};
 
+/// `--version`: the version and commit, then the target, its linkage and the optional features.
+macro_rules! long_version {
+    ($linkage:literal) => {
+        concat!(
+            env!("DISKMETER_VERSION_LINE"),
+            "\ntarget ",
+            env!("DISKMETER_TARGET"),
+            $linkage,
+            "; optional features: ",
+            env!("DISKMETER_FEATURES")
+        )
+    };
+}
+#[cfg(target_feature = "crt-static")]
+const LONG_VERSION: &str = long_version!(", statically linked");
+#[cfg(not(target_feature = "crt-static"))]
+const LONG_VERSION: &str = long_version!(", dynamically linked");
+
 /// Honest Linux storage benchmarks.
 ///
 /// diskmeter measures disks with direct I/O, incompressible data, test areas written before
 /// they are read, and latency percentiles next to every IOPS figure. Sizes use binary units
 /// (4k = 4096 bytes); MB/s is decimal (10^6 B/s), MiB/s binary.
 #[derive(Debug, Parser)]
-#[command(name = "diskmeter", version, about, long_about = None, max_term_width = 100)]
+#[command(
+    name = "diskmeter",
+    version = env!("DISKMETER_VERSION_LINE"),
+    long_version = LONG_VERSION,
+    about,
+    long_about = None,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -135,6 +162,12 @@ pub enum Command {
     /// Summarise a trace: mix, block sizes, sequential share, hot set, arrivals, depth; emit an
     /// fio job that reproduces it.
     Profile(Box<profile::ProfileArgs>),
+    /// Shell completion script on stdout: bash, zsh, fish, powershell, elvish (for packagers).
+    #[command(hide = true)]
+    Completions(completions::CompletionsArgs),
+    /// Manual pages: diskmeter(1) on stdout, one command's page, or all of them into a directory.
+    #[command(hide = true)]
+    Man(man::ManArgs),
 }
 
 impl Command {
@@ -158,6 +191,8 @@ impl Command {
             Command::Steady(_) => "steady",
             Command::Capture(_) => "capture",
             Command::Profile(_) => "profile",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
         }
     }
 }
