@@ -70,7 +70,8 @@ measuring commands; \fBdiskmeter history\fR and \fBdiskmeter serve\fR read it.
 "#;
 
 /// Renders the page of `cmd` (its display name set by clap: `diskmeter-history-list`), with the
-/// extra sections; `parents` are the pages its SEE ALSO names.
+/// extra sections (`top`: the exit status, environment and files) and `see_also`, the pages its
+/// SEE ALSO names.
 fn render(cmd: &clap::Command, date: &str, see_also: &[String], top: bool) -> Result<Vec<u8>, std::io::Error> {
     let man = clap_mangen::Man::new(cmd.clone())
         .date(date)
