@@ -35,18 +35,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from ab import null_iops  # noqa: E402  (the same null-engine run as the hot-path A/B)
 CSV_FORMAT = "csv:time=0:us,op=1,offset=2:bytes,size=3:bytes,header"
-
-
-def null_iops(binary, qd, runtime):
-    with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run(
-            [binary, "run", "--engine", "null", "--rw", "randread", "--bs", "4k",
-             "--qd", str(qd), "--runtime", runtime, "--ramp", "1s", "--json"],
-            cwd=d, capture_output=True, text=True, check=True,
-            env=dict(os.environ, DISKMETER_HISTORY="off"),
-        ).stdout
-    return json.loads(out)["results"][0]["read"]["iops"]
 
 
 def simulate(binary, trace, extra):

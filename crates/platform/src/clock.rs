@@ -27,6 +27,18 @@ fn monotonic_ns() -> u64 {
 }
 
 impl Stopwatch {
+    /// A stopwatch whose zero is now.
+    pub fn start() -> Self {
+        #[cfg(target_os = "linux")]
+        {
+            Stopwatch { origin_ns: monotonic_ns() }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            Stopwatch { origin: Instant::now() }
+        }
+    }
+
     /// A stopwatch whose zero is `origin` (which may lie in the past).
     pub fn since(origin: Instant) -> Self {
         #[cfg(target_os = "linux")]

@@ -72,9 +72,9 @@ measuring commands; \fBdiskmeter history\fR and \fBdiskmeter serve\fR read it.
 /// Renders the page of `cmd` (its display name set by clap: `diskmeter-history-list`), with the
 /// extra sections (`top`: the exit status, environment and files) and `see_also`, the pages its
 /// SEE ALSO names.
-fn render(cmd: &clap::Command, date: &str, see_also: &[String], top: bool) -> Result<Vec<u8>, std::io::Error> {
+fn render(cmd: &clap::Command, see_also: &[String], top: bool) -> Result<Vec<u8>, std::io::Error> {
     let man = clap_mangen::Man::new(cmd.clone())
-        .date(date)
+        .date(env!("DISKMETER_COMMIT_DATE"))
         .manual("diskmeter manual")
         .source(format!("diskmeter {}", env!("CARGO_PKG_VERSION")));
     let mut page = Vec::new();
@@ -103,22 +103,16 @@ fn see_also(cmd: &clap::Command, parent: Option<&str>) -> Vec<String> {
 
 /// All pages: (file name, roff text).
 fn all_pages(cli: &clap::Command) -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
-    let date = env!("DISKMETER_COMMIT_DATE");
-    let mut pages = Vec::new();
-    fn go(
-        cmd: &clap::Command,
-        parent: Option<&str>,
-        date: &str,
-        pages: &mut Vec<(String, Vec<u8>)>,
-    ) -> Result<(), std::io::Error> {
+    fn go(cmd: &clap::Command, parent: Option<&str>, pages: &mut Vec<(String, Vec<u8>)>) -> Result<(), std::io::Error> {
         let name = page_name(cmd);
-        pages.push((format!("{name}.1"), render(cmd, date, &see_also(cmd, parent), parent.is_none())?));
+        pages.push((format!("{name}.1"), render(cmd, &see_also(cmd, parent), parent.is_none())?));
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-            go(sub, Some(&name), date, pages)?;
+            go(sub, Some(&name), pages)?;
         }
         Ok(())
     }
-    go(cli, None, date, &mut pages)?;
+    let mut pages = Vec::new();
+    go(cli, None, &mut pages)?;
     Ok(pages)
 }
 
@@ -150,8 +144,7 @@ pub fn run(a: &ManArgs, cli: clap::Command) -> Outcome {
         parent = Some(page_name(cmd));
         cmd = sub;
     }
-    let page = render(cmd, env!("DISKMETER_COMMIT_DATE"), &see_also(cmd, parent.as_deref()), parent.is_none())
-        .map_err(failed)?;
+    let page = render(cmd, &see_also(cmd, parent.as_deref()), parent.is_none()).map_err(failed)?;
     app::output::print_stdout(&String::from_utf8_lossy(&page))?;
     Ok(0)
 }

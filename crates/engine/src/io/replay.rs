@@ -428,7 +428,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
             },
             sec: [(LatHist::new(), 0), (LatHist::new(), 0)],
             sec_start: 0,
-            start: Stopwatch::since(Instant::now()),
+            start: Stopwatch::start(),
             sync_discard: false,
             tag: 0,
             blocked_until: 0,
@@ -456,7 +456,7 @@ impl<'a, B: Backend> Issuer<'a, B> {
         let mut next_tick = 250_000_000u64;
         let mut last_tick = (0u64, 0u64, 0u64, 0u64, 0u64);
         tick(&Tick { kind: crate::io::runner::TickKind::Release, planned: self.cfg.planned, ..Tick::default() });
-        self.start = Stopwatch::since(Instant::now());
+        self.start = Stopwatch::start();
         let mut cur = feed.next();
         let mut batch = 0u32;
         let mut polls = 0u32;
