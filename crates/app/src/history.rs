@@ -8,7 +8,8 @@
 
 use crate::{Error, Result};
 pub use history::{Filter, RunRow};
-use stats::trend::{self, Change};
+use stats::trend;
+use stats::verdict::{self, Change};
 use stats::{codes, HistoryNote, JobResult, ResultDoc, VsCell, VsLast};
 use std::path::{Path, PathBuf};
 
@@ -170,33 +171,41 @@ fn keep(path: &std::path::Path, doc: &ResultDoc) -> std::result::Result<HistoryN
     Ok(HistoryNote { id, vs })
 }
 
-/// Per-pass MB/s of one direction of a job (its passes, else its one figure).
-pub fn samples(job: &JobResult, write: bool) -> Vec<f64> {
-    let pick = |d: &Option<stats::DirStats>| d.as_ref().map(|s| s.mb_s);
-    let passes: Vec<f64> = job
-        .passes
-        .iter()
-        .filter_map(|p| pick(if write { &p.write } else { &p.read }))
-        .filter(|v| v.is_finite())
-        .collect();
-    if !passes.is_empty() {
-        return passes;
+/// The MB/s samples of one direction of a job, as `compare` takes them: its passes, else the
+/// seconds of its one run, else its one figure ([`stats::compare_docs::mb_s_samples`]).
+pub fn samples(job: &JobResult, write: bool) -> (Vec<f64>, &'static str) {
+    stats::compare_docs::mb_s_samples(job, write)
+}
+
+/// The samples of one direction as the verdict reads them.
+fn sample<'a>(s: &'a (Vec<f64>, &'static str)) -> verdict::Sample<'a> {
+    match s.1 {
+        stats::compare_docs::UNIT_SECONDS => verdict::Sample::seconds(&s.0),
+        _ => verdict::Sample::passes(&s.0),
     }
-    pick(if write { &job.write } else { &job.read }).into_iter().filter(|v| v.is_finite()).collect()
+}
+
+/// A trend point's values: the passes, or a run's seconds as the one pass they are (their
+/// mean, as the verdict counts them).
+fn trend_samples(s: (Vec<f64>, &'static str)) -> Vec<f64> {
+    match s.1 {
+        stats::compare_docs::UNIT_SECONDS if !s.0.is_empty() => vec![s.0.iter().sum::<f64>() / s.0.len() as f64],
+        _ => s.0,
+    }
 }
 
 /// The change of each job and direction of `new` against the same job of `old` (matched by
-/// name), per-pass MB/s.
+/// name), per-pass MB/s, judged by the one rule (`stats::verdict`).
 pub fn vs_last(id: i64, started_at: &str, old: &ResultDoc, new: &ResultDoc) -> VsLast {
     let mut cells = Vec::new();
     for job in &new.results {
         let Some(before) = old.results.iter().find(|j| j.name == job.name) else { continue };
         for (write, direction) in [(false, "read"), (true, "write")] {
             let (a, b) = (samples(before, write), samples(job, write));
-            if a.is_empty() || b.is_empty() || a.iter().chain(&b).all(|v| *v == 0.0) {
+            if a.0.is_empty() || b.0.is_empty() || a.0.iter().chain(&b.0).all(|v| *v == 0.0) {
                 continue;
             }
-            let c: Change = trend::change(&a, &b, true);
+            let c: Change = verdict::judge(sample(&a), sample(&b), true);
             cells.push(VsCell {
                 job: job.name.clone(),
                 direction: direction.into(),
@@ -204,6 +213,9 @@ pub fn vs_last(id: i64, started_at: &str, old: &ResultDoc, new: &ResultDoc) -> V
                 ci_low_pct: c.ci_low_pct,
                 ci_high_pct: c.ci_high_pct,
                 verdict: c.verdict,
+                basis: c.basis,
+                n_a: c.n_a,
+                n_b: c.n_b,
             });
         }
     }
@@ -211,7 +223,7 @@ pub fn vs_last(id: i64, started_at: &str, old: &ResultDoc, new: &ResultDoc) -> V
         id,
         started_at: started_at.to_string(),
         metric: "mb_s".into(),
-        threshold_pct: trend::NOISE_THRESHOLD_PCT,
+        threshold_pct: verdict::NOISE_THRESHOLD_PCT,
         cells,
     }
 }
@@ -326,7 +338,7 @@ pub fn trend(path: &Path, device: &str) -> Result<trend::DeviceTrend> {
         let Ok(doc) = serde_json::from_value::<ResultDoc>(doc) else { continue };
         for job in &doc.results {
             for (write, direction) in [(false, "read"), (true, "write")] {
-                let samples = samples(job, write);
+                let samples = trend_samples(samples(job, write));
                 if samples.is_empty() || samples.iter().all(|v| *v == 0.0) {
                     continue;
                 }

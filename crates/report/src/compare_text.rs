@@ -6,6 +6,8 @@
 use stats::compare_docs::{CompareError, WorkloadValue};
 use stats::{CompareResult, CompareRow, ResultDoc, SampleStats, TestKind, Verdict, Versus, SCHEMA};
 
+use crate::history_text::change_figure;
+
 use crate::fmt;
 use crate::sla_text::{align, csv_text, md_esc, md_table_head, Row};
 
@@ -88,10 +90,6 @@ fn count(s: &SampleStats) -> String {
     }
 }
 
-fn ratio(x: f64) -> String {
-    format!("{x:.3}")
-}
-
 /// The ratio is meaningful only with values on both sides and a non-zero baseline.
 fn ratio_defined(base: Option<&SampleStats>, subject: &SampleStats) -> bool {
     matches!(base, Some(b) if b.n > 0 && b.mean != 0.0) && subject.n > 0
@@ -131,33 +129,31 @@ fn challengers(c: &CompareResult) -> Vec<&str> {
     v
 }
 
-/// `B vs A: 6 faster · 0 slower · 0 no significant difference` per challenger.
+/// `B vs A: 6 faster · 0 slower · 0 within noise · 0 inconclusive` per challenger.
 fn summaries(c: &CompareResult) -> Vec<String> {
     challengers(c)
         .into_iter()
         .map(|label| {
-            let mut n = [0usize; 3];
-            for r in &c.rows {
-                if let Some(v) = versus(r, label) {
-                    n[match v.verdict {
-                        Verdict::Faster => 0,
-                        Verdict::Slower => 1,
-                        Verdict::NoSignificantDifference => 2,
-                    }] += 1;
-                }
-            }
-            format!(
-                "{label} vs {}: {} {} · {} {} · {} {}",
-                c.baseline,
-                n[0],
-                Verdict::Faster.name(),
-                n[1],
-                Verdict::Slower.name(),
-                n[2],
-                Verdict::NoSignificantDifference.name()
-            )
+            let counts: Vec<String> = Verdict::ALL
+                .iter()
+                .map(|v| {
+                    let n = c.rows.iter().filter(|r| versus(r, label).is_some_and(|x| x.verdict == *v)).count();
+                    format!("{n} {}", v.name())
+                })
+                .collect();
+            format!("{label} vs {}: {}", c.baseline, counts.join(" · "))
         })
         .collect()
+}
+
+/// The change column: the one wording of a change (`history_text::change_figure`), or `n/a`
+/// when the baseline has no figure.
+fn change_cell(base: Option<&SampleStats>, s: &SampleStats, v: &Versus) -> String {
+    if ratio_defined(base, s) {
+        change_figure(&v.change())
+    } else {
+        "n/a".to_string()
+    }
 }
 
 fn header_line(c: &CompareResult) -> String {
@@ -220,7 +216,7 @@ pub(crate) fn human(doc: &ResultDoc) -> String {
         String::new(),
         format!("mean ± {conf}% CI"),
         "n".to_string(),
-        format!("ratio ({conf}% CI)"),
+        format!("change vs {}", c.baseline),
         "p".to_string(),
         "verdict".to_string(),
     ])];
@@ -235,12 +231,7 @@ pub(crate) fn human(doc: &ResultDoc) -> String {
                 let mut cells = vec![figure, s.label.clone(), mean_ci(&r.metric, s), count(s)];
                 match versus(r, &s.label) {
                     Some(v) => {
-                        let rt = if ratio_defined(base, s) {
-                            format!("×{} ({}–{})", ratio(v.ratio), ratio(v.ratio_ci_low), ratio(v.ratio_ci_high))
-                        } else {
-                            "n/a".to_string()
-                        };
-                        cells.extend([rt, p_text(v.p_value), v.verdict.name().to_string()]);
+                        cells.extend([change_cell(base, s, v), p_text(v.p_value), v.verdict.name().to_string()]);
                     }
                     None => cells.extend([String::new(), String::new(), String::new()]),
                 }
@@ -253,8 +244,16 @@ pub(crate) fn human(doc: &ResultDoc) -> String {
     }
     let mut legend = vec![
         format!("mean ± half-width of the {conf}% confidence interval (Student t)"),
-        format!("ratio = mean / mean of {} (delta-method interval)", c.baseline),
-        format!("p = two-sided {}", test_name(c.test)),
+        format!("change = mean / mean of {} − 1, with its {conf}% interval (delta method)", c.baseline),
+        "no interval with one pass a side".to_string(),
+        format!("verdict: within noise when the interval lies within ±{} %", stats::verdict::NOISE_THRESHOLD_PCT),
+        format!(
+            "faster/slower when it excludes 0 and the change is beyond ±{} % (one pass a side: beyond ±{} %)",
+            stats::verdict::NOISE_THRESHOLD_PCT,
+            stats::verdict::SINGLE_PASS_FLOOR_PCT
+        ),
+        "else inconclusive".to_string(),
+        format!("p = two-sided {} (for reference)", test_name(c.test)),
         "n = passes per subject".to_string(),
     ];
     if seconds {
@@ -299,12 +298,11 @@ pub(crate) fn markdown(doc: &ResultDoc) -> String {
     }
     let conf = conf_pct(c.confidence);
     let ci = format!("± {conf}% CI");
-    let ratio_head = format!("Ratio vs {}", md_esc(&c.baseline));
-    let ratio_ci = format!("Ratio {conf}% CI");
+    let change_head = format!("Change vs {}", md_esc(&c.baseline));
     md_table_head(
         &mut out,
-        &["Test", "Dir", "Figure", "Subject", "Mean", &ci, "n", &ratio_head, &ratio_ci, "p", "Verdict"],
-        &[false, false, false, false, true, true, true, true, true, true, false],
+        &["Test", "Dir", "Figure", "Subject", "Mean", &ci, "n", &change_head, "p", "Verdict"],
+        &[false, false, false, false, true, true, true, true, true, false],
     );
     for r in &c.rows {
         let base = baseline(c, r);
@@ -312,20 +310,14 @@ pub(crate) fn markdown(doc: &ResultDoc) -> String {
             let n = if s.unit == "seconds" { format!("{} s", s.n) } else { s.n.to_string() };
             let half = if s.n >= 2 { value(&r.metric, half_width(s)) } else { "-".to_string() };
             let mean = if s.n == 0 { "-".to_string() } else { value(&r.metric, s.mean) };
-            let (rt, rci, p, verdict) = match versus(r, &s.label) {
-                Some(v) if ratio_defined(base, s) => (
-                    ratio(v.ratio),
-                    format!("{}–{}", ratio(v.ratio_ci_low), ratio(v.ratio_ci_high)),
-                    p_text(v.p_value),
-                    v.verdict.name().to_string(),
-                ),
-                Some(v) => ("n/a".to_string(), "n/a".to_string(), p_text(v.p_value), v.verdict.name().to_string()),
-                None => (String::new(), String::new(), String::new(), "baseline".to_string()),
+            let (change, p, verdict) = match versus(r, &s.label) {
+                Some(v) => (change_cell(base, s, v), p_text(v.p_value), v.verdict.name().to_string()),
+                None => (String::new(), String::new(), "baseline".to_string()),
             };
             line(
                 &mut out,
                 format!(
-                    "| {} | {} | {} | {} | {mean} | {half} | {n} | {rt} | {rci} | {p} | {verdict} |",
+                    "| {} | {} | {} | {} | {mean} | {half} | {n} | {change} | {p} | {verdict} |",
                     md_esc(&r.test),
                     md_esc(&r.direction),
                     metric_label(&r.metric),
@@ -353,7 +345,7 @@ pub(crate) fn markdown(doc: &ResultDoc) -> String {
 // CSV
 
 /// Columns of the `compare` CSV: one row per subject per compared figure.
-pub(crate) const CSV_HEADER: [&str; 17] = [
+pub(crate) const CSV_HEADER: [&str; 18] = [
     "test",
     "direction",
     "metric",
@@ -371,6 +363,7 @@ pub(crate) const CSV_HEADER: [&str; 17] = [
     "ratio_ci_high",
     "p_value",
     "verdict",
+    "basis",
 ];
 
 /// Every subject of every figure as CSV (header included); empty without `doc.compare`.
@@ -404,13 +397,30 @@ pub(crate) fn csv(doc: &ResultDoc) -> String {
                     v.ratio_ci_high.to_string(),
                     v.p_value.map(|p| p.to_string()).unwrap_or_default(),
                     v.verdict.name().to_string(),
+                    basis_name(v.basis).to_string(),
                 ]),
-                None => rec.extend([String::new(), String::new(), String::new(), String::new(), "baseline".into()]),
+                None => rec.extend([
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    "baseline".into(),
+                    String::new(),
+                ]),
             }
             records.push(rec);
         }
     }
     csv_text(&CSV_HEADER, &records)
+}
+
+/// The basis as JSON names it.
+fn basis_name(b: stats::verdict::Basis) -> &'static str {
+    match b {
+        stats::verdict::Basis::Interval => "interval",
+        stats::verdict::Basis::SinglePass => "single-pass",
+        stats::verdict::Basis::Undefined => "undefined",
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-//! The sentences of the history: a change between two stored runs of the same device and
-//! workload ("RND4K Q1T1 read −18.2 % since 2026-03-02 (95 % CI −21.0…−15.1 %): slower"), from
-//! the numbers of `stats::trend`.
+//! The words of a change between two results — the one wording every surface uses
+//! ([`change_figure`], [`change_words`]: `compare`, `history diff`, `history trend`, the line
+//! after a run, the web pages) — and the sentences of the history ("RND4K Q1T1 read since run 3
+//! (2026-03-02 10:04): −18.2 % (95 % CI −21.0…−15.1 %): slower"), from the numbers of the one
+//! rule, `stats::verdict`.
 
 use stats::trend::{Basis, Change, CONFIDENCE};
 
@@ -28,54 +30,79 @@ fn undefined_reason(c: &Change) -> &'static str {
     }
 }
 
-/// The trend line of one cell: "RND4K Q1T1 read −18.2 % since 2026-03-02 (95 % CI
-/// −21.0…−15.1 %): slower". `since` is the earlier run's date as it should be shown.
-pub fn describe(name: &str, c: &Change, since: &str) -> String {
+/// The figure of a change, as every surface shows it: "−18.2 % (95 % CI −21.0…−15.1 %)";
+/// without an interval "+64.7 % (no interval: 1 pass each)"; "no comparison (…)" when there is
+/// none. `compare`'s table, `history diff`, `history trend`, the line after a run and the web
+/// pages all word a change with this and [`change_words`].
+pub fn change_figure(c: &Change) -> String {
     let pct = signed(c.pct);
     match c.basis {
-        Basis::Interval => format!(
-            "{name} {pct} % since {since} ({:.0} % CI {}…{} %): {}",
-            CONFIDENCE * 100.0,
-            signed(c.ci_low_pct),
-            signed(c.ci_high_pct),
-            c.verdict.name()
-        ),
-        Basis::SinglePass => {
-            let passes =
-                if c.n_a == c.n_b { format!("{} pass each", c.n_a) } else { format!("{} and {} passes", c.n_a, c.n_b) };
-            format!("{name} {pct} % since {since} (no CI: {passes}): {}", c.verdict.name())
+        Basis::Interval => {
+            format!("{pct} % ({:.0} % CI {}…{} %)", CONFIDENCE * 100.0, signed(c.ci_low_pct), signed(c.ci_high_pct))
         }
-        Basis::Undefined => format!("{name} since {since}: no comparison ({})", undefined_reason(c)),
+        Basis::SinglePass => {
+            let passes = match (c.n_a, c.n_b) {
+                (a, b) if a == b && a == 1 => "1 pass each".to_string(),
+                (a, b) if a == b => format!("{a} passes each"),
+                (1, b) => format!("1 pass and {b}"),
+                (a, 1) => format!("{a} passes and 1"),
+                (a, b) => format!("{a} and {b} passes"),
+            };
+            format!("{pct} % (no interval: {passes})")
+        }
+        Basis::Undefined => format!("no comparison ({})", undefined_reason(c)),
     }
 }
 
-/// The short form for the line after `mark` and `run` ("vs 2026-10-01 (same device, same
-/// workload): RND4K Q1T1 read −3.1 %, within noise"): "RND4K Q1T1 read −3.1 %, within noise".
-pub fn describe_short(name: &str, c: &Change) -> String {
+/// A change and its verdict: "−18.2 % (95 % CI −21.0…−15.1 %): slower", "+64.7 % (no
+/// interval: 1 pass each): faster", "no comparison (a run has no usable passes)".
+pub fn change_words(c: &Change) -> String {
     match c.basis {
-        Basis::Undefined => format!("{name}: no comparison ({})", undefined_reason(c)),
-        _ => format!("{name} {} %, {}", signed(c.pct), c.verdict.name()),
+        Basis::Undefined => change_figure(c),
+        _ => format!("{}: {}", change_figure(c), c.verdict.name()),
     }
+}
+
+/// The trend line of one cell: "RND4K Q1T1 read since run 3 (2026-03-02 10:04): −18.2 % (95 % CI
+/// −21.0…−15.1 %): slower". `since` names the earlier run as it should be shown.
+pub fn describe(name: &str, c: &Change, since: &str) -> String {
+    let name = if name.is_empty() { String::new() } else { format!("{name} ") };
+    format!("{name}since {since}: {}", change_words(c))
+}
+
+/// The short form, for the line after `mark` and `run`: "RND4K Q1T1 read −3.1 % (95 % CI
+/// −4.0…−2.2 %): within noise".
+pub fn describe_short(name: &str, c: &Change) -> String {
+    format!("{name} {}", change_words(c))
+}
+
+/// When a run started, to the minute: "2026-10-01 08:00" (the stored RFC 3339 time, UTC).
+pub fn run_time(started_at: &str) -> String {
+    match (started_at.get(..10), started_at.get(11..16)) {
+        (Some(day), Some(hm)) => format!("{day} {hm}"),
+        _ => started_at.to_string(),
+    }
+}
+
+/// A run as the history names it: "run 41 (2026-10-01 08:00)".
+pub fn run_name(id: i64, started_at: &str) -> String {
+    format!("run {id} ({})", run_time(started_at))
 }
 
 /// Where the history keeps the result and its change since the last comparable run: "kept as
-/// run 42; vs 2026-10-01 (run 41, same device, same workload): RND4K Q1T1 read −3.1 %, within
-/// noise; …".
+/// run 42; vs run 41 (2026-10-01 08:00, same device, same workload): RND4K Q1T1 read −3.1 %
+/// (95 % CI −4.0…−2.2 %): within noise; …".
 pub fn history_line(h: &stats::HistoryNote) -> String {
     let mut s = format!("kept as run {}", h.id);
     match &h.vs {
         None => s.push_str("; no earlier run of this device with the same workload"),
         Some(v) => {
-            let day = v.started_at.get(..10).unwrap_or(&v.started_at);
-            s.push_str(&format!("; vs {day} (run {}, same device, same workload): ", v.id));
+            s.push_str(&format!("; vs run {} ({}, same device, same workload): ", v.id, run_time(&v.started_at)));
             if v.cells.is_empty() {
                 s.push_str("no figure to compare");
             }
-            let cells: Vec<String> = v
-                .cells
-                .iter()
-                .map(|c| format!("{} {} {} %, {}", c.job, c.direction, signed(c.pct), c.verdict.name()))
-                .collect();
+            let cells: Vec<String> =
+                v.cells.iter().map(|c| describe_short(&format!("{} {}", c.job, c.direction), &c.change())).collect();
             s.push_str(&cells.join("; "));
         }
     }
@@ -105,18 +132,26 @@ pub fn trend_text(t: &stats::trend::DeviceTrend) -> String {
         let n = c.trend.points.len();
         out.push_str(&format!("\n{name} · {} · {n} run{}\n", c.command, if n == 1 { "" } else { "s" }));
         for (p, id) in c.trend.points.iter().zip(&c.run_ids) {
-            let day = p.started_at.get(..10).unwrap_or(&p.started_at);
+            let day = run_time(&p.started_at);
             let spread =
                 if p.n > 1 { format!("  ({:.1}…{:.1}, {} passes)", p.low, p.high, p.n) } else { String::new() };
             out.push_str(&format!("  {day}  {:>10.1}{spread}  run {id}\n", p.mean));
         }
-        let day = |d: &Option<String>| d.as_deref().map(|s| s.get(..10).unwrap_or(s).to_string()).unwrap_or_default();
+        // The earlier run by number and time: on one day "since 2026-11-29" would say nothing.
+        let named = |at: &Option<String>, idx: usize| match (at, c.run_ids.get(idx)) {
+            (Some(at), Some(id)) => run_name(*id, at),
+            (Some(at), None) => run_time(at),
+            _ => String::new(),
+        };
         if let Some(ch) = &c.trend.since_first {
-            out.push_str(&format!("  {}\n", describe(&name, ch, &day(&c.trend.first_at))));
+            out.push_str(&format!("  {}\n", describe(&name, ch, &named(&c.trend.first_at, 0))));
         }
         if n > 2 {
             if let Some(ch) = &c.trend.since_last {
-                out.push_str(&format!("  {} (the previous run)\n", describe(&name, ch, &day(&c.trend.previous_at))));
+                out.push_str(&format!(
+                    "  {} (the previous run)\n",
+                    describe(&name, ch, &named(&c.trend.previous_at, n - 2))
+                ));
             }
         }
     }
@@ -136,48 +171,42 @@ mod tests {
     fn describe_slower_as_in_the_issue() {
         let c = with(-18.2, -21.0, -15.1, Verdict::Slower, Basis::Interval, 5);
         assert_eq!(
-            describe("RND4K Q1T1 read", &c, "2026-03-02"),
-            "RND4K Q1T1 read −18.2 % since 2026-03-02 (95 % CI −21.0…−15.1 %): slower"
+            describe("RND4K Q1T1 read", &c, "run 3 (2026-03-02 10:04)"),
+            "RND4K Q1T1 read since run 3 (2026-03-02 10:04): −18.2 % (95 % CI −21.0…−15.1 %): slower"
         );
     }
 
     #[test]
     fn describe_within_noise_and_faster() {
         let c = with(0.4, -1.2, 2.04, Verdict::WithinNoise, Basis::Interval, 3);
-        assert_eq!(
-            describe("SEQ1M Q8T1 write", &c, "2026-03-02"),
-            "SEQ1M Q8T1 write +0.4 % since 2026-03-02 (95 % CI −1.2…+2.0 %): within noise"
-        );
+        assert_eq!(change_words(&c), "+0.4 % (95 % CI −1.2…+2.0 %): within noise");
         let c = with(12.345, 9.96, 14.76, Verdict::Faster, Basis::Interval, 3);
-        assert_eq!(describe("x", &c, "d"), "x +12.3 % since d (95 % CI +10.0…+14.8 %): faster");
+        assert_eq!(describe("x", &c, "d"), "x since d: +12.3 % (95 % CI +10.0…+14.8 %): faster");
     }
 
     #[test]
     fn describe_rounds_tiny_changes_to_unsigned_zero() {
         let c = with(-0.04, -0.049, 0.03, Verdict::WithinNoise, Basis::Interval, 3);
-        assert_eq!(describe("x", &c, "d"), "x 0.0 % since d (95 % CI 0.0…0.0 %): within noise");
-        assert_eq!(describe_short("x", &c), "x 0.0 %, within noise");
+        assert_eq!(describe_short("x", &c), "x 0.0 % (95 % CI 0.0…0.0 %): within noise");
     }
 
     #[test]
-    fn describe_single_pass_and_undefined() {
-        let c = with(-25.0, -25.0, -25.0, Verdict::Slower, Basis::SinglePass, 1);
-        assert_eq!(
-            describe("RND4K Q1T1 read", &c, "2026-03-02"),
-            "RND4K Q1T1 read −25.0 % since 2026-03-02 (no CI: 1 pass each): slower"
-        );
+    fn a_single_pass_has_no_interval_and_says_so() {
+        let c = with(64.7, 64.7, 64.7, Verdict::Faster, Basis::SinglePass, 1);
+        assert_eq!(change_figure(&c), "+64.7 % (no interval: 1 pass each)");
+        assert_eq!(change_words(&c), "+64.7 % (no interval: 1 pass each): faster");
         let c = Change { n_b: 3, verdict: Verdict::Inconclusive, pct: 4.0, ci_low_pct: 4.0, ci_high_pct: 4.0, ..c };
-        assert_eq!(describe("x", &c, "d"), "x +4.0 % since d (no CI: 1 and 3 passes): inconclusive");
+        assert_eq!(change_words(&c), "+4.0 % (no interval: 1 pass and 3): inconclusive");
         let u = change(&[], &[1.0], true);
         assert_eq!(describe("x", &u, "d"), "x since d: no comparison (a run has no usable passes)");
         let u = change(&[0.0, 0.0], &[1.0, 2.0], true);
-        assert_eq!(describe_short("x", &u), "x: no comparison (the earlier figure is 0)");
+        assert_eq!(describe_short("x", &u), "x no comparison (the earlier figure is 0)");
     }
 
     #[test]
-    fn describe_short_as_in_the_issue() {
-        let c = with(-3.1, -4.0, -2.2, Verdict::WithinNoise, Basis::Interval, 3);
-        assert_eq!(describe_short("RND4K Q1T1 read", &c), "RND4K Q1T1 read −3.1 %, within noise");
+    fn runs_are_named_with_their_time() {
+        assert_eq!(run_name(3, "2026-11-29T10:04:05.123Z"), "run 3 (2026-11-29 10:04)");
+        assert_eq!(run_name(3, "odd"), "run 3 (odd)");
     }
 
     #[test]
@@ -194,12 +223,16 @@ mod tests {
                 ci_low_pct: -4.0,
                 ci_high_pct: -2.2,
                 verdict: Verdict::WithinNoise,
+                basis: Basis::Interval,
+                n_a: 3,
+                n_b: 3,
             }],
         };
         let h = stats::HistoryNote { id: 43, vs: Some(vs) };
         assert_eq!(
             history_line(&h),
-            "kept as run 43; vs 2026-10-01 (run 41, same device, same workload): RND4K Q1T1 read −3.1 %, within noise"
+            "kept as run 43; vs run 41 (2026-10-01 08:00, same device, same workload): RND4K Q1T1 read −3.1 % \
+             (95 % CI −4.0…−2.2 %): within noise"
         );
         let first = stats::HistoryNote { id: 1, vs: None };
         assert_eq!(history_line(&first), "kept as run 1; no earlier run of this device with the same workload");

@@ -335,36 +335,15 @@ fn sample(label: &str, values: &[f64], t: f64) -> SampleStats {
     }
 }
 
-/// erfc(x) for x >= 0 (Abramowitz and Stegun 7.1.26; |error| < 1.5e-7).
-fn erfc(x: f64) -> f64 {
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly =
-        t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    poly * (-x * x).exp()
-}
-
+/// The subject against the baseline by the one rule (`stats::verdict`), as `compare` makes it.
 fn versus(base: &SampleStats, s: &SampleStats, higher_is_better: bool) -> Versus {
-    let ratio = s.mean / base.mean;
-    let rel = ((s.ci_high - s.mean) / s.mean).hypot((base.ci_high - base.mean) / base.mean);
-    // Two-sided p of the log ratio under a normal approximation (the CI half-width is 1.96 σ).
-    let z = ratio.ln().abs() / (rel / 1.96).max(1e-12);
-    // Five passes per side cannot give p much below 1e-7 in a t-test; keep the figures plausible.
-    let p = erfc(z / std::f64::consts::SQRT_2).max(1.3e-7);
-    let better = if higher_is_better { ratio > 1.0 } else { ratio < 1.0 };
-    Versus {
-        label: s.label.clone(),
-        ratio,
-        ratio_ci_low: ratio * (1.0 - rel),
-        ratio_ci_high: ratio * (1.0 + rel),
-        p_value: Some(p),
-        verdict: if p >= 0.05 {
-            Verdict::NoSignificantDifference
-        } else if better {
-            Verdict::Faster
-        } else {
-            Verdict::Slower
-        },
-    }
+    stats::compare_docs::compare_samples(
+        &s.label,
+        (&base.values, "passes"),
+        (&s.values, "passes"),
+        higher_is_better,
+        TestKind::Welch,
+    )
 }
 
 /// (test, direction, metric, higher is better, [mean A, B, C], relative spread)
@@ -969,7 +948,8 @@ fn compare_report() {
     assert_eq!(table.matches("<tr").count(), 1 + rows * 3);
     assert!(table.contains("baseline"));
     assert!(table.contains("tag ok\">faster") && table.contains("tag bad\">slower"));
-    assert!(table.contains("no significant difference"));
+    assert!(table.contains("within noise") || table.contains("inconclusive"), "{table}");
+    assert!(table.contains("% (95 % CI "), "the change in the one wording: {table}");
     // No job results in a compare document: no empty results table.
     assert!(!chart_kinds(&html).contains(&"results-table".to_string()));
 }
@@ -1352,6 +1332,9 @@ fn any_compare() -> BoxedStrategy<Option<CompareResult>> {
                     ratio_ci_high: ratio,
                     p_value,
                     verdict: Verdict::Slower,
+                    basis: stats::verdict::Basis::SinglePass,
+                    n_a: 1,
+                    n_b: 1,
                 })
                 .collect(),
         });

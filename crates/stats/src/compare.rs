@@ -29,24 +29,9 @@ impl TestKind {
     }
 }
 
-/// What a comparison concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Verdict {
-    Faster,
-    Slower,
-    NoSignificantDifference,
-}
-
-impl Verdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Faster => "faster",
-            Self::Slower => "slower",
-            Self::NoSignificantDifference => "no significant difference",
-        }
-    }
-}
+/// What a comparison concluded: the one verdict of [`crate::verdict`] (faster, slower, within
+/// noise, inconclusive), as every other surface says it.
+pub use crate::verdict::Verdict;
 
 /// One compared subject (a target measured now, or a saved result file).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -110,16 +95,43 @@ pub struct SampleStats {
     pub values: Vec<f64>,
 }
 
-/// A subject against the baseline for one row.
+/// A subject against the baseline for one row: [`crate::verdict::judge`]'s change (as a ratio)
+/// and the chosen test's p-value beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Versus {
     pub label: String,
     /// mean(subject) / mean(baseline).
     pub ratio: f64,
-    /// Confidence interval of the ratio (delta method / Fieller-free approximation).
+    /// Confidence interval of the ratio (delta method); both equal `ratio` when `basis` is not
+    /// `interval` (a single pass on a side has no interval).
     pub ratio_ci_low: f64,
     pub ratio_ci_high: f64,
-    /// Two-sided p-value of the chosen test; `None` when it cannot be computed (n < 2).
+    /// Two-sided p-value of the chosen test; `None` without an interval (a single pass a side).
     pub p_value: Option<f64>,
+    /// The one rule's verdict (`crate::verdict`).
     pub verdict: Verdict,
+    /// What the verdict rests on: `interval`, `single-pass` or `undefined`.
+    #[serde(default = "crate::verdict::Basis::legacy")]
+    pub basis: crate::verdict::Basis,
+    /// Independent samples (passes) of the baseline and of this subject.
+    #[serde(default)]
+    pub n_a: u32,
+    #[serde(default)]
+    pub n_b: u32,
+}
+
+impl Versus {
+    /// The change this row states, in the form every surface words ([`crate::verdict::Change`]).
+    pub fn change(&self) -> crate::verdict::Change {
+        let pct = |r: f64| if r.is_finite() { (r - 1.0) * 100.0 } else { 0.0 };
+        crate::verdict::Change {
+            pct: pct(self.ratio),
+            ci_low_pct: pct(self.ratio_ci_low),
+            ci_high_pct: pct(self.ratio_ci_high),
+            verdict: self.verdict,
+            basis: self.basis,
+            n_a: self.n_a,
+            n_b: self.n_b,
+        }
+    }
 }

@@ -11,9 +11,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use spec::{DataPattern, Distribution, JobSpec, RwMode};
 
-use crate::compare::{CompareResult, CompareRow, SampleStats, Subject, TestKind, Verdict, Versus};
+use crate::compare::{CompareResult, CompareRow, SampleStats, Subject, TestKind, Versus};
 use crate::infer;
 use crate::model::{DirStats, JobResult, PassResult, ResultDoc, SeriesPoint, SCHEMA};
+use crate::verdict::{judge, Basis, Sample, Unit, CONFIDENCE};
 
 /// Why result documents cannot be compared. The sentences are made by the report crate
 /// (`report::compare_error`).
@@ -185,24 +186,31 @@ pub const UNIT_PASSES: &str = "passes";
 /// Sample unit: one value per second of the per-second series of one run.
 pub const UNIT_SECONDS: &str = "seconds";
 
-/// The samples of one figure of one job: per-pass values when at least two passes have
-/// the direction (unit `passes`); else the per-second series (unit `seconds`, at least two
-/// intervals; for latency only intervals that completed I/O in that direction); else the
-/// headline value alone (unit `passes`, n = 1); else nothing. Non-finite values are dropped.
+/// The samples of one figure of one job: its per-pass values when it has passes (unit
+/// `passes`); else the per-second series of its one run (unit `seconds`, at least two
+/// intervals; for latency only intervals that completed I/O in that direction), which the
+/// verdict counts as one pass; else the headline value alone (unit `passes`, n = 1); else
+/// nothing. Non-finite values are dropped.
 fn samples_of(r: &JobResult, dir: Dir, metric: Metric) -> (Vec<f64>, &'static str) {
     let finite = |v: Vec<f64>| v.into_iter().filter(|x| x.is_finite()).collect::<Vec<f64>>();
     let passes: Vec<f64> = r.passes.iter().filter_map(|p| dir.of_pass(p)).map(|d| metric.of(d)).collect();
-    if passes.len() >= 2 {
+    if !passes.is_empty() {
         return (finite(passes), UNIT_PASSES);
     }
     let series: Vec<f64> = finite(r.series.iter().filter_map(|s| metric.of_point(dir.of_point(s))).collect());
     if series.len() >= 2 {
         return (series, UNIT_SECONDS);
     }
-    match dir.of_job(r).or_else(|| r.passes.iter().find_map(|p| dir.of_pass(p))) {
+    match dir.of_job(r) {
         Some(d) => (finite(vec![metric.of(d)]), UNIT_PASSES),
         None => (Vec::new(), UNIT_PASSES),
     }
+}
+
+/// The MB/s samples of one direction of a job, as `compare` takes them ([`samples_of`]):
+/// what `history` follows, so that its trend and `compare` judge the same values.
+pub fn mb_s_samples(r: &JobResult, write: bool) -> (Vec<f64>, &'static str) {
+    samples_of(r, if write { Dir::Write } else { Dir::Read }, Metric::MbS)
 }
 
 /// Sample statistics of `values` (non-finite values dropped) with a `confidence` interval
@@ -233,71 +241,53 @@ fn finite_or_zero(x: f64) -> f64 {
     }
 }
 
-/// One subject against the baseline for one figure.
+/// The unit of a sample as the verdict rule reads it: the seconds of one run are one pass.
+fn unit_of(unit: &str) -> Unit {
+    if unit == UNIT_SECONDS {
+        Unit::Seconds
+    } else {
+        Unit::Passes
+    }
+}
+
+/// One subject against the baseline for one figure: the change and verdict of the one rule
+/// ([`crate::verdict::judge`]) and, beside it, the p-value of `kind` (only with an interval:
+/// a single pass a side has none, and neither do the correlated seconds of one run).
 ///
-/// * ratio = mean(subject) / mean(baseline), with a delta-method interval at `confidence`
-///   ([`infer::ratio_ci`], Welch–Satterthwaite df). When the baseline mean is 0 the ratio
-///   is undefined and stored as 0 (1 when both means are 0); an empty side gives 0.
-/// * p = two-sided p-value of `kind` (Welch: `None` when a side has fewer than 2 values;
-///   Mann-Whitney: `None` when a side is empty).
-/// * verdict: p < 1 − confidence and the subject's mean is better (higher, or lower when
-///   `!higher_is_better`) → `Faster`; p < 1 − confidence and worse → `Slower`; otherwise
-///   (also without a p-value) `NoSignificantDifference`.
-///
-/// Non-finite values are dropped first.
+/// `baseline` and `subject` are `(values, unit)` with unit [`UNIT_PASSES`] or
+/// [`UNIT_SECONDS`]. Without a change (an empty side, a baseline mean of 0) the ratio and its
+/// interval are stored as 0.
 pub fn compare_samples(
     label: &str,
-    baseline: &[f64],
-    subject: &[f64],
+    baseline: (&[f64], &str),
+    subject: (&[f64], &str),
     higher_is_better: bool,
     kind: TestKind,
-    confidence: f64,
 ) -> Versus {
-    let a: Vec<f64> = baseline.iter().copied().filter(|x| x.is_finite()).collect();
-    let b: Vec<f64> = subject.iter().copied().filter(|x| x.is_finite()).collect();
-    let undefined = |label: &str| Versus {
-        label: label.to_string(),
-        ratio: 0.0,
-        ratio_ci_low: 0.0,
-        ratio_ci_high: 0.0,
-        p_value: None,
-        verdict: Verdict::NoSignificantDifference,
-    };
-    if a.is_empty() || b.is_empty() {
-        return undefined(label);
-    }
-    let sa = infer::Sample::new(&a, confidence);
-    let sb = infer::Sample::new(&b, confidence);
-    let (ratio, lo, hi) = if sa.mean == 0.0 {
-        let r = if sb.mean == 0.0 { 1.0 } else { 0.0 };
-        (r, r, r)
-    } else {
-        let (se_a, se_b) = (sa.se(), sb.se());
-        let df = infer::welch_df(se_a * se_a, sa.n, se_b * se_b, sb.n);
-        let (lo, hi) = infer::ratio_ci(sa.mean, se_a, sb.mean, se_b, df, confidence);
-        (sb.mean / sa.mean, lo, hi)
-    };
-    let p = match kind {
-        TestKind::Welch => infer::welch_with(&a, &b, confidence).map(|w| w.p_two_sided),
-        TestKind::MannWhitney => infer::mann_whitney(&a, &b).map(|m| m.p_two_sided),
+    let a = Sample { values: baseline.0, unit: unit_of(baseline.1) };
+    let b = Sample { values: subject.0, unit: unit_of(subject.1) };
+    let c = judge(a, b, higher_is_better);
+    let defined = c.basis != Basis::Undefined;
+    let p = match (c.basis, kind) {
+        (Basis::Interval, TestKind::Welch) => {
+            infer::welch_with(baseline.0, subject.0, CONFIDENCE).map(|w| w.p_two_sided)
+        }
+        (Basis::Interval, TestKind::MannWhitney) => infer::mann_whitney(baseline.0, subject.0).map(|m| m.p_two_sided),
+        _ => None,
     }
     .filter(|p| p.is_finite())
     .map(|p| p.clamp(0.0, 1.0));
-    let alpha = 1.0 - confidence;
-    let better = if higher_is_better { sb.mean > sa.mean } else { sb.mean < sa.mean };
-    let worse = if higher_is_better { sb.mean < sa.mean } else { sb.mean > sa.mean };
-    let verdict = match p {
-        Some(p) if p < alpha && better => Verdict::Faster,
-        Some(p) if p < alpha && worse => Verdict::Slower,
-        _ => Verdict::NoSignificantDifference,
-    };
+    let ratio = |pct: f64| if defined { finite_or_zero(1.0 + pct / 100.0) } else { 0.0 };
     Versus {
         label: label.to_string(),
-        ratio: finite_or_zero(ratio),
-        ratio_ci_low: finite_or_zero(lo),
-        ratio_ci_high: finite_or_zero(hi),
+        ratio: ratio(c.pct),
+        ratio_ci_low: ratio(c.ci_low_pct),
+        ratio_ci_high: ratio(c.ci_high_pct),
         p_value: p,
-        verdict,
+        verdict: c.verdict,
+        basis: c.basis,
+        n_a: c.n_a,
+        n_b: c.n_b,
     }
 }
 
@@ -315,9 +305,11 @@ pub fn build_row(
 ) -> CompareRow {
     let stats = samples.iter().map(|(label, values, unit)| sample_stats(label, values, unit, confidence)).collect();
     let versus = match samples.split_first() {
-        Some(((_, base, _), rest)) => rest
+        Some(((_, base, base_unit), rest)) => rest
             .iter()
-            .map(|(label, values, _)| compare_samples(label, base, values, higher_is_better, test_kind, confidence))
+            .map(|(label, values, unit)| {
+                compare_samples(label, (base, base_unit), (values, unit), higher_is_better, test_kind)
+            })
             .collect(),
         None => Vec::new(),
     };
@@ -517,6 +509,7 @@ pub fn compare_docs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::Verdict;
     use crate::lat::LatSummary;
     use crate::model::{Aggregate, HostInfo};
     use proptest::prelude::*;
@@ -608,21 +601,21 @@ mod tests {
     }
 
     #[test]
-    fn identical_is_no_significant_difference() {
+    fn identical_is_within_noise() {
         let a = mark_doc(&[("RND4K Q32T1", 4096, A)]);
         for kind in [TestKind::Welch, TestKind::MannWhitney] {
             let res = compare_docs(&[(subject("A"), &a), (subject("B"), &a)], kind, 0.95).expect("comparable");
             for r in &res.rows {
                 let v = &r.versus[0];
-                assert_eq!(v.verdict, Verdict::NoSignificantDifference);
+                assert_eq!(v.verdict, Verdict::WithinNoise);
                 assert!((v.ratio - 1.0).abs() < 1e-12);
                 assert!((v.p_value.expect("p") - 1.0).abs() < 1e-9);
             }
         }
-        // Overlapping noise: not significant either.
+        // Overlapping noise: within noise too.
         let b = mark_doc(&[("RND4K Q32T1", 4096, &[401.0, 399.0, 404.0, 400.0, 402.0])]);
         let res = compare_docs(&[(subject("A"), &a), (subject("B"), &b)], TestKind::Welch, 0.95).expect("ok");
-        assert!(res.rows.iter().all(|r| r.versus[0].verdict == Verdict::NoSignificantDifference));
+        assert!(res.rows.iter().all(|r| r.versus[0].verdict == Verdict::WithinNoise));
     }
 
     #[test]
@@ -690,9 +683,9 @@ mod tests {
         r.series = vec![pt(1.0, 1000.0, 40_000.0), pt(2.0, 0.0, 0.0), pt(3.0, 2000.0, 60_000.0)];
         assert_eq!(samples_of(&r, Dir::Read, Metric::Iops), (vec![1000.0, 0.0, 2000.0], "seconds"));
         assert_eq!(samples_of(&r, Dir::Read, Metric::LatMean), (vec![40_000.0, 60_000.0], "seconds"));
-        // One pass: still the series. Two passes: the passes.
+        // One pass: that pass (its seconds are not independent samples). Two passes: the passes.
         r.passes = vec![PassResult { pass: 1, read: Some(dir(90.0, 1.0, 4096)), ..PassResult::default() }];
-        assert_eq!(samples_of(&r, Dir::Read, Metric::Iops).1, "seconds");
+        assert_eq!(samples_of(&r, Dir::Read, Metric::MbS), (vec![90.0], "passes"));
         r.passes.push(PassResult { pass: 2, read: Some(dir(110.0, 1.0, 4096)), ..PassResult::default() });
         assert_eq!(samples_of(&r, Dir::Read, Metric::MbS), (vec![90.0, 110.0], "passes"));
     }
@@ -709,7 +702,7 @@ mod tests {
         let v = &row(&res, "mb_s").versus[0];
         assert_eq!((v.ratio, v.ratio_ci_low, v.ratio_ci_high), (2.0, 2.0, 2.0));
         assert_eq!(v.p_value, None);
-        assert_eq!(v.verdict, Verdict::NoSignificantDifference);
+        assert_eq!((v.verdict, v.basis, v.n_a, v.n_b), (Verdict::Faster, Basis::SinglePass, 1, 1));
         // A zero baseline: the ratio is undefined and stored as 0.
         let mut z = a.clone();
         z.results[0].read = Some(dir(0.0, 0.0, 4096));
@@ -732,15 +725,16 @@ mod tests {
         assert_eq!(row.versus.len(), 2);
         assert_eq!(row.samples[2].n, 2, "NaN dropped");
         assert_eq!(row.versus[0].verdict, Verdict::Faster);
-        assert_eq!(row.versus[1].verdict, Verdict::NoSignificantDifference);
+        assert_eq!(row.versus[1].verdict, Verdict::WithinNoise);
         let empty = build_row("t", "read", "iops", true, &[], TestKind::Welch, 0.95);
         assert!(empty.samples.is_empty() && empty.versus.is_empty());
-        // Verdict boundary: p must be below 1 − confidence.
-        let p = infer::welch(A, B).expect("n >= 2").p_two_sided;
-        let v = compare_samples("B", A, B, true, TestKind::Welch, 1.0 - p * 0.99);
-        assert_eq!(v.verdict, Verdict::NoSignificantDifference);
-        let v = compare_samples("B", A, B, true, TestKind::Welch, 1.0 - p * 1.01);
-        assert_eq!(v.verdict, Verdict::Faster);
+        // The verdict is the one rule's, whatever test gives the p-value beside it.
+        let v = compare_samples("B", (A, "passes"), (B, "passes"), true, TestKind::Welch);
+        let c = crate::verdict::judge(Sample::passes(A), Sample::passes(B), true);
+        assert_eq!((v.verdict, v.basis, v.change()), (c.verdict, c.basis, c));
+        assert!(v.p_value.is_some_and(|p| p < 0.05));
+        let w = compare_samples("B", (A, "passes"), (B, "passes"), true, TestKind::MannWhitney);
+        assert_eq!(w.verdict, v.verdict);
     }
 
     fn arb_dir() -> impl Strategy<Value = Option<DirStats>> {

@@ -2,8 +2,8 @@
 //! result model (`diskmeter.result.v1`). Pure: no I/O, no command-line parsing.
 //!
 //! Modules depend on each other in one direction only (each uses only those above it):
-//! `codes`, `lat`, `infer` → `hist`, `sla`, `compare`, `cache`, `surface`,
-//! `device`, `replay`, `profile`, `steady`, `verify` → `model` → `compare_docs`.
+//! `codes`, `lat`, `infer` → `verdict` → `hist`, `sla`, `compare`, `cache`, `surface`,
+//! `device`, `replay`, `profile`, `steady`, `verify` → `model` → `compare_docs` → `trend`.
 
 pub mod cache;
 pub mod cluster;
@@ -21,6 +21,7 @@ pub mod sla;
 pub mod steady;
 pub mod surface;
 pub mod trend;
+pub mod verdict;
 pub mod verify;
 
 pub use cluster::{

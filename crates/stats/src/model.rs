@@ -139,33 +139,33 @@ pub struct VsCell {
     pub ci_high_pct: f64,
     /// `faster`, `slower`, `within-noise` or `inconclusive`.
     pub verdict: TrendVerdict,
+    /// What the verdict rests on (`interval`, `single-pass`, `undefined`) and the passes of
+    /// each side, so that the line says "no interval" the way every surface says it.
+    #[serde(default = "crate::verdict::Basis::legacy")]
+    pub basis: crate::verdict::Basis,
+    #[serde(default)]
+    pub n_a: u32,
+    #[serde(default)]
+    pub n_b: u32,
 }
 
-/// What a change between two stored runs means for the user (`history`; `stats::trend::Verdict`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TrendVerdict {
-    /// Better (higher throughput, lower latency) beyond the threshold, and the interval
-    /// excludes no change.
-    Faster,
-    /// Worse beyond the threshold, and the interval excludes no change.
-    Slower,
-    /// The whole interval lies within ±`trend::NOISE_THRESHOLD_PCT` (5 %).
-    WithinNoise,
-    /// Neither: too few or too scattered passes to tell.
-    Inconclusive,
-}
-
-impl TrendVerdict {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Faster => "faster",
-            Self::Slower => "slower",
-            Self::WithinNoise => "within noise",
-            Self::Inconclusive => "inconclusive",
+impl VsCell {
+    /// The change this cell states ([`crate::verdict::Change`]).
+    pub fn change(&self) -> crate::verdict::Change {
+        crate::verdict::Change {
+            pct: self.pct,
+            ci_low_pct: self.ci_low_pct,
+            ci_high_pct: self.ci_high_pct,
+            verdict: self.verdict,
+            basis: self.basis,
+            n_a: self.n_a,
+            n_b: self.n_b,
         }
     }
 }
+
+/// What a change between two results means for the user: the one verdict (`crate::verdict`).
+pub use crate::verdict::Verdict as TrendVerdict;
 
 impl ResultDoc {
     /// An empty document for `command` with this tool's name and version.

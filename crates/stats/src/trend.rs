@@ -6,12 +6,8 @@
 //! of stored documents (the per-pass values, never the `max` headline of a `mark` cell,
 //! which is the best pass and would be biased upwards).
 //!
-//! The interval is `compare`'s own: the ratio of the two means with a delta-method interval
-//! on Welch–Satterthwaite degrees of freedom ([`compare_samples`]), so `history trend`,
-//! `history diff` and `compare --results` give the same figures for the same two runs. What
-//! this module adds is the noise threshold ([`NOISE_THRESHOLD_PCT`]): runs stored days apart
-//! are not interleaved as a live `compare` is, and a difference can be statistically certain
-//! yet smaller than what the same disk does from one day to the next.
+//! The change and its verdict are the one rule of [`crate::verdict`], the same that `compare`,
+//! `history diff` and the web pages use, so every surface says the same of the same two runs.
 //!
 //! Why the mean and not the median: a pass is itself the average of thousands of I/Os over
 //! seconds, so per-pass figures are close to normal and rarely hold outliers; with the 3 to 5
@@ -22,75 +18,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::compare::TestKind;
-use crate::compare_docs::compare_samples;
+use crate::verdict::{judge, Sample};
+pub use crate::verdict::{Basis, Change, Verdict, CONFIDENCE, NOISE_THRESHOLD_PCT, SINGLE_PASS_FLOOR_PCT};
 
-/// Confidence level of every interval here, as in `compare`.
-pub const CONFIDENCE: f64 = 0.95;
-
-/// A change smaller than this, in percent either way, is run-to-run noise.
-///
-/// * `compare` itself has no such threshold: its verdict is significance alone (Welch,
-///   p < 0.05), which is right for A/B passes interleaved within minutes. Runs stored days or
-///   months apart are not interleaved: temperature, fill level, the state of an SLC cache and
-///   of garbage collection, background load and the kernel all move between them, and the
-///   per-pass interval measures none of that. With tight passes an interval alone would call
-///   a 1 % shift "slower".
-/// * The project's own A/A control (the same binary on both sides, 7 interleaved rounds,
-///   `bench/results/ab-windows-port-20261127.txt`) gave ratios 1.015, 1.014, 1.026 and
-///   0.955: "the noise of this harness on this machine is about ±5 %". `bench/README.md`
-///   expects two tools on one real device to agree "within a few percent".
-/// * The issue's own example of the "vs last run" line calls −3.1 % within noise.
-/// * 5 % is the bar the rest of diskmeter uses for a change worth acting on: `sla` stops
-///   climbing when a step gains under 5 % and calls thrashing at 5 % fewer IOPS.
-///
-/// criterion's default (2 %) is for CPU micro-benchmarks; disks are noisier.
-pub const NOISE_THRESHOLD_PCT: f64 = 5.0;
-
-/// With a single pass on either side there is no spread to build an interval from; such a
-/// change is called faster or slower only beyond this, twice [`NOISE_THRESHOLD_PCT`], and
-/// is otherwise inconclusive (never "within noise", which needs an interval).
-///
-/// Why twice: one pass carries the pass-to-pass noise on top of the run-to-run noise that
-/// the threshold covers, and the difference of two single values spreads √2 times as much
-/// as either; without an estimate of that spread the bar is set well clear of it. A
-/// `mark --quick` card has one pass per cell, so this is the rule for it.
-pub const SINGLE_PASS_FLOOR_PCT: f64 = 2.0 * NOISE_THRESHOLD_PCT;
-
-pub use crate::model::TrendVerdict as Verdict;
-
-/// What a [`Change`]'s verdict rests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Basis {
-    /// At least two passes a side: a confidence interval from the data.
-    Interval,
-    /// One pass on a side: no interval (it equals the point change); judged against
-    /// [`SINGLE_PASS_FLOOR_PCT`].
-    SinglePass,
-    /// No change can be computed: a side has no usable pass, or the earlier mean is 0.
-    Undefined,
-}
-
-/// The change of one figure from run `a` (earlier) to run `b` (later).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Change {
-    /// 100 · (mean(b) / mean(a) − 1). Positive means a higher figure: better for IOPS and
-    /// MB/s, worse for latency. 0 when `basis` is `Undefined`.
-    pub pct: f64,
-    /// The [`CONFIDENCE`] interval of `pct`; both equal `pct` without an interval.
-    /// Always `ci_low_pct ≤ pct ≤ ci_high_pct`, never below −100.
-    pub ci_low_pct: f64,
-    pub ci_high_pct: f64,
-    pub verdict: Verdict,
-    pub basis: Basis,
-    /// Usable passes of `a` and `b` (finite and not negative).
-    pub n_a: u32,
-    pub n_b: u32,
-}
-
-/// The passes that count: finite and not negative (no throughput or latency is negative,
-/// and `compare` likewise drops non-finite values).
+/// The passes that count: finite and not negative.
 fn usable(xs: &[f64]) -> Vec<f64> {
     xs.iter().copied().filter(|x| x.is_finite() && *x >= 0.0).collect()
 }
@@ -103,73 +34,10 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len() as f64
 }
 
-/// The change of `b` against `a` (per-pass figures of two runs, `a` the earlier), with
-/// `higher_is_better` false for latency.
-///
-/// * Point: the ratio of means, and its interval from `compare`'s [`compare_samples`]
-///   (Welch's test), when each side has at least two passes; the interval's low end is
-///   clamped at a ratio of 0 (−100 %), which the delta method can pass on very noisy data.
-/// * Verdict with an interval: `WithinNoise` when it lies wholly within
-///   ±[`NOISE_THRESHOLD_PCT`]; `Faster`/`Slower` when it excludes 0 and the point change is
-///   beyond the threshold; otherwise `Inconclusive`.
-/// * One pass on a side: `Faster`/`Slower` beyond [`SINGLE_PASS_FLOOR_PCT`], otherwise
-///   `Inconclusive`.
-/// * A side without usable passes, or an earlier mean of 0: `Undefined`, `Inconclusive`.
-///
-/// Never panics and never returns NaN or an infinity.
+/// The change of `b` against `a`, both per-pass figures (`a` the earlier run): the one rule,
+/// [`crate::verdict::judge`].
 pub fn change(a: &[f64], b: &[f64], higher_is_better: bool) -> Change {
-    let (a, b) = (usable(a), usable(b));
-    let (n_a, n_b) = (count(a.len()), count(b.len()));
-    let undefined = Change {
-        pct: 0.0,
-        ci_low_pct: 0.0,
-        ci_high_pct: 0.0,
-        verdict: Verdict::Inconclusive,
-        basis: Basis::Undefined,
-        n_a,
-        n_b,
-    };
-    if a.is_empty() || b.is_empty() {
-        return undefined;
-    }
-    let (mean_a, mean_b) = (mean(&a), mean(&b));
-    if !(mean_a.is_finite() && mean_b.is_finite() && mean_a > 0.0) {
-        return undefined;
-    }
-    let v = compare_samples("", &a, &b, higher_is_better, TestKind::Welch, CONFIDENCE);
-    // compare stores figures it cannot compute as 0; an interval that does not hold the
-    // ratio is one of those (only with absurdly large values).
-    let consistent = v.ratio_ci_low <= v.ratio && v.ratio <= v.ratio_ci_high;
-    let pct = (v.ratio - 1.0) * 100.0;
-    if !pct.is_finite() || !consistent {
-        return undefined;
-    }
-    let has_interval = a.len() >= 2 && b.len() >= 2;
-    let (lo, hi) = if has_interval {
-        ((v.ratio_ci_low.max(0.0) - 1.0) * 100.0, (v.ratio_ci_high - 1.0) * 100.0)
-    } else {
-        (pct, pct)
-    };
-    if !(lo.is_finite() && hi.is_finite()) {
-        return undefined;
-    }
-    let better = if higher_is_better { pct > 0.0 } else { pct < 0.0 };
-    let direction = if better { Verdict::Faster } else { Verdict::Slower };
-    let t = NOISE_THRESHOLD_PCT;
-    let (verdict, basis) = if has_interval {
-        let verdict = if lo >= -t && hi <= t {
-            Verdict::WithinNoise
-        } else if (lo > 0.0 || hi < 0.0) && pct.abs() > t {
-            direction
-        } else {
-            Verdict::Inconclusive
-        };
-        (verdict, Basis::Interval)
-    } else {
-        let verdict = if pct.abs() > SINGLE_PASS_FLOOR_PCT { direction } else { Verdict::Inconclusive };
-        (verdict, Basis::SinglePass)
-    };
-    Change { pct, ci_low_pct: lo.min(pct), ci_high_pct: hi.max(pct), verdict, basis, n_a, n_b }
+    judge(Sample::passes(a), Sample::passes(b), higher_is_better)
 }
 
 /// One stored run of a cell or job.
@@ -302,12 +170,14 @@ pub struct CellTrend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::TestKind;
+    use crate::compare_docs::compare_samples;
 
     #[test]
     fn agrees_with_compare() {
         let a = [400.0, 405.0, 398.0, 402.0, 401.0];
         let b = [480.0, 478.0, 485.0, 482.0, 479.0];
-        let v = compare_samples("B", &a, &b, true, TestKind::Welch, CONFIDENCE);
+        let v = compare_samples("B", (&a, "passes"), (&b, "passes"), true, TestKind::Welch);
         let c = change(&a, &b, true);
         assert!((c.pct - (v.ratio - 1.0) * 100.0).abs() < 1e-12);
         assert!((c.ci_low_pct - (v.ratio_ci_low - 1.0) * 100.0).abs() < 1e-12);

@@ -216,10 +216,11 @@ fn cell_chart(c: &stats::trend::CellTrend, threshold: f64) -> String {
         })
         .collect();
     let name = format!("{} {}", c.job, c.direction);
-    // "−18.2 % since 2026-03-02 (95 % CI −21.0…−15.1 %): slower" (the title names the cell).
-    let caption = match (&c.trend.since_first, &c.trend.first_at) {
-        (Some(ch), Some(first)) => {
-            report::history_text::describe("", ch, first.get(..10).unwrap_or(first)).trim().to_string()
+    // "since run 3 (2026-03-02 10:04): −18.2 % (95 % CI −21.0…−15.1 %): slower", as `history
+    // trend` says it (the title names the cell).
+    let caption = match (&c.trend.since_first, &c.trend.first_at, c.run_ids.first()) {
+        (Some(ch), Some(first), Some(id)) => {
+            report::history_text::describe("", ch, &report::history_text::run_name(*id, first))
         }
         _ => format!("one run so far (a change needs two; noise band ±{threshold:.0} %)"),
     };

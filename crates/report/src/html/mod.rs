@@ -866,7 +866,7 @@ fn verdict_class(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "ok",
         Verdict::Slower => "bad",
-        Verdict::NoSignificantDifference => "",
+        Verdict::WithinNoise | Verdict::Inconclusive => "",
     }
 }
 
@@ -890,12 +890,12 @@ fn compare_row_figure(c: &CompareResult, row: &CompareRow, n: usize) -> Figure {
         .versus
         .iter()
         .map(|v| {
-            let ratio = if v.ratio.is_finite() { format!("{:.2}×", v.ratio) } else { "–".to_string() };
             let p = match p_value(v.p_value) {
-                p if p.starts_with('<') || p == "–" => format!("p {p}"),
-                p => format!("p = {p}"),
+                p if p == "–" => String::new(),
+                p if p.starts_with('<') => format!(" (p {p})"),
+                p => format!(" (p = {p})"),
             };
-            format!("{} {ratio}, {} ({p})", v.label, v.verdict.name())
+            format!("{} {}{p}", v.label, crate::history_text::change_words(&v.change()))
         })
         .collect();
     let mut caption = format!("{} ({better})", metric_name(&row.metric));
@@ -923,7 +923,18 @@ fn compare_view(c: &CompareResult) -> CompareView {
     };
     let facts = vec![
         ("baseline".to_string(), c.baseline.clone()),
-        ("significance test".to_string(), format!("{test}, two-sided, at {level} confidence")),
+        (
+            "verdict".to_string(),
+            format!(
+                "within noise when the {level} interval of the change lies within ±{} %; faster or slower when it \
+                 excludes no change and the change is beyond ±{} % (one pass a side: no interval, beyond ±{} %); \
+                 else inconclusive",
+                stats::verdict::NOISE_THRESHOLD_PCT,
+                stats::verdict::NOISE_THRESHOLD_PCT,
+                stats::verdict::SINGLE_PASS_FLOOR_PCT
+            ),
+        ),
+        ("p-value".to_string(), format!("{test}, two-sided, for reference")),
         (
             "samples".to_string(),
             if c.interleaved {
@@ -972,10 +983,7 @@ fn compare_view(c: &CompareResult) -> CompareView {
                 .map(|s| {
                     let vs = row.versus.iter().find(|v| v.label == s.label);
                     let ratio = match vs {
-                        Some(v) if v.ratio.is_finite() => {
-                            format!("{:.3}× ({:.3}–{:.3})", v.ratio, finite(v.ratio_ci_low), finite(v.ratio_ci_high))
-                        }
-                        Some(_) => "–".to_string(),
+                        Some(v) => crate::history_text::change_figure(&v.change()),
                         None if s.label == c.baseline => "baseline".to_string(),
                         None => "–".to_string(),
                     };
