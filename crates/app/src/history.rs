@@ -237,28 +237,36 @@ pub fn list(path: &Path, filter: &history::Filter) -> Result<Vec<history::RunRow
     store.list(filter).map_err(|e| Error::runtime(e.to_string()))
 }
 
-/// The runs as a table: id, start, command, device, model and the headline figures.
+/// The runs as a table: id, start, command, device, target, then the model and the jobs. An
+/// unknown model says so.
 pub fn list_text(rows: &[history::RunRow]) -> String {
     if rows.is_empty() {
         return "no runs stored (a measuring command keeps each result; --no-history skips it)\n".into();
     }
-    let mut out =
-        format!("{:>6}  {:<20}  {:<8}  {:<16}  {}\n", "ID", "STARTED", "COMMAND", "DEVICE", "MODEL / WORKLOAD");
+    let clean = |s: &str| crate::output::sanitize(s);
+    let target_width = rows.iter().map(|r| r.target.as_deref().map_or(7, |t| clean(t).chars().count())).max();
+    let tw = target_width.unwrap_or(6).clamp(6, 48);
+    let mut out = format!(
+        "{:>6}  {:<20}  {:<8}  {:<16}  {:<tw$}  {}\n",
+        "ID", "STARTED", "COMMAND", "DEVICE", "TARGET", "MODEL: WORKLOAD"
+    );
     for r in rows {
         let started = r.started_at.get(..19).unwrap_or(&r.started_at).replace('T', " ");
-        let what = r.model.clone().unwrap_or_default();
+        let model = r.model.as_deref().filter(|m| !m.is_empty()).unwrap_or("model unknown");
         let jobs: Vec<&str> = r.summary.iter().map(|j| j.name.as_str()).take(3).collect();
         let more = if r.summary.len() > 3 { ", …" } else { "" };
         let partial = if r.partial { " (partial)" } else { "" };
+        let target = r.target.as_deref().map(clean).unwrap_or_else(|| "unknown".into());
         out.push_str(&format!(
-            "{:>6}  {:<20}  {:<8}  {:<16}  {}{}{}{partial}\n",
+            "{:>6}  {:<20}  {:<8}  {:<16}  {:<tw$}  {}{}{}{partial}\n",
             r.id,
             started,
-            crate::output::sanitize(&r.command),
-            crate::output::sanitize(&r.device),
-            crate::output::sanitize(&what),
-            if what.is_empty() || jobs.is_empty() { "" } else { ": " },
-            crate::output::sanitize(&format!("{}{more}", jobs.join(", "))),
+            clean(&r.command),
+            clean(&r.device),
+            target,
+            clean(model),
+            if jobs.is_empty() { "" } else { ": " },
+            clean(&format!("{}{more}", jobs.join(", "))),
         ));
     }
     out

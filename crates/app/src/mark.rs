@@ -162,7 +162,8 @@ impl Config {
         Ok(Config { start_at, ..Self::checked(o)? })
     }
 
-    fn checked(o: &Options) -> Result<Config, SpecError> {
+    /// The options' own rules, with the error naming the option (`serve` words it for its form).
+    pub(crate) fn checked(o: &Options) -> Result<Config, SpecError> {
         let named =
             TargetPath::resolve(o.rank.expand(&o.target.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_TARGET))));
         let mut c = Config {
@@ -242,6 +243,11 @@ impl Config {
 
     pub fn target(&self) -> &Path {
         &self.target
+    }
+
+    /// The folder named as the target, when `target` is the test file diskmeter makes in it.
+    pub fn folder(&self) -> Option<&Path> {
+        self.folder.as_deref()
     }
 }
 

@@ -43,14 +43,20 @@ fn each_run_is_kept_and_the_next_one_says_how_it_changed() {
             (c["ci_low_pct"].as_f64().unwrap(), c["pct"].as_f64().unwrap(), c["ci_high_pct"].as_f64().unwrap());
         assert!(lo <= pct && pct <= hi, "{c}");
         let v = c["verdict"].as_str().unwrap();
-        assert!(["faster", "slower", "within-noise", "inconclusive"].contains(&v), "{c}");
+        assert!(["faster", "slower", "inconclusive"].contains(&v), "one pass has no interval: never within noise: {c}");
+        assert_eq!(
+            (c["basis"].as_str(), c["n_a"].as_u64(), c["n_b"].as_u64()),
+            (Some("single-pass"), Some(1), Some(1))
+        );
     }
     // The human result says it in one line.
     let o = output(dm_in(dir.path()).args(MARK).arg("--history").arg(&db));
     assert!(o.status.success(), "{}", stderr_of(&o));
     let text = stdout_of(&o);
-    assert!(text.contains("history: kept as run 3; vs "), "{text}");
-    assert!(text.contains("(run 2, same device, same workload)"), "{text}");
+    assert!(text.contains("history: kept as run 3; vs run 2 ("), "{text}");
+    assert!(text.contains(", same device, same workload): "), "{text}");
+    // One pass a cell: the line says there is no interval, as every surface does.
+    assert!(text.contains("(no interval: 1 pass each)"), "{text}");
     // A different workload is not compared with these.
     let o = output(
         dm_in(dir.path()).args(["run", "--engine", "null", "--runtime", "100ms", "--json", "--history"]).arg(&db),
@@ -199,7 +205,8 @@ fn trend_follows_each_cell_and_diff_compares_two_runs() {
     let text = stdout_of(&history(&db, &["trend", &device]));
     assert!(text.starts_with(&format!("history of {device} (MB/s")), "{text}");
     assert!(text.contains("RND4K Q1T1 read · mark · 3 runs"), "{text}");
-    assert!(text.contains("(no CI: 1 pass each)"), "one pass per quick cell: {text}");
+    assert!(text.contains("(no interval: 1 pass each)"), "one pass per quick cell: {text}");
+    assert!(text.contains("since run 1 ("), "the earlier run by number and time: {text}");
     let o = history(&db, &["trend", "no-such-disk"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
 

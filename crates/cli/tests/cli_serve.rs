@@ -250,12 +250,18 @@ fn the_browser_gets_the_command_lines_rules_and_no_more() {
     let (code, _) = post_mark(&srv, "wrong", serde_json::json!({"target": "/tmp"}));
     assert_eq!(code, 403, "no CSRF token, no mark");
     for (body, needle) in [
-        (serde_json::json!({"target": dir.path(), "profile": "fast"}), "--profile"),
-        (serde_json::json!({"target": dir.path(), "size": "1k"}), "--size"),
+        (serde_json::json!({"target": dir.path(), "profile": "fast"}), "Profile: "),
+        (serde_json::json!({"target": dir.path(), "size": "1k"}), "Size: "),
+        // Refused before the start, in the page's words: a folder that does not exist, a file
+        // diskmeter did not create (the page has no "overwrite").
+        (serde_json::json!({"target": dir.path().join("no/such")}), "does not exist"),
+        (serde_json::json!({"target": db}), "did not create"),
     ] {
         let (code, answer) = post_mark(&srv, &token, body);
         assert_eq!(code, 422, "{answer}");
-        assert!(answer["error"].as_str().unwrap().contains(needle), "{answer}");
+        let error = answer["error"].as_str().unwrap();
+        assert!(error.contains(needle), "{answer}");
+        assert!(!error.contains("--"), "no command-line flags on a page: {error}");
     }
     // A block device: never without its exact name typed (and that case is not tried here).
     let device = std::fs::read_dir("/sys/block")
@@ -364,4 +370,121 @@ fn pct(s: &str) -> String {
             }
         })
         .collect()
+}
+
+// --- one verdict, one wording, on every surface ------------------------------------------------
+
+/// A `mark` result whose every cell has these per-pass MB/s (read and write), started at `at`.
+fn with_passes(template: &Value, passes: &[f64], at: &str) -> Value {
+    let mut d = template.clone();
+    d["started_at"] = Value::String(at.into());
+    for r in d["results"].as_array_mut().unwrap() {
+        let first = r["passes"][0].clone();
+        let list: Vec<Value> = passes
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut p = first.clone();
+                p["pass"] = (i + 1).into();
+                for dir in ["read", "write"] {
+                    if p[dir].is_object() {
+                        p[dir]["mb_s"] = (*v).into();
+                    }
+                }
+                p
+            })
+            .collect();
+        r["passes"] = Value::Array(list);
+        let best = passes.iter().copied().fold(0.0, f64::max);
+        for dir in ["read", "write"] {
+            if r[dir].is_object() {
+                r[dir]["mb_s"] = best.into();
+            }
+        }
+    }
+    d
+}
+
+/// The row of `figure` (`MB/s`) for subject `label` under the test heading `test · read` of a
+/// compare table printed as text.
+fn text_row<'a>(text: &'a str, test: &str, figure: &str, label: &str) -> &'a str {
+    let section = text.split(&format!("{test} · read\n")).nth(1).unwrap_or_else(|| panic!("no {test}: {text}"));
+    let mut lines = section.lines().skip_while(|l| !l.trim_start().starts_with(figure));
+    lines.next();
+    lines.find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("no row {label}: {section}"))
+}
+
+/// The same two runs, judged on every surface — `compare --results`, `history diff`, `history
+/// trend`, the device page, the compare page — get the one rule's verdict in the one wording,
+/// with one pass a side (no interval), a few passes and many.
+#[test]
+fn every_surface_says_the_same_of_the_same_two_runs() {
+    use report::history_text::{change_figure, change_words, describe, run_name};
+    use stats::verdict::{judge, Basis, Sample, Verdict};
+    let dir = tempdir();
+    let template = run_json(dm_in(dir.path()).args(MARK).args(["--profile", "real", "--no-history"]));
+    let few_a = [100.0, 102.0, 98.0];
+    let many_a: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i % 3) - 1.0).collect();
+    let many_b: Vec<f64> = many_a.iter().map(|v| v * 1.01).collect();
+    let cases: [(&str, &[f64], &[f64], Basis, Verdict); 3] = [
+        ("one pass", &[100.0], &[165.5], Basis::SinglePass, Verdict::Faster),
+        ("few passes", &few_a, &[120.0, 119.0, 121.5], Basis::Interval, Verdict::Faster),
+        ("many passes", &many_a, &many_b, Basis::Interval, Verdict::WithinNoise),
+    ];
+    for (what, a, b, basis, verdict) in cases {
+        let case = dir.path().join(what.replace(' ', "-"));
+        std::fs::create_dir(&case).unwrap();
+        let (fa, fb) = (case.join("a.json"), case.join("b.json"));
+        std::fs::write(&fa, with_passes(&template, a, "2026-11-29T10:04:00Z").to_string()).unwrap();
+        std::fs::write(&fb, with_passes(&template, b, "2026-11-29T10:09:00Z").to_string()).unwrap();
+        let db = case.join("h.db");
+        let o = output(dm().args(["history", "import"]).arg(&fa).arg(&fb).arg("--history").arg(&db));
+        assert!(o.status.success(), "{}", stderr_of(&o));
+
+        // The one rule, and the words every surface must print.
+        let c = judge(Sample::passes(a), Sample::passes(b), true);
+        assert_eq!((c.basis, c.verdict), (basis, verdict), "{what}: {c:?}");
+        let (figure, words) = (change_figure(&c), change_words(&c));
+        if basis == Basis::SinglePass {
+            assert_eq!(figure, "+65.5 % (no interval: 1 pass each)");
+        }
+        let in_row = |surface: &str, row: &str| {
+            assert!(
+                row.contains(&figure) && row.contains(verdict.name()),
+                "{what}, {surface}: {row:?} lacks {words:?}"
+            );
+        };
+
+        // 1. compare --results, 2. history diff: the table row of SEQ1M Q1T1 read MB/s.
+        let o = output(dm_in(&case).args(["compare", "--results", "a.json", "b.json"]));
+        assert!(o.status.success(), "{}", stderr_of(&o));
+        in_row("compare --results", text_row(&stdout_of(&o), "SEQ1M Q1T1", "MB/s", "b"));
+        let o = output(dm().args(["history", "diff", "1", "2", "--history"]).arg(&db));
+        assert!(o.status.success(), "{}", stderr_of(&o));
+        in_row("history diff", text_row(&stdout_of(&o), "SEQ1M Q1T1", "MB/s", "run 2"));
+
+        // 3. history trend: the change since the first run, which it names with its time.
+        let o = output(dm().args(["history", "trend", "null", "--history"]).arg(&db));
+        assert!(o.status.success(), "{}", stderr_of(&o));
+        let line = describe("SEQ1M Q1T1 read", &c, &run_name(1, "2026-11-29T10:04:00Z"));
+        assert!(stdout_of(&o).contains(&line), "{what}, history trend lacks {line:?}:\n{}", stdout_of(&o));
+
+        // 4. the device page's caption, 5. the compare page's table.
+        let srv = Server::start(&db, &["--read-only"]);
+        let (code, _, page) = srv.get("/devices/null");
+        assert_eq!(code, 200, "{page}");
+        let caption = describe("", &c, &run_name(1, "2026-11-29T10:04:00Z"));
+        assert!(page.contains(&caption), "{what}, device page lacks {caption:?}");
+        let (code, _, page) = srv.get("/compare?a=1&b=2");
+        assert_eq!(code, 200, "{page}");
+        let table = page.split("id=\"compare-table\"").nth(1).expect("compare table");
+        let row = table
+            .split("<tr")
+            .find(|r| r.contains("SEQ1M Q1T1") && r.contains(">read<") && r.contains("MB/s") && r.contains("run 2"))
+            .or_else(|| table.split("<tr").find(|r| r.contains(&figure)))
+            .unwrap_or_else(|| panic!("{what}: no row in {table}"));
+        in_row("compare page", row);
+        // No surface shows an interval of zero width.
+        assert!(!page.contains("1.655–1.655") && !table.contains("(+65.5…+65.5"), "{what}");
+    }
 }

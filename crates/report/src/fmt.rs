@@ -359,8 +359,8 @@ pub fn kind(k: TargetKind) -> &'static str {
 /// named a folder and diskmeter made its test file there.
 pub fn target_what(t: &TargetInfo) -> String {
     let mut what = match &t.folder {
-        Some(f) => format!("{} in the folder {f}, {}", kind(t.kind), bytes(t.size_bytes)),
-        None => format!("{}, {}", kind(t.kind), bytes(t.size_bytes)),
+        Some(f) => format!("{} in the folder {f}, {}", kind(t.kind), known_bytes(t.size_bytes)),
+        None => format!("{}, {}", kind(t.kind), known_bytes(t.size_bytes)),
     };
     if t.created_by_diskmeter {
         what.push_str(", created by diskmeter");
@@ -393,9 +393,46 @@ pub fn device(t: &TargetInfo) -> String {
     }
 }
 
-/// `512 B logical / 4 KiB physical`.
+/// Why a result is partial, as every format says it: the error's kind and message ("I/O error:
+/// read failed at offset 0"), or just the message when it already names the kind ("interrupted by
+/// the user", not "interrupted: interrupted by the user").
+pub fn partial_why(doc: &stats::ResultDoc) -> String {
+    match &doc.error {
+        Some(e) if !e.kind.is_empty() && e.message.to_lowercase().contains(&e.kind.to_lowercase()) => e.message.clone(),
+        Some(e) => format!("{}: {}", e.kind, e.message),
+        None => "interrupted or failed before completion".to_string(),
+    }
+}
+
+/// `512 B logical / 4 KiB physical`; `unknown` when the result does not say (0: an imported
+/// result, whose tool does not report block sizes).
 pub fn blocks(t: &TargetInfo) -> String {
-    format!("{} logical / {} physical", bytes(u64::from(t.logical_block)), bytes(u64::from(t.physical_block)))
+    if t.logical_block == 0 && t.physical_block == 0 {
+        return "unknown".to_string();
+    }
+    format!(
+        "{} logical / {} physical",
+        known_bytes(u64::from(t.logical_block)),
+        known_bytes(u64::from(t.physical_block))
+    )
+}
+
+/// A size a result reports, `unknown` when it is 0 (no disk, memory or block of size 0 exists:
+/// a 0 is a figure the result did not have).
+pub fn known_bytes(n: u64) -> String {
+    if n == 0 {
+        "unknown".to_string()
+    } else {
+        bytes(n)
+    }
+}
+
+/// A count a result reports (CPUs), `unknown` when it is 0.
+pub fn known_count(n: impl Into<u64>) -> String {
+    match n.into() {
+        0 => "unknown".to_string(),
+        n => n.to_string(),
+    }
 }
 
 /// `max of 3 passes (CrystalDiskMark 9): highest MB/s, lowest mean latency`.

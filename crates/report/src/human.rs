@@ -67,11 +67,7 @@ fn partial_line(doc: &ResultDoc) -> Option<String> {
     if !doc.partial {
         return None;
     }
-    let why = match &doc.error {
-        Some(e) => format!("{}: {}", e.kind, e.message),
-        None => "interrupted or failed before completion".to_string(),
-    };
-    Some(format!("PARTIAL RESULTS ({why}) — figures cover only the part that completed"))
+    Some(format!("PARTIAL RESULTS ({}) — figures cover only the part that completed", fmt::partial_why(doc)))
 }
 
 fn target_facts(t: &TargetInfo, mark: bool) -> Vec<(&'static str, String)> {

@@ -52,11 +52,7 @@ fn facts(doc: &ResultDoc, mark: bool, out: &mut String) {
     push(out, format!("# diskmeter {} — {what}", doc.command));
     push(out, "");
     if doc.partial {
-        let why = doc
-            .error
-            .as_ref()
-            .map(|e| format!("{}: {}", e.kind, esc(&e.message)))
-            .unwrap_or_else(|| "interrupted or failed before completion".to_string());
+        let why = esc(&crate::fmt::partial_why(doc));
         push(out, format!("> **PARTIAL RESULTS** ({why}) — figures cover only the part that completed."));
         push(out, "");
     }

@@ -14,10 +14,18 @@
   var form = document.getElementById("mark-form");
   var DIRS = ["read", "write"];
 
+  var start = document.getElementById("start");
+  var refusal = document.getElementById("refusal");
+
   function fmt(v) { return v >= 100 ? v.toFixed(0) : v.toFixed(2); }
   function setRunning(on) {
     live.setAttribute("data-running", on ? "1" : "0");
-    if (stop) stop.hidden = !on;
+    if (stop) { stop.hidden = !on; stop.disabled = false; }
+    // One mark at a time: Start waits until this one ends.
+    if (start) {
+      start.disabled = on;
+      start.title = on ? "a mark is running: stop it or wait" : "";
+    }
   }
   function row(test) {
     var rows = body.querySelectorAll("tr");
@@ -48,34 +56,53 @@
     td.title = c.iops.toFixed(0) + " IOPS, " + c.lat_us.toFixed(1) + " \u00b5s mean latency";
     td.setAttribute("data-filled", "1");
   }
-  function showDone(runId) {
+  // How a mark ended, in the words of the page (web::Ending): a sentence, the run kept as a
+  // link, a full stop.
+  function ending(kind, runId, message) {
+    var kept = runId !== null && runId !== undefined;
+    if (kind === "failed") {
+      return kept ? ["Failed: " + message + ". The part that ran is kept as ", runId] : ["Failed: " + message + ".", null];
+    }
+    if (kind === "stopped") {
+      return kept ? ["Stopped: the part that ran is kept as ", runId]
+                  : ["Stopped before anything was measured: nothing kept.", null];
+    }
+    return kept ? ["Done: stored as ", runId] : ["Done (not recorded).", null];
+  }
+  function showEnd(kind, runId, message, prefix) {
     setRunning(false);
-    status.textContent = "";
-    if (runId !== null && runId !== undefined) {
-      status.appendChild(document.createTextNode("Done: stored as "));
+    var e = ending(kind, runId, message);
+    status.textContent = (prefix || "") + e[0];
+    status.setAttribute("data-ended", kind);
+    if (e[1] !== null) {
       var a = document.createElement("a");
-      a.href = "/runs/" + runId;
-      a.textContent = "run " + runId;
+      a.href = "/runs/" + e[1];
+      a.textContent = "run " + e[1];
       status.appendChild(a);
       status.appendChild(document.createTextNode("."));
-    } else {
-      status.textContent = "Done (not recorded).";
     }
+    phase.textContent = kind === "done" ? "finished" : kind;
     tick.textContent = "";
   }
   function snapshot(s) {
     body.textContent = "";
     notices.textContent = "";
+    status.removeAttribute("data-ended");
+    tick.textContent = "";
+    setRunning(!!s.running);
+    var ended = !s.running && s.done !== null && s.done !== undefined;
+    if (ended) {
+      // A mark that ended is not the current one: a fresh card, and one line about it.
+      var kind = s.error ? "failed" : (s.stopped ? "stopped" : "done");
+      showEnd(kind, s.done, s.error, s.target ? "Last mark, on " + s.target + ": " : "");
+      phase.textContent = "idle";
+      return;
+    }
     (s.tests || []).forEach(row);
     (s.cells || []).forEach(fill);
     (s.notices || []).forEach(notice);
     phase.textContent = s.phase || (s.running ? "starting\u2026" : "idle");
-    tick.textContent = "";
-    setRunning(!!s.running);
-    if (s.error) { status.textContent = "Failed: " + s.error; }
-    else if (s.done !== null && s.done !== undefined) { showDone(s.done); }
-    else if (s.running) { status.textContent = "Running on " + (s.target || "?") + "."; }
-    else { status.textContent = ""; }
+    status.textContent = s.running ? "Running on " + (s.target || "?") + "." : "";
   }
   function notice(text) {
     var li = document.createElement("li");
@@ -91,13 +118,18 @@
 
   var es = new EventSource("/api/marks/current/events");
   on(es, "snapshot", snapshot);
-  on(es, "plan", function (p) { p.tests.forEach(row); setRunning(true); status.textContent = "Running on " + p.target + "."; });
+  on(es, "plan", function (p) {
+    p.tests.forEach(row); setRunning(true);
+    status.removeAttribute("data-ended");
+    status.textContent = "Running on " + p.target + ".";
+  });
   on(es, "phase", function (p) { phase.textContent = p.label; setRunning(true); });
   on(es, "tick", function (t) { tick.textContent = "\u2014 " + fmt(t.mb_s) + " MB/s, " + t.iops.toFixed(0) + " IOPS"; });
   on(es, "cell", fill);
   on(es, "notice", function (n) { notice(n.text); });
-  on(es, "done", function (d) { phase.textContent = "finished"; showDone(d.run_id); });
-  on(es, "error", function (e) { setRunning(false); phase.textContent = "failed"; status.textContent = "Failed: " + e.message; });
+  on(es, "done", function (d) { showEnd("done", d.run_id); });
+  on(es, "stopped", function (d) { showEnd("stopped", d.run_id); });
+  on(es, "error", function (e) { showEnd("failed", e.run_id, e.message); });
 
   function post(url, payload) {
     return fetch(url, {
@@ -114,19 +146,35 @@
     });
   }
 
+  function refuse(text) {
+    if (!refusal) { status.textContent = text; return; }
+    refusal.textContent = text;
+    refusal.hidden = !text;
+  }
+
   if (form) {
     form.addEventListener("submit", function (e) {
       e.preventDefault();
+      if (start && start.disabled) return;
       var v = function (id) { var el = document.getElementById(id); return el ? el.value : ""; };
       var req = {
         target: v("target"), profile: v("profile"), size: v("size"),
         quick: document.getElementById("quick").checked, destroy_data: v("destroy_data")
       };
-      status.textContent = "Starting\u2026";
+      refuse("");
+      if (start) start.disabled = true;
       post("/api/marks", req).then(function (r) {
-        if (!r.ok) { status.textContent = "Not started (" + r.status + "): " + r.message; return; }
+        if (!r.ok) {
+          // A refusal is about this request: the state of a mark that runs stays as it is.
+          if (start && live.getAttribute("data-running") !== "1") start.disabled = false;
+          refuse("Not started: " + r.message);
+          return;
+        }
         setRunning(true);
-      }, function (err) { status.textContent = "Not started: " + err; });
+      }, function (err) {
+        if (start) start.disabled = false;
+        refuse("Not started: " + err);
+      });
     });
   }
   if (stop) {
@@ -134,9 +182,8 @@
       e.preventDefault();
       stop.disabled = true;
       post("/api/marks/current/stop").then(function (r) {
-        stop.disabled = false;
-        if (!r.ok) status.textContent = r.message;
-        else status.textContent = "Stopping\u2026";
+        if (!r.ok) { stop.disabled = false; refuse(r.message); }
+        else { phase.textContent = "stopping\u2026"; tick.textContent = ""; }
       });
     });
   }

@@ -33,8 +33,16 @@ pub enum MarkEvent {
     Done {
         run_id: Option<i64>,
     },
+    /// The user stopped the mark: the part that ran is kept as run `run_id` (`None`: nothing was
+    /// measured yet, or the history could not keep it). Not a failure.
+    Stopped {
+        run_id: Option<i64>,
+    },
+    /// The mark failed; the part that ran, if any, is kept as run `run_id`.
     Error {
         message: String,
+        #[serde(default)]
+        run_id: Option<i64>,
     },
 }
 
@@ -58,8 +66,13 @@ pub struct Snapshot {
     pub phase: Option<String>,
     pub cells: Vec<Cell>,
     pub notices: Vec<String>,
-    /// Set once the mark ended: `Some(None)` finished unrecorded.
+    /// Set once the mark ended (finished, stopped or failed): the run that keeps it, `Some(None)`
+    /// when nothing was kept.
     pub done: Option<Option<i64>>,
+    /// It ended because the user stopped it.
+    #[serde(default)]
+    pub stopped: bool,
+    /// It failed, with this message.
     pub error: Option<String>,
 }
 
@@ -89,12 +102,39 @@ impl Snapshot {
                 self.phase = Some("finished".into());
                 self.done = Some(*run_id);
             }
-            MarkEvent::Error { message } => {
+            MarkEvent::Stopped { run_id } => {
+                self.running = false;
+                self.phase = Some("stopped".into());
+                self.stopped = true;
+                self.done = Some(*run_id);
+            }
+            MarkEvent::Error { message, run_id } => {
                 self.running = false;
                 self.phase = Some("failed".into());
                 self.error = Some(message.clone());
+                self.done = Some(*run_id);
             }
         }
+    }
+
+    /// How the last mark ended, in the words the page and its script both use: the sentence
+    /// before the run's link, the run kept (linked), and the sentence after it. `None` while a
+    /// mark runs or before the first.
+    pub fn ending(&self) -> Option<Ending> {
+        if self.running {
+            return None;
+        }
+        let run = self.done?;
+        Some(match (&self.error, self.stopped, run) {
+            (Some(e), _, Some(_)) => Ending::new("failed", format!("Failed: {e}. The part that ran is kept as "), run),
+            (Some(e), _, None) => Ending::new("failed", format!("Failed: {e}."), None),
+            (None, true, Some(_)) => Ending::new("stopped", "Stopped: the part that ran is kept as ".into(), run),
+            (None, true, None) => {
+                Ending::new("stopped", "Stopped before anything was measured: nothing kept.".into(), None)
+            }
+            (None, false, Some(_)) => Ending::new("done", "Done: stored as ".into(), run),
+            (None, false, None) => Ending::new("done", "Done (not recorded).".into(), None),
+        })
     }
 
     /// The cell of `test` in `direction`, if it has figures yet.
@@ -114,7 +154,72 @@ impl MarkEvent {
             MarkEvent::Cell(_) => "cell",
             MarkEvent::Notice { .. } => "notice",
             MarkEvent::Done { .. } => "done",
+            MarkEvent::Stopped { .. } => "stopped",
             MarkEvent::Error { .. } => "error",
         }
+    }
+}
+
+/// How a mark ended, as the page says it: `before` then a link to `run` (when one was kept),
+/// then a full stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// `done`, `stopped` or `failed`.
+    pub kind: &'static str,
+    pub before: String,
+    pub run: Option<i64>,
+}
+
+impl Ending {
+    fn new(kind: &'static str, before: String, run: Option<i64>) -> Ending {
+        Ending { kind, before, run }
+    }
+
+    /// The sentence as plain text: "Stopped: the part that ran is kept as run 7."
+    pub fn text(&self) -> String {
+        match self.run {
+            Some(id) => format!("{}run {id}.", self.before),
+            None => self.before.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(events: &[MarkEvent]) -> Snapshot {
+        let mut s = Snapshot::default();
+        for e in events {
+            s.apply(e);
+        }
+        s
+    }
+
+    #[test]
+    fn a_stop_is_not_a_failure() {
+        let s = ended(&[MarkEvent::Phase { label: "SEQ1M Q1T1 read".into() }, MarkEvent::Stopped { run_id: Some(7) }]);
+        let e = s.ending().expect("ended");
+        assert_eq!((e.kind, e.text().as_str()), ("stopped", "Stopped: the part that ran is kept as run 7."));
+        assert_eq!(s.phase.as_deref(), Some("stopped"));
+        assert!(s.error.is_none());
+        let s = ended(&[MarkEvent::Stopped { run_id: None }]);
+        assert_eq!(s.ending().expect("ended").text(), "Stopped before anything was measured: nothing kept.");
+    }
+
+    #[test]
+    fn endings_read_as_sentences() {
+        let done = ended(&[MarkEvent::Done { run_id: Some(3) }]).ending().expect("ended");
+        assert_eq!((done.kind, done.text().as_str()), ("done", "Done: stored as run 3."));
+        let failed = ended(&[MarkEvent::Error { message: "read error at offset 0".into(), run_id: Some(4) }]);
+        assert_eq!(
+            failed.ending().expect("ended").text(),
+            "Failed: read error at offset 0. The part that ran is kept as run 4."
+        );
+        assert_eq!(Snapshot { running: true, ..Snapshot::default() }.ending(), None);
+        assert_eq!(Snapshot::default().ending(), None);
+        // An old client's error event, without run_id, still reads.
+        let e: MarkEvent = serde_json::from_str(r#"{"type":"error","message":"x"}"#).expect("reads");
+        assert_eq!(e, MarkEvent::Error { message: "x".into(), run_id: None });
     }
 }

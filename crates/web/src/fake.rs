@@ -80,6 +80,7 @@ fn run(id: i64, command: &str, started_at: &str, device: &str, key: &str, mb_s: 
         key: key.into(),
         device_key: format!("wwn-{device}"),
         model: Some("Fake SSD <1TB>".into()),
+        target: Some(format!("/mnt/{device}/diskmeter.test")),
         partial: false,
         summary: Value::Array(summary),
         extra,
@@ -166,7 +167,7 @@ impl Service for FakeService {
                 for dir in ["read", "write"] {
                     if stop.load(Ordering::SeqCst) {
                         running.store(false, Ordering::SeqCst);
-                        sink.send(MarkEvent::Error { message: "stopped".into() });
+                        sink.send(MarkEvent::Stopped { run_id: Some(98) });
                         return;
                     }
                     sink.send(MarkEvent::Phase { label: format!("{t} {dir}") });

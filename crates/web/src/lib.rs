@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use events::{Cell, MarkEvent, Snapshot};
+pub use events::{Cell, Ending, MarkEvent, Snapshot};
 pub use live::EventSink;
 pub use service::{DeviceView, Html, MarkRequest, Refusal, RunFilter, RunSummary, Service};
 

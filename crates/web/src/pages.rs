@@ -51,9 +51,11 @@ pub(crate) struct RunRowView {
     pub partial: bool,
     pub device: String,
     pub device_href: String,
+    /// The path measured; empty when the result does not say.
+    pub target: String,
+    /// The model; empty when unknown (the page says "unknown").
     pub model: String,
     pub key: String,
-    pub key_short: String,
     pub figures: Vec<String>,
 }
 
@@ -101,8 +103,18 @@ pub(crate) struct NewPage {
     pub chrome: Chrome,
     pub profiles: [&'static str; 4],
     pub snap: Snapshot,
+    /// "Running on …" while a mark runs.
     pub status: String,
+    /// How the last mark ended, when none runs now.
+    pub last: Option<LastMark>,
     pub rows: Vec<CardRow>,
+}
+
+/// The line about the last mark: "Last mark, on /mnt/x: Stopped: the part that ran is kept as
+/// run 7." (the run linked).
+pub(crate) struct LastMark {
+    pub on: String,
+    pub ending: crate::events::Ending,
 }
 
 pub(crate) struct CardRow {
@@ -152,9 +164,9 @@ impl RunRowView {
             partial: r.partial,
             device: r.device.clone(),
             device_href: pct(&r.device_key),
+            target: r.target.clone().unwrap_or_default(),
             model: r.model.clone().unwrap_or_default(),
             key: r.key.clone(),
-            key_short: r.key.chars().take(24).collect(),
             figures: headline(&r.summary),
         }
     }

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 
-use crate::events::MarkEvent;
+use crate::events::{MarkEvent, Snapshot};
 use crate::live::Hub;
 use crate::pages::{self, html, message, Chrome};
 use crate::security::{self, CsrfChecked};
@@ -326,15 +326,24 @@ async fn new_page(State(st): State<Arc<AppState>>) -> Response {
 
 fn new_view(st: &AppState, code: StatusCode) -> Response {
     let snap = st.hub.snapshot();
-    let status = match (&snap.done, &snap.error) {
-        (_, Some(e)) => format!("Failed: {e}"),
-        (Some(Some(id)), _) => format!("Done: stored as run {id}."),
-        (Some(None), _) => "Done (not recorded).".to_string(),
-        _ if snap.running => format!("Running on {}.", snap.target.as_deref().unwrap_or("?")),
-        _ => String::new(),
+    // A mark that ended is not shown as the current one: the page opens on a fresh card and
+    // says in one line how the last mark ended, with its run.
+    let (status, last, snap) = match (snap.running, snap.ending()) {
+        (true, _) => (format!("Running on {}.", snap.target.as_deref().unwrap_or("?")), None, snap),
+        (false, Some(end)) => {
+            let on = snap.target.as_deref().map(|t| format!("Last mark, on {t}: ")).unwrap_or_default();
+            (String::new(), Some(pages::LastMark { on, ending: end }), Snapshot::default())
+        }
+        (false, None) => (String::new(), None, snap),
     };
-    let page =
-        pages::NewPage { chrome: st.chrome(), profiles: pages::PROFILES, rows: pages::card_rows(&snap), snap, status };
+    let page = pages::NewPage {
+        chrome: st.chrome(),
+        profiles: pages::PROFILES,
+        rows: pages::card_rows(&snap),
+        snap,
+        status,
+        last,
+    };
     html(code, &page)
 }
 

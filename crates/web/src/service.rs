@@ -46,6 +46,9 @@ pub struct RunSummary {
     /// The device's stable identity: what `/devices/{key}` takes.
     pub device_key: String,
     pub model: Option<String>,
+    /// The path measured (a test file, a device): what tells runs on one disk apart.
+    #[serde(default)]
+    pub target: Option<String>,
     pub partial: bool,
     /// Per job or card cell: `[{name, read: {mb_s, iops, …}, write: {…}}]`.
     pub summary: Value,

@@ -147,6 +147,8 @@ fn runs_page_and_api() {
     assert_eq!(r.status, 200);
     assert!(r.body.contains("nvme0n1") && r.body.contains("SEQ1M Q8T1 R 3400"), "{}", r.body);
     assert!(!r.body.contains("<1TB>") && r.body.contains("Fake SSD &#60;1TB&#62;"), "model escaped: {}", r.body);
+    // Runs on three folders of one disk are told apart by their target.
+    assert!(r.body.contains("<th>Target</th>") && r.body.contains("/mnt/nvme0n1/diskmeter.test"), "{}", r.body);
     let timing = r.header("server-timing").expect("Server-Timing");
     assert!(timing.starts_with("db;dur=") && timing.contains("render;dur="), "{timing}");
     assert_eq!(
@@ -154,7 +156,7 @@ fn runs_page_and_api() {
         Some("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
     );
     assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
-    assert_eq!(r.header("referrer-policy"), Some("no-referrer"));
+    assert_eq!(r.header("referrer-policy"), Some("same-origin"));
 
     let api = s.get("/api/runs");
     assert_eq!(api.status, 200);
@@ -287,6 +289,13 @@ fn posts_need_csrf() {
     assert_eq!(s.post("/api/marks", &cross, body).status, 403);
     let cross = format!("{json}X-Csrf-Token: {csrf}\r\nSec-Fetch-Site: cross-site\r\n");
     assert_eq!(s.post("/api/marks", &cross, body).status, 403);
+    // Another server on the same host (another port) is the same site, not the same origin.
+    let cross = format!("{json}X-Csrf-Token: {csrf}\r\nSec-Fetch-Site: same-site\r\nOrigin: http://127.0.0.1:1\r\n");
+    assert_eq!(s.post("/api/marks", &cross, body).status, 403);
+    // A hidden origin with nothing else to go by.
+    let hidden = format!("{json}X-Csrf-Token: {csrf}\r\nOrigin: null\r\n");
+    assert_eq!(s.post("/api/marks", &hidden, body).status, 403);
+    assert!(s.svc.started.lock().expect("lock").is_empty(), "nothing started from another site");
 
     // A device without the typed name: the service refuses, 422.
     let ok = format!("{json}X-Csrf-Token: {csrf}\r\nOrigin: http://{}\r\n", s.host());
@@ -362,11 +371,17 @@ fn import_raw_and_multipart() {
     let r = s.post("/api/import", &mp, &good);
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(r.body.contains("href=\"/runs/5\""));
+    // What Chromium sends with the import form of this server's own page: a null Origin (the
+    // page's referrer policy once made it so) and Sec-Fetch-Site: same-origin.
+    let chromium = format!("{mp}Origin: null\r\nSec-Fetch-Site: same-origin\r\nSec-Fetch-Mode: navigate\r\n");
+    let r = s.post("/api/import", &chromium, &good);
+    assert_eq!(r.status, 200, "a real browser's own form post: {}", r.body);
+    assert_eq!(r.header("referrer-policy"), Some("same-origin"));
     let late = format!("{}{}--{boundary}--\r\n", part("file", Some("r.json"), "{}"), part("csrf", None, &csrf));
     assert_eq!(s.post("/api/import", &mp, &late).status, 403, "the token must come before the file");
     let none = format!("{}--{boundary}--\r\n", part("file", Some("r.json"), "{}"));
     assert_eq!(s.post("/api/import", &mp, &none).status, 403);
-    assert_eq!(s.get("/api/runs").json().as_array().map(Vec::len), Some(5));
+    assert_eq!(s.get("/api/runs").json().as_array().map(Vec::len), Some(6));
     let page = s.get("/import");
     assert!(page.body.contains("enctype=\"multipart/form-data\"") && page.body.contains(&csrf));
 }
@@ -516,10 +531,36 @@ fn live_mark_reaches_the_browser() {
     assert_eq!(v["done"], 99);
     assert_eq!(v["running"], false);
 
-    // Without JavaScript the page shows the same card.
+    // Opened later, the page shows a fresh card and one line on how the last mark ended.
     let page = s.get("/new").body;
-    assert_eq!(page.matches("data-filled=\"1\"").count(), 8, "{page}");
-    assert!(page.contains("stored as run 99"));
+    assert_eq!(page.matches("data-filled=\"1\"").count(), 0, "{page}");
+    assert!(page.contains("data-ended=\"done\""), "{page}");
+    assert!(
+        page.contains("Last mark, on /tmp/dm-web-test: Done: stored as <a href=\"/runs/99\">run 99</a>."),
+        "{page}"
+    );
+    assert!(!page.contains("id=\"start\" disabled"), "Start is enabled again: {page}");
+
+    // Stop is the user's choice, not a failure: "stopped", with the part kept.
+    let r = s.post(
+        "/api/marks",
+        &format!("Content-Type: application/json\r\nX-Csrf-Token: {csrf}\r\n"),
+        r#"{"target": "/tmp/dm-web-test", "profile": "real", "quick": true}"#,
+    );
+    assert_eq!(r.status, 202, "{}", r.body);
+    read_until(&mut early, "event: cell");
+    let running = s.get("/new").body;
+    assert!(running.contains("id=\"start\" disabled"), "Start waits while a mark runs: {running}");
+    assert!(running.contains("Running on /tmp/dm-web-test."), "{running}");
+    let stop = s.post("/api/marks/current/stop", &format!("X-Csrf-Token: {csrf}\r\n"), "");
+    assert_eq!(stop.status, 200, "{}", stop.body);
+    let seen = read_until(&mut early, "event: stopped");
+    assert!(!seen.contains("event: error"), "{seen}");
+    wait_idle(&s);
+    let page = s.get("/new").body;
+    assert!(page.contains("data-ended=\"stopped\""), "{page}");
+    assert!(page.contains("Stopped: the part that ran is kept as <a href=\"/runs/98\">run 98</a>."), "{page}");
+    assert!(!page.contains("Failed") && !page.contains("failed"), "{page}");
 
     // Shutting down with watchers still connected ends their streams at once.
     let took = s.shutdown();

@@ -66,10 +66,84 @@ fn device_guard(target: &str, destroy_data: Option<&str>) -> Result<(), Refusal>
     if is_device && destroy_data != Some(target) {
         return Err(Refusal::unprocessable(format!(
             "{target} is a block device: a mark writes it and destroys its data; type its exact name {target} in \
-             “Destroy data” to allow that (as --destroy-data {target} on the command line)"
+             “Destroy data” to allow that"
         )));
     }
     Ok(())
+}
+
+/// The form's field for each option a mark from the page can set.
+const FIELDS: [(&str, &str); 4] =
+    [("--size", "Size"), ("--profile", "Profile"), ("--target", "Target"), ("--destroy-data", "Destroy data")];
+
+/// An option's error in the page's own words: the field, not the command line's flag.
+fn web_words(e: &spec::SpecError) -> String {
+    let text = match e {
+        spec::SpecError::Value { option, message } => {
+            let field = FIELDS.iter().find(|(o, _)| o == option).map_or(option.as_str(), |(_, f)| *f);
+            format!("{field}: {message}")
+        }
+        other => other.to_string(),
+    };
+    FIELDS.iter().fold(text, |t, (flag, field)| t.replace(flag, &format!("“{field}”")))
+}
+
+/// What would make the mark fail once started, refused before it starts, in the page's words:
+/// a folder that does not exist, and a file diskmeter did not create (a mark from the page
+/// never overwrites one: the page has no such option, on purpose).
+fn target_ready(cfg: &mark::Config) -> Result<(), Refusal> {
+    let file = cfg.target();
+    let shown = |p: &Path| crate::output::sanitize(&p.display().to_string());
+    match std::fs::symlink_metadata(file) {
+        Ok(m) if m.file_type().is_file() || m.file_type().is_symlink() => {
+            if !engine::target::created_by_diskmeter(file) {
+                return Err(Refusal::unprocessable(match cfg.folder() {
+                    Some(folder) => format!(
+                        "the folder {} already holds a file {} that diskmeter did not create; a mark from this page \
+                         never overwrites a file: move it away, or choose another folder",
+                        shown(folder),
+                        shown(Path::new(file.file_name().unwrap_or_default()))
+                    ),
+                    None => format!(
+                        "{} is a file diskmeter did not create; a mark from this page never overwrites a file: \
+                         choose a folder (diskmeter makes its own test file there and removes it afterwards)",
+                        shown(file)
+                    ),
+                }));
+            }
+            Ok(())
+        }
+        Ok(_) => Ok(()),
+        Err(_) => {
+            let parent = match file.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            if parent.is_dir() {
+                return Ok(());
+            }
+            Err(Refusal::unprocessable(format!(
+                "{} does not exist, nor does the folder {}: choose a folder that exists (diskmeter makes its test \
+                 file there), or create it first",
+                shown(file),
+                shown(parent)
+            )))
+        }
+    }
+}
+
+/// The request checked as the command line checks `mark`, then what would fail once started:
+/// the mark's configuration, or one line for the page.
+pub(crate) fn check(req: &MarkRequest) -> Result<mark::Config, Refusal> {
+    let target = req.target.trim();
+    if target.is_empty() {
+        return Err(Refusal::unprocessable("name a target: a folder, a file or a device"));
+    }
+    let opts = options(req);
+    let cfg = mark::Config::checked(&opts).map_err(|e| Refusal::unprocessable(web_words(&e)))?;
+    device_guard(target, req.destroy_data.as_deref())?;
+    target_ready(&cfg)?;
+    Ok(cfg)
 }
 
 impl Marks {
@@ -82,12 +156,8 @@ impl Marks {
             return Err(Refusal::busy(format!("a mark is running on {} since {}; stop it or wait", r.target, r.since)));
         }
         let target = req.target.trim().to_string();
-        if target.is_empty() {
-            return Err(Refusal::unprocessable("name a target: a folder, a file or a device"));
-        }
         let opts = options(&req);
-        let cfg = mark::Config::new(&opts).map_err(|e| Refusal::unprocessable(e.message()))?;
-        device_guard(&target, req.destroy_data.as_deref())?;
+        let cfg = check(&req)?;
         let tests: Vec<String> = mark::Profile::parse(&opts.profile)
             .map(|p| p.tests().iter().map(|&(seq, bs, qd, th)| mark::mark_label(seq, bs, qd, th)).collect())
             .unwrap_or_default();
@@ -101,25 +171,25 @@ impl Marks {
             let _done = Release(Arc::clone(&current));
             sink.send(MarkEvent::Plan { target, tests });
             let mut obs = Live { sink: sink.clone(), last_tick: None, last_fill: None };
+            let asked = Arc::clone(&stop);
             let result = mark::run(&cfg, stop, &mut obs);
+            // Stop is the user's choice, not a failure: say "stopped", with the part kept.
+            let stopped = asked.load(Ordering::SeqCst);
             let end = match result {
                 Ok(mut doc) => {
                     hist::record(&choice, &mut doc);
                     for w in &doc.warnings {
                         sink.send(MarkEvent::Notice { text: w.message.clone() });
                     }
-                    let id = doc.history.as_ref().map(|h| h.id);
+                    let run_id = doc.history.as_ref().map(|h| h.id);
                     match &doc.error {
-                        None => MarkEvent::Done { run_id: id },
-                        Some(e) => MarkEvent::Error {
-                            message: match id {
-                                Some(id) => format!("{}; the part that ran is kept as run {id}", e.message),
-                                None => e.message.clone(),
-                            },
-                        },
+                        None => MarkEvent::Done { run_id },
+                        Some(e) if stopped || e.kind == "interrupted" => MarkEvent::Stopped { run_id },
+                        Some(e) => MarkEvent::Error { message: e.message.clone(), run_id },
                     }
                 }
-                Err(e) => MarkEvent::Error { message: e.message().to_string() },
+                Err(_) if stopped => MarkEvent::Stopped { run_id: None },
+                Err(e) => MarkEvent::Error { message: e.message().to_string(), run_id: None },
             };
             // Free the slot before saying so: a browser told "done" may start the next at once.
             *lock(&current) = None;
@@ -229,10 +299,42 @@ mod tests {
         let bad = m.start(&db, MarkRequest { profile: "fast".into(), ..req("/tmp") }, EventSink::detached());
         let bad = bad.unwrap_err();
         assert_eq!(bad.status, 422);
-        assert!(bad.message.contains("--profile"), "{bad:?}");
+        assert!(bad.message.starts_with("Profile: unknown profile"), "{bad:?}");
         let bad = m.start(&db, MarkRequest { size: Some("1k".into()), ..req("/tmp") }, EventSink::detached());
-        assert_eq!(bad.unwrap_err().status, 422);
+        let bad = bad.unwrap_err();
+        assert_eq!(bad.status, 422);
+        assert!(bad.message.starts_with("Size: "), "{bad:?}");
+        for size in ["1k", "lots", "0", "-5G"] {
+            let r = check(&MarkRequest { size: Some(size.into()), ..req("/tmp") }).unwrap_err();
+            assert!(!r.message.contains("--"), "a page has no flags: {r:?}");
+        }
         assert!(!m.stop(), "nothing runs");
+    }
+
+    #[test]
+    fn targets_that_cannot_work_are_refused_before_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no").join("such");
+        let r = check(&req(missing.to_str().unwrap())).unwrap_err();
+        assert_eq!(r.status, 422);
+        assert!(r.message.contains("does not exist") && r.message.contains("choose a folder"), "{r:?}");
+        // A file diskmeter did not create, named or found in a folder as its test file.
+        let foreign = dir.path().join("notes.txt");
+        std::fs::write(&foreign, b"keep me").unwrap();
+        let r = check(&req(foreign.to_str().unwrap())).unwrap_err();
+        assert!(r.message.contains("did not create") && r.message.contains("never overwrites"), "{r:?}");
+        let folder = dir.path().join("f");
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join(crate::session::DEFAULT_TARGET), b"not ours").unwrap();
+        let r = check(&req(folder.to_str().unwrap())).unwrap_err();
+        assert!(r.message.contains("already holds a file") && r.message.contains("another folder"), "{r:?}");
+        for r in [&r] {
+            assert!(!r.message.contains("--"), "the page's own words: {r:?}");
+        }
+        assert_eq!(std::fs::read(&foreign).unwrap(), b"keep me", "nothing written");
+        // A folder that exists, and a new file in one: fine.
+        check(&req(dir.path().to_str().unwrap())).unwrap();
+        check(&req(dir.path().join("new.test").to_str().unwrap())).unwrap();
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod sample;
 pub mod sparse;
 
 pub use open::{
-    check_block_access, direct_block, fill_region, mem_align, open_existing, open_target, probe_info, target_info,
-    Access, FillProgress, Locked, Needs, OpenTarget, Opened, Purpose, TargetEvent, TargetOptions, TargetProgress,
-    WhenBusy,
+    check_block_access, created_by_diskmeter, direct_block, fill_region, mem_align, open_existing, open_target,
+    probe_info, target_info, Access, FillProgress, Locked, Needs, OpenTarget, Opened, Purpose, TargetEvent,
+    TargetOptions, TargetProgress, WhenBusy,
 };

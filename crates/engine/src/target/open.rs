@@ -121,6 +121,12 @@ impl Drop for CreatedGuard<'_> {
     }
 }
 
+/// True when `path` is a test file diskmeter created (and so may write again without
+/// `overwrite`): what a caller checks before it starts a test that writes it.
+pub fn created_by_diskmeter(path: &Path) -> bool {
+    has_mark(path)
+}
+
 fn has_mark(path: &Path) -> bool {
     platform::mark::get(path, "user.diskmeter", 16).is_some_and(|v| !v.is_empty())
 }

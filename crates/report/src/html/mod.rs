@@ -304,11 +304,7 @@ fn partial_line(doc: &ResultDoc) -> String {
     if !doc.partial {
         return String::new();
     }
-    let why = match &doc.error {
-        Some(e) => format!("{}: {}", e.kind, e.message),
-        None => "interrupted or failed before completion".to_string(),
-    };
-    format!("Partial results ({why}): the figures cover only the part that completed.")
+    format!("Partial results ({}): the figures cover only the part that completed.", fmt::partial_why(doc))
 }
 
 fn job_errors(doc: &ResultDoc) -> Vec<Note> {
@@ -330,9 +326,9 @@ fn environment(doc: &ResultDoc, kind: DocKind) -> Vec<EnvCard> {
     let h = &doc.host;
     let mut host = vec![
         ("kernel".to_string(), if h.kernel.is_empty() { "unknown".to_string() } else { h.kernel.clone() }),
-        ("CPUs".to_string(), h.cpus.to_string()),
+        ("CPUs".to_string(), fmt::known_count(h.cpus)),
         ("CPU model".to_string(), opt(&h.cpu_model)),
-        ("memory".to_string(), fmt::bytes(h.memory_bytes)),
+        ("memory".to_string(), fmt::known_bytes(h.memory_bytes)),
     ];
     host.push(("hostname".to_string(), opt(&h.hostname)));
 
@@ -341,7 +337,7 @@ fn environment(doc: &ResultDoc, kind: DocKind) -> Vec<EnvCard> {
             let mut rows = vec![
                 ("path".to_string(), t.path.clone()),
                 ("kind".to_string(), fmt::kind(t.kind).to_string()),
-                ("size".to_string(), fmt::bytes(t.size_bytes)),
+                ("size".to_string(), fmt::known_bytes(t.size_bytes)),
                 ("device".to_string(), opt(&t.device)),
                 ("model".to_string(), opt(&t.model)),
                 ("media".to_string(), fmt::media(t)),
@@ -367,7 +363,7 @@ fn environment(doc: &ResultDoc, kind: DocKind) -> Vec<EnvCard> {
     };
 
     let status = match (&doc.error, doc.partial) {
-        (Some(e), true) => format!("partial ({}: {})", e.kind, e.message),
+        (Some(_), true) => format!("partial ({})", fmt::partial_why(doc)),
         (None, true) => "partial".to_string(),
         (Some(e), false) => format!("error ({}: {})", e.kind, e.message),
         (None, false) => "complete".to_string(),
