@@ -158,7 +158,10 @@ fn compare_saved_results() {
         let v = &r["versus"][0];
         assert!(v["ratio"].as_f64().unwrap_or(0.0) > 0.0);
         let verdict = v["verdict"].as_str().unwrap_or("");
-        assert!(["faster", "slower", "no-significant-difference"].contains(&verdict), "{verdict}");
+        // One run a side: its seconds are one pass, so no interval and no p-value.
+        assert!(["faster", "slower", "inconclusive"].contains(&verdict), "{verdict}");
+        assert_eq!(v["basis"], "single-pass", "{v}");
+        assert!(v["p_value"].is_null(), "{v}");
     }
     // Correlated per-second samples are flagged.
     assert!(doc["warnings"].as_array().expect("warnings").iter().any(|w| w["code"] == "compare-caveat"));

@@ -61,7 +61,10 @@ pub struct CompareArgs {
     /// I/O engine: io_uring, psync (or null: no device).
     #[arg(long, default_value = app::session::DEFAULT_ENGINE, value_name = "ENGINE")]
     pub engine: String,
-    /// Significance test: welch (Welch's t) or mann-whitney.
+    /// The test of the p-value shown beside each verdict: welch (Welch's t) or mann-whitney. The
+    /// verdict itself is the one rule every surface uses: faster/slower when the 95 % interval of
+    /// the change excludes no change and the change is beyond ±5 %, within noise when the interval
+    /// lies within ±5 %, else inconclusive (one pass a side: no interval, beyond ±10 %).
     #[arg(long, default_value = app::compare::TEST, value_name = "TEST")]
     pub test: String,
     /// Random seed.

@@ -907,6 +907,15 @@ fn compare_row_figure(c: &CompareResult, row: &CompareRow, n: usize) -> Figure {
     )
 }
 
+/// "1 pass", "5 passes", "10 seconds".
+fn sample_count(s: &stats::SampleStats) -> String {
+    match (s.n, s.unit.as_str()) {
+        (1, "passes") => "1 pass".to_string(),
+        (1, "seconds") => "1 second".to_string(),
+        (n, unit) => format!("{n} {unit}"),
+    }
+}
+
 fn compare_view(c: &CompareResult) -> CompareView {
     let level = if c.confidence.is_finite() && c.confidence > 0.0 && c.confidence < 1.0 {
         format!("{} %", axis::trim(c.confidence * 100.0))
@@ -985,9 +994,14 @@ fn compare_view(c: &CompareResult) -> CompareView {
                     };
                     CmpCell {
                         label: s.label.clone(),
-                        n: format!("{} {}", s.n, s.unit),
+                        n: sample_count(s),
                         mean: f(s.mean),
-                        ci: format!("{} – {}", f(s.ci_low), f(s.ci_high)),
+                        // One value has no interval: say so, never "x – x".
+                        ci: if s.n >= 2 {
+                            format!("{} – {}", f(s.ci_low), f(s.ci_high))
+                        } else {
+                            "no interval".to_string()
+                        },
                         ratio,
                         p: vs.map(|v| p_value(v.p_value)).unwrap_or_default(),
                         verdict: vs.map(|v| v.verdict.name().to_string()).unwrap_or_default(),
