@@ -257,6 +257,12 @@ p = d["target"]["path"]
 assert p.lower() == "d:\\diskmeter.test", f"target.path {p!r}"
 n = len(d["results"])
 assert n == 4, f"{n} results"
+k = d["target"].get("device_key", "")
+# The device is known by an absolute folder (or the disk), never a relative path.
+if "/path:" in k:
+    assert k.split("/path:", 1)[1][1:3] == ":\\", f"a relative path: device_key {k!r}"
+else:
+    assert k.startswith(("wwn:", "serial:")), f"device_key {k!r}"
 '
   left "mark D: (current folder)"
   if [ -z "$(ls -A "$ddir")" ]; then

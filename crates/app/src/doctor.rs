@@ -200,12 +200,22 @@ fn read_smart(f: &mut Facts, smartctl: Option<&Path>, stop: &Arc<AtomicBool>) {
     }
 }
 
-/// What `steady --sustained` found about each disk (its write cliff).
-fn read_state(f: &mut Facts) {
+/// What `steady --sustained` found about each disk (its write cliff), by the disk's one
+/// identity: a disk that only reuses a device number (a new loop0) has none of it.
+fn read_state(f: &mut Facts, topo: &Topology) {
+    let host = platform::host::hostname_and_release().0;
     for d in &mut f.disks {
         let Some(layer) = f.layers.iter().find(|l| l.name == d.name) else { continue };
-        let (maj, min) = (layer.device.major, layer.device.minor);
-        if let Some((rec, source)) = crate::steady::state::for_device(maj, min) {
+        let Some(identity) = platform::identity::block_key(topo, &d.name, &host) else { continue };
+        let dev = &layer.device;
+        let ident = dev
+            .ident
+            .serial
+            .clone()
+            .or_else(|| topo.attr(&d.name, "wwid"))
+            .or_else(|| dev.loop_backing_file.as_ref().map(|p| p.display().to_string()));
+        let legacy = ident.map(|ident| crate::steady::state::Legacy { size: dev.size_bytes().unwrap_or(0), ident });
+        if let Some((rec, source)) = crate::steady::state::for_device(&identity, legacy.as_ref()) {
             d.state = Some(DeviceState { cliff_bytes: rec.cliff_bytes, source });
         }
     }
@@ -349,7 +359,7 @@ pub fn run(cfg: &Config, stop: &Arc<AtomicBool>, obs: &mut dyn Observer) -> Resu
     if stop.load(Ordering::Relaxed) {
         return Err(Error::Interrupted("interrupted: no diagnosis was made".into()));
     }
-    read_state(&mut f);
+    read_state(&mut f, &topo);
     if let Some(span) = cfg.load {
         f.load = watch(&f, span, stop, obs);
     }

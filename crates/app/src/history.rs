@@ -330,12 +330,17 @@ type CellId = (String, String, &'static str);
 /// Partial runs and results that are not diskmeter's own measurements are left out.
 pub fn trend(path: &Path, device: &str) -> Result<trend::DeviceTrend> {
     let store = open_existing(path)?;
-    let runs = store.runs_of_device(device).map_err(|e| Error::runtime(e.to_string()))?;
+    let mut runs = store.runs_of_device(device).map_err(|e| Error::runtime(e.to_string()))?;
     if runs.is_empty() {
         return Err(Error::usage(format!(
             "no run of {device:?} in the history database {}; `history list` shows the devices it holds",
             path.display()
         )));
+    }
+    // A name can have meant several devices over time (a new loop0 is not the old one): the
+    // trend follows one identity, the newest run's, matched whole.
+    if let Some(newest) = runs.last().map(|(r, _)| r.device_key.clone()) {
+        runs.retain(|(r, _)| r.device_key == newest);
     }
     // In the order first seen: (key, job, direction), command, ids, runs.
     let mut cells: Vec<(CellId, String, Vec<i64>, Vec<trend::Run>)> = Vec::new();

@@ -1,7 +1,10 @@
 //! `diskmeter serve` end to end in a real headless Chromium, driven over the DevTools protocol
 //! (`headless_chrome`): open the runs page, start a mark on a temporary folder from the "new
 //! mark" page, watch the card fill in cell by cell, open the device page and see its chart,
-//! run a second mark and compare the two runs.
+//! run a second mark and compare the two runs; import results through the import form's real
+//! file input and submit button; stop a mark with the Stop button and see "stopped", the link
+//! to the partial run and Start enabled again; a target that cannot work refused before the
+//! start.
 //!
 //! Without Chromium the test prints "skipped: chromium not installed" and passes, unless
 //! `DISKMETER_REQUIRE_BROWSER=1` is set (then it fails). `DISKMETER_CHROMIUM` names another
@@ -131,7 +134,7 @@ impl Server {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("diskmeter"))
             .args(["serve", "--port", "0", "--history"])
             .arg(db)
-            .env("DISKMETER_HISTORY", "off")
+            .envs(home_env())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -173,7 +176,11 @@ fn wait_true(tab: &Tab, js: &str, timeout: Duration, what: &str) {
         if eval(tab, js) == Value::Bool(true) {
             return;
         }
-        let status = eval(tab, "(document.getElementById('status') || {}).textContent || ''");
+        let status = eval(
+            tab,
+            "((document.getElementById('status') || {}).textContent || '') + ' ' + \
+             ((document.getElementById('refusal') || {}).textContent || '')",
+        );
         if status.as_str().is_some_and(|s| s.contains("Failed") || s.contains("Not started")) {
             panic!("{what}: {status}");
         }
@@ -288,6 +295,154 @@ fn a_mark_from_the_browser_fills_its_card_and_compares() {
     goto(&tab, &srv.at(&format!("/runs/{first}")));
     tab.wait_for_element(".report table").unwrap();
     shots.take(&tab, "7-run");
+}
+
+#[test]
+fn import_through_the_form_as_a_user_does() {
+    let Some(bin) = browser_bin() else { return };
+    let dir = tempdir();
+    let db = dir.path().join("h.db");
+    // A diskmeter result and fio's own JSON output, as files a user picks.
+    let mine = dir.path().join("mine.json");
+    let o = output(
+        dm_in(dir.path())
+            .args(["mark", "--engine", "null", "--quick", "--time", "100ms", "--no-history", "-q", "-o"])
+            .arg(&mine),
+    );
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let fio = Path::new(env!("CARGO_MANIFEST_DIR")).join("../app/tests/data/fio/randread.json");
+    assert!(fio.is_file(), "{}", fio.display());
+    let srv = Server::start(&db);
+    let browser = launch(&bin);
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(Duration::from_secs(30));
+
+    goto(&tab, &srv.at("/import"));
+    let input = tab.wait_for_element("form.import input[type=file]").unwrap();
+    let files = [fio.canonicalize().unwrap(), mine.canonicalize().unwrap()];
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    input.set_input_files(&names.iter().map(String::as_str).collect::<Vec<_>>()).unwrap();
+    assert_eq!(eval(&tab, "document.querySelector('form.import input[type=file]').files.length"), 2);
+    // A real submit: Chromium sends the form with its own headers (Origin, Sec-Fetch-Site).
+    tab.find_element("form.import button[type=submit]").unwrap().click().unwrap();
+    wait_true(
+        &tab,
+        "document.querySelector('h1') && document.querySelector('h1').textContent === 'Imported'",
+        Duration::from_secs(30),
+        "the import answer",
+    );
+    let msg = eval(&tab, "document.querySelector('p.message').textContent");
+    assert_eq!(msg, "2 run(s) stored.", "{msg}");
+
+    // Both are in the runs list, told apart by their target; the fio run's unknowns read so.
+    goto(&tab, &srv.url);
+    tab.wait_for_element("table.runs").unwrap();
+    let heads = eval(&tab, "[...document.querySelectorAll('table.runs thead th')].map(t => t.textContent).join('|')");
+    assert!(heads.as_str().unwrap().contains("|Target|"), "{heads}");
+    let commands = eval(&tab, "[...document.querySelectorAll('table.runs tbody tr td:nth-child(3)')].map(t => t.textContent.trim()).join('|')");
+    let commands = commands.as_str().unwrap();
+    assert!(commands.contains("fio") && commands.contains("mark"), "{commands}");
+    let fio_id = eval(
+        &tab,
+        "[...document.querySelectorAll('table.runs tbody tr')].find(r => r.children[2].textContent.trim() === 'fio').getAttribute('data-id')",
+    );
+    goto(&tab, &srv.at(&format!("/runs/{}", fio_id.as_str().unwrap())));
+    tab.wait_for_element(".report").unwrap();
+    let text = eval(&tab, "document.querySelector('.report').innerText");
+    let text = text.as_str().unwrap();
+    for zero in ["0 B logical", "memory\t0 B", "CPUs\t0\n"] {
+        assert!(!text.contains(zero), "unknown is not zero ({zero:?}): {text}");
+    }
+    assert!(text.contains("unknown"), "{text}");
+}
+
+#[test]
+fn stop_from_the_page_says_stopped_and_links_the_partial_run() {
+    let Some(bin) = browser_bin() else { return };
+    let dir = tempdir();
+    let target = dir.path().join("target");
+    fs::create_dir(&target).unwrap();
+    let db = dir.path().join("h.db");
+    let srv = Server::start(&db);
+    let browser = launch(&bin);
+    let tab = browser.new_tab().unwrap();
+    tab.set_default_timeout(Duration::from_secs(30));
+
+    // A folder that does not exist is refused before anything starts, in the page's words.
+    goto(&tab, &srv.at("/new"));
+    tab.wait_for_element("#mark-form").unwrap();
+    let missing = serde_json::to_string(&dir.path().join("no/such").display().to_string()).unwrap();
+    eval(&tab, &format!("document.getElementById('target').value = {missing}"));
+    tab.find_element("#start").unwrap().click().unwrap();
+    let refused = "!document.getElementById('refusal').hidden && \
+                   document.getElementById('refusal').textContent.includes('does not exist')";
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while eval(&tab, refused) != Value::Bool(true) {
+        assert!(
+            Instant::now() < deadline,
+            "no refusal: {}",
+            eval(&tab, "document.getElementById('refusal').textContent")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let refusal = eval(&tab, "document.getElementById('refusal').textContent");
+    assert!(!refusal.as_str().unwrap().contains("--"), "no command-line flags on a page: {refusal}");
+    assert_eq!(eval(&tab, "document.getElementById('status').textContent"), "", "nothing started");
+    assert_eq!(eval(&tab, "document.getElementById('start').disabled"), Value::Bool(false));
+
+    // A mark on a real folder: Start waits while it runs.
+    let path = serde_json::to_string(&target.display().to_string()).unwrap();
+    eval(&tab, &format!("document.getElementById('target').value = {path}"));
+    tab.find_element("#size").unwrap().type_into("16M").unwrap();
+    tab.find_element("#quick").unwrap().click().unwrap();
+    tab.find_element("#start").unwrap().click().unwrap();
+    wait_true(&tab, ANY_FILLED, MARK_TIMEOUT, "the first cell");
+    assert_eq!(eval(&tab, "document.getElementById('start').disabled"), Value::Bool(true), "one mark at a time");
+    let running = eval(&tab, "document.getElementById('status').textContent");
+    assert!(running.as_str().unwrap().starts_with("Running on "), "{running}");
+
+    // Stop: "stopped", not "failed"; the partial run linked; no stale speed; Start again.
+    tab.find_element("#stop").unwrap().click().unwrap();
+    wait_true(
+        &tab,
+        "document.getElementById('status').getAttribute('data-ended') === 'stopped'",
+        MARK_TIMEOUT,
+        "stopped",
+    );
+    let status = eval(&tab, "document.getElementById('status').textContent");
+    let status = status.as_str().unwrap().to_string();
+    assert!(status.starts_with("Stopped: the part that ran is kept as run "), "{status}");
+    assert!(!status.contains("ailed"), "{status}");
+    assert_eq!(eval(&tab, "document.getElementById('tick').textContent"), "", "no stale speed");
+    assert_eq!(eval(&tab, "document.getElementById('phase').textContent"), "stopped");
+    assert_eq!(eval(&tab, "document.getElementById('start').disabled"), Value::Bool(false));
+    assert_eq!(eval(&tab, "document.getElementById('stop').hidden"), Value::Bool(true));
+    let href = eval(&tab, "document.querySelector('#status a').getAttribute('href')");
+    let href = href.as_str().expect("a link to the partial run").to_string();
+    assert!(href.starts_with("/runs/"), "{href}");
+
+    // The partial run says why once.
+    tab.find_element("#status a").unwrap().click().unwrap();
+    tab.wait_for_element(".report").unwrap();
+    let report = eval(&tab, "document.querySelector('.report').innerText");
+    let report = report.as_str().unwrap();
+    assert!(report.contains("Partial results (interrupted by the user)"), "{report}");
+    assert!(!report.contains("interrupted: interrupted"), "{report}");
+
+    // Opened later, the page starts fresh and says how the last mark ended.
+    goto(&tab, &srv.at("/new"));
+    tab.wait_for_element("#mark-form").unwrap();
+    wait_true(
+        &tab,
+        "document.getElementById('status').textContent.startsWith('Last mark, on ')",
+        Duration::from_secs(10),
+        "the last mark's line",
+    );
+    let last = eval(&tab, "document.getElementById('status').textContent");
+    assert!(last.as_str().unwrap().contains("Stopped: the part that ran is kept as run "), "{last}");
+    assert_eq!(eval(&tab, "document.querySelectorAll('#card td.cell[data-filled=\"1\"]').length"), 0, "a fresh card");
+    assert_eq!(eval(&tab, "document.getElementById('start').disabled"), Value::Bool(false));
+    assert!(fs::read_dir(&target).unwrap().next().is_none(), "the test file is removed");
 }
 
 // --- the runs page at scale ----------------------------------------------------------------

@@ -376,6 +376,7 @@ fn capture_needs_root() {
     std::fs::set_permissions(&open, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).expect("chmod");
     let bin = env!("CARGO_BIN_EXE_diskmeter");
     let o = std::process::Command::new(bin)
+        .envs(home_env())
         .args(["capture", l.dev_str(), "--duration", "1s", "-o", "t.dmt"])
         .current_dir(&open)
         .uid(65534)

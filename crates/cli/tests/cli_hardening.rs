@@ -399,7 +399,7 @@ fn a_target_owned_by_someone_else_is_read_without_noatime() {
     std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).expect("make the target readable");
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
     let o = Std::new(setpriv)
-        .env("DISKMETER_HISTORY", "off")
+        .envs(home_env())
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"])
         .arg(bin)
         .args(["run", "--target"])

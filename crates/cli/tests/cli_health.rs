@@ -287,6 +287,7 @@ fn ctrl_c_kills_a_hanging_smartctl() {
     hang_on_query(&s, t.path());
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
     let child = std::process::Command::new(bin)
+        .envs(home_env())
         .args(["health", &dev, "-d", "sat", "--no-state"])
         .env("DISKMETER_SMARTCTL", &s)
         .stdout(std::process::Stdio::piped())
@@ -404,6 +405,7 @@ fn ctrl_c_stops_waiting_not_the_test() {
     let s = fake_smartctl(t.path(), V73, &[(&selftest_state(0xf9, "in progress, 90% remaining"), 0)]);
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
     let child = std::process::Command::new(bin)
+        .envs(home_env())
         .args(["health", &dev, "-d", "sat", "--no-state", "--self-test", "long", "--wait", "--poll", "50ms"])
         .env("DISKMETER_SMARTCTL", &s)
         .stdout(std::process::Stdio::piped())

@@ -112,6 +112,7 @@ fn two_runs_at_once_both_land() {
             .arg(&db)
             .current_dir(dir.path())
             .env_remove("DISKMETER_NULL_FAULT")
+            .envs(home_env())
             .spawn()
             .expect("spawn diskmeter")
     };

@@ -664,7 +664,7 @@ fn a_second_run_on_a_held_device_is_refused_under_no_wait() {
     let dir = tempdir();
     let l = blank_loop(dir.path(), "lock.img");
     let first = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskmeter"))
-        .env("DISKMETER_HISTORY", "off")
+        .envs(home_env())
         .args(["run", "--target", l.dev_str(), "--rw", "randread", "--size", "8M", "--runtime", "3s", "-q"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

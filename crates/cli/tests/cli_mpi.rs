@@ -21,6 +21,7 @@ fn mpirun(dir: &Path, n: u32, line: &str) -> std::process::Output {
     Std::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-np", &n.to_string(), "sh", "-c", &script])
         .current_dir(dir)
+        .envs(home_env())
         .env("NO_COLOR", "1")
         .env("DISKMETER_HISTORY", "off")
         .output()

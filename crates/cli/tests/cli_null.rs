@@ -437,7 +437,7 @@ fn peak_rss_kib(dir: &std::path::Path, args: &[&str]) -> (i32, i64) {
         .args(args)
         .current_dir(dir)
         .env_remove("DISKMETER_NULL_FAULT")
-        .env("DISKMETER_HISTORY", "off")
+        .envs(home_env())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -31,7 +31,7 @@ impl Server {
             .args(["serve", "--port", "0", "--history"])
             .arg(db)
             .args(extra)
-            .env("DISKMETER_HISTORY", "off")
+            .envs(home_env())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -343,6 +343,7 @@ fn listening_beyond_loopback_needs_a_token() {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("diskmeter"))
             .args(["serve", "--listen", "0.0.0.0", "--token", "0123456789abcdef", "--port", "0", "--history"])
             .arg(&db)
+            .envs(home_env())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -426,7 +427,8 @@ fn every_surface_says_the_same_of_the_same_two_runs() {
     let few_a = [100.0, 102.0, 98.0];
     let many_a: Vec<f64> = (0..10).map(|i| 100.0 + f64::from(i % 3) - 1.0).collect();
     let many_b: Vec<f64> = many_a.iter().map(|v| v * 1.01).collect();
-    let cases: [(&str, &[f64], &[f64], Basis, Verdict); 3] = [
+    type Case<'a> = (&'a str, &'a [f64], &'a [f64], Basis, Verdict);
+    let cases: [Case; 3] = [
         ("one pass", &[100.0], &[165.5], Basis::SinglePass, Verdict::Faster),
         ("few passes", &few_a, &[120.0, 119.0, 121.5], Basis::Interval, Verdict::Faster),
         ("many passes", &many_a, &many_b, Basis::Interval, Verdict::WithinNoise),

@@ -441,3 +441,153 @@ fn a_blank_device_filled_by_mark_is_not_preconditioned() {
     ]));
     assert!(!warning_codes(&json_of(&o)).contains(&"not-preconditioned".to_string()));
 }
+
+// --- one identity for a device ------------------------------------------------------------
+
+/// The cause codes of `doctor TARGET --json` run by `cmd`.
+fn doctor_codes(cmd: &mut assert_cmd::Command, target: &str) -> Vec<String> {
+    let o = output(cmd.args(["doctor", target, "--json"]));
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr_of(&o));
+    json_of(&o)["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .map(|c| c["code"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The state file's records (`devices.json` in `state`).
+fn state_records(state: &Path) -> serde_json::Map<String, Value> {
+    let text = std::fs::read_to_string(state.join("devices.json")).unwrap_or_else(|_| "{}".into());
+    serde_json::from_str::<Value>(&text).expect("devices.json is JSON").as_object().cloned().unwrap_or_default()
+}
+
+/// A user's scenario: `--sustained` finds the write cliff of a loop device; the device is
+/// detached and a new loop device over another file gets its number. The new device is another
+/// device to everything that remembers one: `doctor` shows no write cliff, `mark`'s history line
+/// says there is no earlier run of it; the old device's records stay as they were.
+#[test]
+fn a_new_loop_device_with_an_old_number_is_not_the_old_device() {
+    require_loop!();
+    let _s = serial();
+    let Some(rig) = Rig::new(224 * MIB, 1_000_000, Some(100_000_000), "device identity test") else { return };
+    let home = tempdir();
+    let (state, db) = (home.path().join("state"), home.path().join("history.db"));
+    let (t, dev, name) = (&rig.t, rig.dev().to_string(), rig.name());
+    // 128 MiB at 100 MB/s, then 20 MB/s: a cliff a `--sustained` run finds.
+    let armed = written_bytes(&name);
+    let slc = SlcCache::start(
+        Arc::clone(t),
+        &name,
+        (1_000_000, Some(100_000_000)),
+        (1_000_000, Some(20_000_000)),
+        armed,
+        128 * MIB,
+        None,
+    );
+    let o = t
+        .command(&["run", "--target", &dev, "--destroy-data", &dev, "--sustained", "--size", "224M", "--bs", "256k"])
+        .args(["--qd", "8", "--no-ceiling-check", "--json", "--no-history"])
+        .env("DISKMETER_STATE_DIR", &state)
+        .output()
+        .expect("run");
+    slc.finish();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let doc = json_of(&o);
+    assert!(doc["sustained"]["cliff"].is_object(), "no cliff found: {}", doc["sustained"]["verdict"]);
+    let old_key = doc["target"]["device_key"].as_str().expect("the device's identity").to_string();
+    assert!(old_key.starts_with("loop:"), "a loop device is known by its backing file: {old_key}");
+    let before = state_records(&state);
+    let rec = before.get(&format!("device {old_key}")).expect("the cliff is kept under the device's identity");
+    assert!(rec["cliff_bytes"].as_u64().is_some(), "{rec}");
+    // The old device: doctor sees its cliff; a mark on it is kept in the history.
+    assert!(doctor_codes(dm().env("DISKMETER_STATE_DIR", &state), &dev).contains(&"write-cliff".to_string()));
+    let mark = ["mark", &dev, "--destroy-data", &dev, "--quick", "--profile", "real", "--size", "16M"];
+    let o = output(
+        dm().args(mark).args(["--no-ceiling-check", "--json", "--history"]).arg(&db).env("DISKMETER_STATE_DIR", &state),
+    );
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(json_of(&o)["history"]["id"], 1);
+
+    // Detached; a new loop device over another file takes the same number.
+    drop(rig);
+    let shm = tempfile::Builder::new().prefix("diskmeter-identity-").tempdir_in("/dev/shm").expect("/dev/shm");
+    let new = LoopDev::blank_at(Path::new(&dev), &shm.path().join("other.img"), 64 * MIB);
+    assert_eq!(new.dev_str(), dev);
+
+    let codes = doctor_codes(dm().env("DISKMETER_STATE_DIR", &state), &dev);
+    assert!(!codes.contains(&"write-cliff".to_string()), "the old device's cliff on a new device: {codes:?}");
+    let o =
+        output(dm().args(mark).args(["--no-ceiling-check", "--history"]).arg(&db).env("DISKMETER_STATE_DIR", &state));
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let text = stdout_of(&o);
+    assert!(
+        text.contains("kept as run 2; no earlier run of this device with the same workload"),
+        "the new device compared with the old: {text}"
+    );
+    // The old device's records are intact.
+    assert_eq!(state_records(&state).get(&format!("device {old_key}")), before.get(&format!("device {old_key}")));
+    let rows = json_of(&output(dm().args(["history", "list", "--json", "--history"]).arg(&db)));
+    let keys: Vec<&str> = rows.as_array().expect("rows").iter().filter_map(|r| r["device_key"].as_str()).collect();
+    assert_eq!(keys.len(), 2);
+    assert_eq!(keys[1], old_key, "the old run keeps its device");
+    assert_ne!(keys[0], old_key, "the new run has its own");
+}
+
+/// The tests never read or write the user's own state: a user home that holds a write cliff
+/// and a history run of this very device is seen by diskmeter run with that home, and by
+/// neither `doctor` nor `mark` run as every test runs them (`common::dm`, a home of its own).
+#[test]
+fn the_tests_live_in_a_home_of_their_own() {
+    require_loop!();
+    let _s = serial();
+    let dir = tempdir();
+    let l = LoopDev::blank(&dir.path().join("home-test.img"), 32 * MIB);
+    let dev = l.dev_str().to_string();
+    let user = tempdir();
+    // diskmeter as the user runs it: HOME only, no test settings.
+    let as_user = || {
+        let mut c = assert_cmd::Command::cargo_bin("diskmeter").expect("binary");
+        for k in ["XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "DISKMETER_STATE_DIR"] {
+            c.env_remove(k);
+        }
+        c.env_remove("DISKMETER_HISTORY").env("HOME", user.path()).env("NO_COLOR", "1");
+        c
+    };
+    let key = run_json(dm().args(["run", "--target", &dev, "--rw", "randread", "--runtime", "200ms"]))["target"]
+        ["device_key"]
+        .as_str()
+        .expect("identity")
+        .to_string();
+    // The user's own records of this device: a write cliff, and a mark in the history.
+    let state = user.path().join(".local/state/diskmeter");
+    std::fs::create_dir_all(&state).expect("test file");
+    let cliff =
+        serde_json::json!({ format!("device {key}"): {"path": dev, "cliff_bytes": 300_000_000u64, "cliff_at": 1.0} });
+    std::fs::write(state.join("devices.json"), cliff.to_string()).expect("test file");
+    let mark =
+        ["mark", &dev, "--destroy-data", &dev, "--quick", "--profile", "real", "--size", "16M", "--no-ceiling-check"];
+    let o = output(as_user().args(mark));
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let db = user.path().join(".local/share/diskmeter/history.db");
+    assert!(db.is_file(), "the user's history keeps the mark");
+    // Seen with the user's home ...
+    assert!(doctor_codes(&mut as_user(), &dev).contains(&"write-cliff".to_string()), "the planted cliff is real");
+    let o = output(as_user().args(mark));
+    assert!(stdout_of(&o).contains("kept as run 2; vs run 1"), "{}", stdout_of(&o));
+    let db_bytes = std::fs::read(&db).expect("test file");
+    let state_bytes = std::fs::read(state.join("devices.json")).expect("test file");
+    // ... and by no test.
+    assert!(!doctor_codes(&mut dm(), &dev).contains(&"write-cliff".to_string()), "a test read the user's state");
+    let o = output(dm().env_remove("DISKMETER_HISTORY").args(mark));
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let text = stdout_of(&o);
+    assert!(!text.contains("vs run"), "a test compared with the user's history: {text}");
+    assert!(text.contains("no earlier run of this device"), "{text}");
+    assert_eq!(std::fs::read(&db).expect("test file"), db_bytes, "the user's history is untouched");
+    assert_eq!(
+        std::fs::read(state.join("devices.json")).expect("test file"),
+        state_bytes,
+        "the user's state is untouched"
+    );
+}

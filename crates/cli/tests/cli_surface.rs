@@ -446,7 +446,7 @@ fn loop_ctrl_c_keeps_partial_results_and_restores() {
     let before = device_hash(lp.dev());
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
     let child = Std::new(bin)
-        .env("DISKMETER_HISTORY", "off")
+        .envs(home_env())
         .env("DISKMETER_FAULTS", format!("slow@0+{IMAGE}:100ms,read"))
         .args(["surface", lp.dev(), "--mode", "nondestructive", "--destroy-data", lp.dev(), "--json"])
         .args(["--slow-floor", "10s"])

@@ -109,6 +109,7 @@ fn without_cap_net_admin_io_percent_is_explained() {
     };
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
     let o = Std::new(setpriv)
+        .envs(home_env())
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"])
         .arg(&bin)
         .args(["top", "--json", "--count", "1", "--interval", "200ms", "--processes"])
@@ -225,6 +226,7 @@ fn ctrl_c_exits_130_with_complete_json_lines() {
     use std::io::{BufRead, BufReader, Read};
     let bin = assert_cmd::cargo::cargo_bin("diskmeter");
     let mut child = Std::new(bin)
+        .envs(home_env())
         .args(["top", "--json", "--interval", "200ms"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -282,6 +284,7 @@ fn concurrent(dev: &str, n: u32, dir: &Path) -> ((f64, f64), (f64, f64)) {
         .spawn()
         .expect("spawn iostat");
     let top = Std::new(assert_cmd::cargo::cargo_bin("diskmeter"))
+        .envs(home_env())
         .args(["top", "--json", "--interval", "1s", "--count", &n.to_string(), "--devices", dev])
         .stdout(Stdio::piped())
         .spawn()
@@ -334,6 +337,7 @@ fn agrees_with_iostat_under_load() {
     let mut last = String::new();
     for _ in 0..2 {
         let mut load = Std::new(assert_cmd::cargo::cargo_bin("diskmeter"))
+            .envs(home_env())
             .args(["run", "--target"])
             .arg(&lp.0)
             .args(["--rw", "randread", "--bs", "4k", "--qd", "32", "--runtime", "14s", "--quiet"])

@@ -264,7 +264,17 @@ pub fn check_disk(
         wear_used_percent: rep.wear.as_ref().map(|w| w.used_percent),
         power_on_hours: rep.power_on_hours,
     };
-    let key = state::key(rep.serial.as_deref(), &disk.name);
+    let identity = platform::identity::block_key(
+        &platform::block::Topology::new(platform::block::Roots {
+            sys: sys.sys.clone(),
+            proc: sys.proc_dir.clone(),
+            dev: sys.dev.clone(),
+            ..platform::block::Roots::default()
+        }),
+        &disk.name,
+        &platform::host::hostname_and_release().0,
+    );
+    let key = state::key(rep.serial.as_deref(), &disk.name, identity.as_deref());
     let history: Vec<Sample> = state.as_ref().map(|s| s.history(&key).to_vec()).unwrap_or_default();
     if rep.is_ssd() == Some(true) || cfg.rated.is_some() {
         let mut notes = Vec::new();

@@ -66,11 +66,16 @@ pub fn default_path(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<
     home.filter(|h| !h.is_empty()).map(|h| Path::new(h).join(".local/state/diskmeter/health.json"))
 }
 
-/// The key of a disk: its serial number when SMART gives one, else its kernel name.
-pub fn key(serial: Option<&str>, name: &str) -> String {
-    match serial.map(str::trim).filter(|s| !s.is_empty()) {
-        Some(s) => format!("serial:{s}"),
-        None => format!("name:{name}"),
+/// The key of a disk: its serial number when SMART gives one, else its one identity
+/// (`platform::identity`, as the history and `steady` know it) — never its kernel name alone,
+/// which the next device takes over (a new loop0 is not the old one). `identity` is `None` only
+/// for a disk the OS does not list: it is then known by host and name, in a form no other disk
+/// shares with it for long.
+pub fn key(serial: Option<&str>, name: &str, identity: Option<&str>) -> String {
+    match (serial.map(str::trim).filter(|s| !s.is_empty()), identity) {
+        (Some(s), _) => format!("serial:{s}"),
+        (None, Some(id)) => format!("device:{id}"),
+        (None, None) => format!("device:dev:{name}"),
     }
 }
 
@@ -166,9 +171,9 @@ mod tests {
 
     #[test]
     fn keys() {
-        assert_eq!(key(Some("S3YZ "), "sda"), "serial:S3YZ");
-        assert_eq!(key(Some(""), "sda"), "name:sda");
-        assert_eq!(key(None, "sda"), "name:sda");
+        assert_eq!(key(Some("S3YZ "), "sda", Some("wwn:x")), "serial:S3YZ");
+        assert_eq!(key(Some(""), "loop0", Some("loop:/a.img@1:2/4096")), "device:loop:/a.img@1:2/4096");
+        assert_eq!(key(None, "sda", None), "device:dev:sda");
     }
 
     #[test]

@@ -216,8 +216,11 @@ fn target_identity(t: &Value, host: &str) -> Identity {
     // A file target's size is the test file's, not the device's.
     let size_bytes = if block { u64_at(t, "/size_bytes") } else { u64_at(t, "/device_size_bytes") };
     let path = str_at(t, "/folder").or_else(|| str_at(t, "/path"));
-    Identity {
-        key: device_key(
+    // The run's own identity of its device (`platform::identity`), when the result carries it;
+    // a result stored before that is keyed as it always was (its rows keep their key, and a new
+    // device never takes it over: the new keys have other forms).
+    let key = str_at(t, "/device_key").unwrap_or_else(|| {
+        device_key(
             host,
             name.as_deref(),
             model.as_deref(),
@@ -225,7 +228,10 @@ fn target_identity(t: &Value, host: &str) -> Identity {
             wwn.as_deref(),
             size_bytes,
             path.as_deref(),
-        ),
+        )
+    });
+    Identity {
+        key,
         firmware: str_at(t, "/firmware"),
         link: str_at(t, "/link"),
         rotational: t.get("rotational").and_then(Value::as_bool),

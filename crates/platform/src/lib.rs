@@ -24,6 +24,7 @@ pub mod diskstats;
 pub mod error;
 pub mod fs;
 pub mod host;
+pub mod identity;
 pub mod lock;
 pub mod mark;
 pub mod mem;

@@ -380,6 +380,10 @@ pub struct TargetState {
 /// `firmware`, `link`, `device_size_bytes`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DiskIdentity {
+    /// The device's one identity (`platform::identity`): the key the history, the device state,
+    /// `health` and `doctor` all remember it by (`wwn:…`, `serial:…`, `loop:…`, `fs:…`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "device_key")]
+    pub key: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
     /// World Wide Name / WWID (`naa.…`, `eui.…`, `t10.…`).

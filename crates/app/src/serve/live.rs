@@ -328,9 +328,7 @@ mod tests {
         std::fs::write(folder.join(crate::session::DEFAULT_TARGET), b"not ours").unwrap();
         let r = check(&req(folder.to_str().unwrap())).unwrap_err();
         assert!(r.message.contains("already holds a file") && r.message.contains("another folder"), "{r:?}");
-        for r in [&r] {
-            assert!(!r.message.contains("--"), "the page's own words: {r:?}");
-        }
+        assert!(!r.message.contains("--"), "the page's own words: {r:?}");
         assert_eq!(std::fs::read(&foreign).unwrap(), b"keep me", "nothing written");
         // A folder that exists, and a new file in one: fine.
         check(&req(dir.path().to_str().unwrap())).unwrap();

@@ -3,9 +3,12 @@
 //! `not-preconditioned` and `inside-write-cache` warnings rest on it (`docs/steady-state.md`).
 //!
 //! One JSON file, `devices.json`, in `$DISKMETER_STATE_DIR`, else `$XDG_STATE_HOME/diskmeter`,
-//! else `~/.local/state/diskmeter`. A device is known by its device number, size and serial
-//! (or a loop device's backing file); a file by its file system, inode and size. Losing the
-//! file only loses these warnings: nothing else depends on it.
+//! else `~/.local/state/diskmeter`. A device is known by its one identity
+//! (`platform::identity`: WWN, serial, a loop device's backing file and inode, …), matched whole;
+//! a file by its file system, inode and size. Records written before (keyed `block MAJ:MIN SIZE
+//! IDENT`) are found only by the same serial, WWID or backing file and size, never by the device
+//! number, and move to the identity's key when next written. Losing the file only loses these
+//! warnings: nothing else depends on it.
 
 use engine::target::probe::TargetKind;
 use engine::target::OpenTarget;
@@ -53,23 +56,12 @@ fn file() -> Option<PathBuf> {
     dir().map(|d| d.join("devices.json"))
 }
 
-/// The key of an open target (`None` when its metadata cannot be read).
+/// The key of an open target (`None` when its metadata cannot be read): a device by its one
+/// identity (`platform::identity`, as the history knows it), a file by its file system, inode and
+/// size.
 pub fn key(t: &OpenTarget) -> Option<String> {
     match t.probe.kind {
-        TargetKind::Block => {
-            let (maj, min) = platform::block::dev_numbers(&t.path)?;
-            let topo = platform::block::Topology::default();
-            let ident = topo
-                .by_number(maj, min)
-                .and_then(|d| {
-                    ["device/serial", "device/wwid", "wwid", "loop/backing_file"]
-                        .iter()
-                        .find_map(|f| topo.attr(&d.name, f))
-                })
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default();
-            Some(format!("block {maj}:{min} {} {ident}", t.probe.size_bytes))
-        }
+        TargetKind::Block => t.probe.identity.key.as_ref().map(|k| device_key(k)),
         TargetKind::File => {
             let (dev, ino) = platform::fs::file_id(&t.file.metadata().ok()?)?;
             Some(format!("file {dev}:{ino} {}", t.probe.size_bytes))
@@ -77,21 +69,71 @@ pub fn key(t: &OpenTarget) -> Option<String> {
     }
 }
 
+/// The state file's key of a device of identity `identity`.
+pub fn device_key(identity: &str) -> String {
+    format!("device {identity}")
+}
+
 fn load_all() -> BTreeMap<String, Record> {
     file().and_then(|f| std::fs::read_to_string(f).ok()).and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default()
 }
 
-/// The record of `t`, if any.
+/// The record of `t`, if any (see [`lookup`]).
 pub fn load(t: &OpenTarget) -> Option<Record> {
     let k = key(t)?;
-    load_all().remove(&k)
+    let mut all = load_all();
+    match t.probe.kind {
+        TargetKind::Block => {
+            let legacy = legacy_of(t);
+            lookup(&mut all, &k, legacy.as_ref()).map(|(_, r)| r)
+        }
+        TargetKind::File => all.remove(&k),
+    }
 }
 
-/// The record of the block device `major:minor` (any size or serial), and where it is kept.
-pub fn for_device(major: u32, minor: u32) -> Option<(Record, String)> {
-    let prefix = format!("block {major}:{minor} ");
+/// What a record written before devices had one identity was keyed by: `block MAJ:MIN SIZE
+/// IDENT`, IDENT the serial, WWID or loop backing file (empty for a device that said nothing).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Legacy {
+    pub size: u64,
+    pub ident: String,
+}
+
+fn legacy_of(t: &OpenTarget) -> Option<Legacy> {
+    let id = &t.probe.identity;
+    let ident = id
+        .serial
+        .clone()
+        .or_else(|| id.wwn.clone())
+        .or_else(|| t.probe.model.as_deref().and_then(|m| m.strip_prefix("loop over ")).map(str::to_string))?;
+    Some(Legacy { size: t.probe.size_bytes, ident })
+}
+
+/// The record of the device whose key is `k`, matched whole; else one written before devices had
+/// one identity, when it names the same serial, WWID or backing file and the same size — never a
+/// record found by its device number alone (a new loop0 is not the old loop0). The key the record
+/// is kept under comes with it.
+fn lookup(all: &mut BTreeMap<String, Record>, k: &str, legacy: Option<&Legacy>) -> Option<(String, Record)> {
+    if let Some(r) = all.remove(k) {
+        return Some((k.to_string(), r));
+    }
+    let l = legacy.filter(|l| !l.ident.trim().is_empty())?;
+    let old = all.keys().find(|old| legacy_matches(old, l))?.clone();
+    all.remove(&old).map(|r| (old, r))
+}
+
+fn legacy_matches(old: &str, l: &Legacy) -> bool {
+    let Some(rest) = old.strip_prefix("block ") else { return false };
+    let mut parts = rest.splitn(3, ' ');
+    let (_number, size, ident) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+    size.and_then(|s| s.parse::<u64>().ok()) == Some(l.size) && ident.trim() == l.ident.trim()
+}
+
+/// The record of the device of identity `identity` (its size and what it says of itself for
+/// records written before identities), and where it is kept.
+pub fn for_device(identity: &str, legacy: Option<&Legacy>) -> Option<(Record, String)> {
     let path = file()?;
-    let rec = load_all().into_iter().find(|(k, _)| k.starts_with(&prefix)).map(|(_, r)| r)?;
+    let (_, rec) = lookup(&mut load_all(), &device_key(identity), legacy)?;
     Some((rec, path.display().to_string()))
 }
 
@@ -109,10 +151,15 @@ pub fn update(t: &OpenTarget, f: impl FnOnce(&mut Record)) {
 fn change(t: &OpenTarget, create: bool, f: impl FnOnce(&mut Record) -> bool) {
     let (Some(k), Some(path)) = (key(t), file()) else { return };
     let mut all = load_all();
-    if !create && !all.contains_key(&k) {
+    // A record kept under its old key moves to the device's identity.
+    let found = match t.probe.kind {
+        TargetKind::Block => lookup(&mut all, &k, legacy_of(t).as_ref()).map(|(_, r)| r),
+        TargetKind::File => all.remove(&k),
+    };
+    if !create && found.is_none() {
         return;
     }
-    let r = all.entry(k).or_default();
+    let r = all.entry(k).or_insert_with(|| found.unwrap_or_default());
     r.path = t.path.display().to_string();
     if !f(r) {
         return;

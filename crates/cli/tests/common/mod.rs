@@ -11,15 +11,47 @@ pub mod throttle;
 #[allow(dead_code)]
 pub mod zram;
 
-/// The `diskmeter` binary with a clean environment for the things it reads.
+/// A home of this test process's own, made on first use and removed when the process ends.
+/// Every diskmeter a test starts lives in it ([`home_env`]), so no test reads or writes the
+/// user's device state, history database or health history — and no record of the user's own
+/// devices changes what a test sees.
+pub fn test_home() -> &'static Path {
+    static HOME: std::sync::OnceLock<TempDir> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| tempfile::Builder::new().prefix("diskmeter-test-home-").tempdir().expect("a test home")).path()
+}
+
+/// The environment every diskmeter a test starts gets (the one helper: [`dm`] uses it, and so
+/// does every test that spawns the binary itself): `HOME` and the XDG folders in
+/// [`test_home`], the device state there too, and no history unless a test names one with
+/// `--history FILE`.
+pub fn home_env() -> Vec<(&'static str, std::path::PathBuf)> {
+    let home = test_home();
+    vec![
+        ("HOME", home.to_path_buf()),
+        ("XDG_STATE_HOME", home.join("state")),
+        ("XDG_DATA_HOME", home.join("data")),
+        ("XDG_CONFIG_HOME", home.join("config")),
+        ("XDG_CACHE_HOME", home.join("cache")),
+        ("DISKMETER_STATE_DIR", home.join("state/diskmeter")),
+        ("DISKMETER_HISTORY", "off".into()),
+    ]
+}
+
+/// The `diskmeter` binary with a clean environment for the things it reads, in the test home.
 pub fn dm() -> Command {
     let mut c = Command::cargo_bin("diskmeter").expect("diskmeter binary is built");
     c.env_remove("DISKMETER_NULL_FAULT")
         .env_remove("DISKMETER_TEST_MEM_CEILING_SCALE")
+        .envs(home_env())
         .env("NO_COLOR", "1")
-        // No test keeps results in the user's history (the history tests name their own).
-        .env("DISKMETER_HISTORY", "off")
         .env("COLUMNS", "100");
+    c
+}
+
+/// A std `Command` of the binary with the same environment as [`dm`] (for spawning).
+pub fn dm_std() -> std::process::Command {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("diskmeter"));
+    c.env_remove("DISKMETER_NULL_FAULT").envs(home_env()).env("NO_COLOR", "1").env("COLUMNS", "100");
     c
 }
 
@@ -225,6 +257,15 @@ pub struct LoopDev {
 }
 
 impl LoopDev {
+    /// The loop device `dev` (such as `/dev/loop3`, free) over a new zeroed image of `size`
+    /// bytes at `image`: a device that gets the number an earlier one had.
+    pub fn blank_at(dev: &Path, image: &Path, size: u64) -> LoopDev {
+        std::fs::File::create(image).expect("create image").set_len(size).expect("size image");
+        let out = std::process::Command::new("losetup").arg(dev).arg(image).output().expect("losetup");
+        assert!(out.status.success(), "losetup {}: {}", dev.display(), String::from_utf8_lossy(&out.stderr));
+        LoopDev { dev: dev.to_path_buf(), mount: None }
+    }
+
     /// A loop device over a new zeroed image of `size` bytes at `image`.
     pub fn blank(image: &Path, size: u64) -> LoopDev {
         std::fs::File::create(image).expect("create image").set_len(size).expect("size image");
@@ -349,10 +390,9 @@ impl Drop for Spawned {
 }
 
 pub fn spawn(dir: &Path, args: &[&str]) -> Spawned {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_diskmeter"))
+    let mut child = dm_std()
         .args(args)
         .current_dir(dir)
-        .env_remove("DISKMETER_NULL_FAULT")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -71,7 +71,13 @@ impl Throttle {
         let bin = assert_cmd::cargo::cargo_bin("diskmeter");
         let procs = self.dir.join("cgroup.procs");
         let mut c = Std::new("sh");
-        c.arg("-c").arg(r#"echo $$ > "$0" && exec "$@""#).arg(&procs).arg(&bin).args(args).env("NO_COLOR", "1");
+        c.arg("-c")
+            .arg(r#"echo $$ > "$0" && exec "$@""#)
+            .arg(&procs)
+            .arg(&bin)
+            .args(args)
+            .envs(super::home_env())
+            .env("NO_COLOR", "1");
         c
     }
 }

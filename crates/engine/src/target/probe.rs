@@ -234,6 +234,7 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
             p.logical_block = lb;
         }
         p.physical_block = queue.physical_block_size.unwrap_or(p.logical_block);
+        p.identity.key = platform::identity::file_key(&topology(), &bd.name, &queue_of, &host_name());
         p.disk = Some(queue_of);
         p.state.stack = stack_of(&bd.name);
         p.backing_is_ram = fs_is_ram || device_is_ram(&bd.name);
@@ -242,7 +243,28 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
     }
     #[cfg(windows)]
     windows_disk(&mut p, at);
+    if p.identity.key.is_none() {
+        // No block device under the file (tmpfs, a network file system, Windows): its folder,
+        // made absolute.
+        let folder = if meta.is_dir() { at } else { at.parent().unwrap_or(at) };
+        p.identity.key = Some(platform::identity::path_key(folder, &host_name()));
+    }
+    settle_key(&mut p);
     Ok(p)
+}
+
+/// The machine's name, for the identities that name it.
+fn host_name() -> String {
+    platform::host::hostname_and_release().0
+}
+
+/// A disk that said who it is after the key was made (Windows reads serials itself) is known by
+/// that, as everywhere else.
+fn settle_key(p: &mut Probe) {
+    let id = &p.identity;
+    if let Some(k) = platform::identity::key_from_facts(id.wwn.as_deref(), id.serial.as_deref(), p.model.as_deref()) {
+        p.identity.key = Some(k);
+    }
 }
 
 fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, EngineError> {
@@ -280,12 +302,14 @@ fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, Engine
     if let Some(bd) = meta.and_then(platform::fs::rdev).and_then(block_dev_from_dev_t) {
         let disk = bd.disk.clone();
         fill_disk_facts(&mut p, &bd, &disk);
+        p.identity.key = platform::identity::block_key(&topology(), &disk, &host_name());
         p.disk = Some(disk);
         p.state.stack = stack_of(&bd.name);
         p.backing_is_ram = device_is_ram(&bd.name);
     }
     #[cfg(windows)]
     windows_disk(&mut p, path);
+    settle_key(&mut p);
     Ok(p)
 }
 
@@ -320,6 +344,8 @@ fn disk_identity(disk: &str, facts: Option<&platform::block::Device>) -> stats::
         _ => None,
     };
     stats::DiskIdentity {
+        // Set by the caller, which knows which device the target's identity is of.
+        key: None,
         serial: facts.and_then(|d| d.ident.serial.clone()),
         wwn: attr("wwid").or_else(|| attr("device/wwid")),
         firmware: facts.and_then(|d| d.ident.firmware.clone()),
