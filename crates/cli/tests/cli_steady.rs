@@ -591,3 +591,35 @@ fn the_tests_live_in_a_home_of_their_own() {
         "the user's state is untouched"
     );
 }
+
+/// zram has no backing file and no serial: a new device that takes an old one's number is told
+/// apart by its creation time (and its size).
+#[test]
+fn a_new_zram_device_with_an_old_number_is_another_device() {
+    if let Some(why) = common::zram::Zram::unavailable() {
+        skip_note(&format!("{why}; the zram identity test skipped"));
+        return;
+    }
+    let _s = serial();
+    let key_of = |dev: &str| {
+        run_json(dm().args(["run", "--target", dev, "--rw", "randread", "--runtime", "200ms", "--no-ceiling-check"]))
+            ["target"]["device_key"]
+            .as_str()
+            .expect("identity")
+            .to_string()
+    };
+    let z = common::zram::Zram::filled(16);
+    let (id, first) = (z.id, key_of(z.dev_str()));
+    assert!(first.starts_with("zram:") && first.contains(&format!("/zram{id}/{}/", 16 * MIB)), "{first}");
+    assert_eq!(key_of(z.dev_str()), first, "the same device keeps its identity");
+    drop(z);
+    // The node's change time is in seconds: the next device is made in another second.
+    std::thread::sleep(Duration::from_millis(1100));
+    let z = common::zram::Zram::filled(16);
+    if z.id != id {
+        skip_note(&format!("zram{id} was not reused (got zram{}); the number-reuse check skipped", z.id));
+        return;
+    }
+    let second = key_of(z.dev_str());
+    assert_ne!(second, first, "a new zram{id} of the same size is another device");
+}

@@ -85,6 +85,10 @@ pub struct DiskReport {
     pub kind: Option<String>,
     pub smart: Option<SmartReport>,
     pub endurance: Option<Forecast>,
+    /// The disk's one identity (`platform::identity`): its wear history's key, and the history
+    /// database's. Absent for a disk whose SMART was not read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_key: Option<String>,
     /// smartctl's own JSON, with `--raw` only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub smartctl: Option<Value>,
@@ -146,6 +150,7 @@ fn base(disk: &Disk) -> DiskReport {
         kind: None,
         smart: None,
         endurance: None,
+        device_key: None,
         smartctl: None,
     }
 }
@@ -211,6 +216,26 @@ fn open_failure(d: &mut DiskReport, rep: &SmartReport, cfg: &HealthConfig) {
     }
 }
 
+/// The disk's one identity (`platform::identity`, as the history and `steady` know it): what
+/// sysfs says when it names the disk (its WWN or serial), else SMART's serial and model (a USB
+/// bridge hides them from sysfs), else the identity of a device that says nothing of itself.
+fn disk_key(sys: &SysPaths, name: &str, serial: Option<&str>, model: Option<&str>) -> String {
+    let roots = platform::block::Roots {
+        sys: sys.sys.clone(),
+        proc: sys.proc_dir.clone(),
+        dev: sys.dev.clone(),
+        ..platform::block::Roots::default()
+    };
+    let host = platform::host::hostname_and_release().0;
+    let sysfs = platform::identity::block_key(&platform::block::Topology::new(roots), name, &host);
+    match sysfs {
+        Some(k) if k.starts_with("wwn:") || k.starts_with("serial:") => k,
+        other => platform::identity::key_from_facts(None, serial, model)
+            .or(other)
+            .unwrap_or_else(|| format!("host:{host}/dev:{name}")),
+    }
+}
+
 /// Read, judge and forecast one disk; record a sample in `state`.
 pub fn check_disk(
     disk: &Disk,
@@ -264,17 +289,12 @@ pub fn check_disk(
         wear_used_percent: rep.wear.as_ref().map(|w| w.used_percent),
         power_on_hours: rep.power_on_hours,
     };
-    let identity = platform::identity::block_key(
-        &platform::block::Topology::new(platform::block::Roots {
-            sys: sys.sys.clone(),
-            proc: sys.proc_dir.clone(),
-            dev: sys.dev.clone(),
-            ..platform::block::Roots::default()
-        }),
-        &disk.name,
-        &platform::host::hostname_and_release().0,
-    );
-    let key = state::key(rep.serial.as_deref(), &disk.name, identity.as_deref());
+    let key = disk_key(sys, &disk.name, rep.serial.as_deref(), rep.model.as_deref());
+    d.device_key = Some(key.clone());
+    let mut state = state;
+    if let Some(s) = state.as_deref_mut() {
+        s.adopt(&key, state::legacy_key(rep.serial.as_deref()).as_deref());
+    }
     let history: Vec<Sample> = state.as_ref().map(|s| s.history(&key).to_vec()).unwrap_or_default();
     if rep.is_ssd() == Some(true) || cfg.rated.is_some() {
         let mut notes = Vec::new();

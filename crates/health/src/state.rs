@@ -66,17 +66,11 @@ pub fn default_path(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<
     home.filter(|h| !h.is_empty()).map(|h| Path::new(h).join(".local/state/diskmeter/health.json"))
 }
 
-/// The key of a disk: its serial number when SMART gives one, else its one identity
-/// (`platform::identity`, as the history and `steady` know it) — never its kernel name alone,
-/// which the next device takes over (a new loop0 is not the old one). `identity` is `None` only
-/// for a disk the OS does not list: it is then known by host and name, in a form no other disk
-/// shares with it for long.
-pub fn key(serial: Option<&str>, name: &str, identity: Option<&str>) -> String {
-    match (serial.map(str::trim).filter(|s| !s.is_empty()), identity) {
-        (Some(s), _) => format!("serial:{s}"),
-        (None, Some(id)) => format!("device:{id}"),
-        (None, None) => format!("device:dev:{name}"),
-    }
+/// The key a disk's history was kept under before disks had one identity: its SMART serial
+/// (`serial:S3YZ…`). Found only by that serial ([`StateFile::adopt`]); the form `name:sda` of a
+/// disk without one is never found again (the next device takes the name).
+pub fn legacy_key(serial: Option<&str>) -> Option<String> {
+    serial.map(str::trim).filter(|s| !s.is_empty()).map(|s| format!("serial:{s}"))
 }
 
 impl StateFile {
@@ -135,6 +129,18 @@ impl StateFile {
         }
     }
 
+    /// Move the history kept under `legacy` (an older key of the same disk) to `key`, unless
+    /// `key` already has one.
+    pub fn adopt(&mut self, key: &str, legacy: Option<&str>) {
+        let Some(old) = legacy.filter(|l| *l != key) else { return };
+        if self.disks.contains_key(key) {
+            return;
+        }
+        if let Some(h) = self.disks.remove(old) {
+            self.disks.insert(key.to_string(), h);
+        }
+    }
+
     pub fn history(&self, key: &str) -> &[Sample] {
         self.disks.get(key).map(|h| h.samples.as_slice()).unwrap_or(&[])
     }
@@ -171,9 +177,20 @@ mod tests {
 
     #[test]
     fn keys() {
-        assert_eq!(key(Some("S3YZ "), "sda", Some("wwn:x")), "serial:S3YZ");
-        assert_eq!(key(Some(""), "loop0", Some("loop:/a.img@1:2/4096")), "device:loop:/a.img@1:2/4096");
-        assert_eq!(key(None, "sda", None), "device:dev:sda");
+        assert_eq!(legacy_key(Some("S3YZ ")).as_deref(), Some("serial:S3YZ"));
+        assert_eq!(legacy_key(Some("")), None);
+        let mut st = StateFile::default();
+        let sample = Sample {
+            t: 1,
+            smart_written: None,
+            sectors_written: None,
+            boot: None,
+            wear_used_percent: None,
+            power_on_hours: None,
+        };
+        st.record("serial:S3YZ", "sda", None, sample);
+        st.adopt("wwn:naa.5", legacy_key(Some("S3YZ")).as_deref());
+        assert_eq!((st.history("wwn:naa.5").len(), st.history("serial:S3YZ").len()), (1, 0));
     }
 
     #[test]

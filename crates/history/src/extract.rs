@@ -249,8 +249,9 @@ fn disk_identity(d: &Value, host: &str) -> Identity {
     let serial = str_at(d, "/smart/serial");
     let wwn = str_at(d, "/smart/wwn");
     let size_bytes = u64_at(d, "/size_bytes").or_else(|| u64_at(d, "/smart/capacity_bytes"));
-    Identity {
-        key: device_key(
+    // The disk's one identity when the report carries it (as `health`'s wear history keys it).
+    let key = str_at(d, "/device_key").unwrap_or_else(|| {
+        device_key(
             host,
             name.as_deref(),
             model.as_deref(),
@@ -258,7 +259,10 @@ fn disk_identity(d: &Value, host: &str) -> Identity {
             wwn.as_deref(),
             size_bytes,
             str_at(d, "/path").as_deref(),
-        ),
+        )
+    });
+    Identity {
+        key,
         firmware: str_at(d, "/smart/firmware"),
         link: str_at(d, "/smart/protocol"),
         rotational: u64_at(d, "/smart/rotation_rate").map(|r| r > 0),
