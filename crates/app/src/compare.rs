@@ -320,7 +320,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
 fn compare_files(files: &[PathBuf], labels: &[String], test: TestKind) -> Result<ResultDoc> {
     let mut docs = Vec::new();
     for (i, p) in files.iter().enumerate() {
-        let doc = crate::output::read_result(p)?;
+        let doc = crate::input::read_result(p)?;
         let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let label = labels.get(i).cloned().unwrap_or(stem);
         docs.push((Subject { label, source: p.display().to_string(), device: None, folder: None }, doc));

@@ -243,7 +243,7 @@ pub fn list_text(rows: &[history::RunRow]) -> String {
     if rows.is_empty() {
         return "no runs stored (a measuring command keeps each result; --no-history skips it)\n".into();
     }
-    let clean = |s: &str| crate::output::sanitize(s);
+    let clean = |s: &str| crate::input::sanitize(s);
     let target_width = rows.iter().map(|r| r.target.as_deref().map_or(7, |t| clean(t).chars().count())).max();
     let tw = target_width.unwrap_or(6).clamp(6, 48);
     let mut out = format!(

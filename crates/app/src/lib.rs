@@ -12,6 +12,7 @@ mod fioflow;
 pub mod health;
 pub mod history;
 mod honesty;
+pub mod input;
 pub mod mark;
 pub mod merge;
 pub mod output;

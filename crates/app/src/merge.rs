@@ -41,7 +41,7 @@ impl Config {
 pub fn run(cfg: &Config) -> Result<ResultDoc> {
     let mut parts = Vec::with_capacity(cfg.files.len());
     for f in &cfg.files {
-        let doc = crate::output::read_result(f)?;
+        let doc = crate::input::read_result(f)?;
         let label = files::path::shown(f).to_string();
         if doc.cluster.is_some() {
             return Err(Error::usage(format!("{label} is already a merged result; merge the per-host results")));

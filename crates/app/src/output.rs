@@ -247,20 +247,7 @@ pub fn rendered(doc: &ResultDoc, fmt: Format) -> Result<String> {
     report::try_render(doc, fmt).map_err(|e| Error::runtime(format!("cannot write the result: {e}")))
 }
 
-/// Replace control characters so file names cannot drive the terminal.
-pub fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() && c != '\n' { '?' } else { c }).collect()
-}
-
-/// Read a result document (`compare --results`, `report`), with one clear error line. Only a
-/// regular file of at most 256 MiB is read.
-pub fn read_result(path: &Path) -> Result<ResultDoc> {
-    let bytes = files::input::read_capped(path, "the result file", files::input::RESULT_CAP)?;
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::usage(format!("{} is not a diskmeter result (not UTF-8 text)", files::path::shown(path)))
-    })?;
-    ResultDoc::from_json(&text).map_err(|e| Error::usage(format!("{}: {e}", files::path::shown(path))))
-}
+pub use crate::input::{read_result, sanitize};
 
 #[cfg(test)]
 mod tests {

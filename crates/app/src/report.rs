@@ -2,7 +2,8 @@
 //! text, Markdown, CSV or JSON; a saved `doctor --json` as its HTML page, text or JSON.
 
 use crate::error::{Error, Result};
-use crate::output::{read_result, rendered, Dest};
+use crate::input::read_result;
+use crate::output::{rendered, Dest};
 use std::path::PathBuf;
 
 /// The options of `diskmeter report`.

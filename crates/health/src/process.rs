@@ -13,11 +13,17 @@
 //! That is Unix; elsewhere (Windows) [`run`] is [`portable`]'s: reader threads, `try_wait`,
 //! and a kill of the child alone.
 
+mod outcome;
 #[cfg(not(unix))]
 mod portable;
 #[cfg(not(unix))]
 pub use portable::run;
 
+pub use outcome::{Finished, RunError};
+#[cfg(unix)]
+use outcome::{MAX_NAP, PIPE_GRACE};
+
+#[cfg(unix)]
 use std::io;
 #[cfg(unix)]
 use std::io::Read;
@@ -25,43 +31,20 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 #[cfg(unix)]
 use std::os::unix::process::CommandExt;
+#[cfg(unix)]
 use std::process::ExitStatus;
 #[cfg(unix)]
 use std::process::{Child, Command, Stdio};
 #[cfg(unix)]
 use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(unix)]
 use std::time::Duration;
 #[cfg(unix)]
 use std::time::Instant;
 
-/// How long the pipes may stay open after the direct child exited.
-const PIPE_GRACE: Duration = Duration::from_secs(1);
 #[cfg(unix)]
 /// How long to collect what is left in the pipes once the group was killed.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(200);
-/// The longest wait between two looks at the stop flag and the child.
-const MAX_NAP: Duration = Duration::from_millis(50);
-
-/// What a finished run printed and how it ended.
-#[derive(Debug)]
-pub struct Finished {
-    pub stdout: Vec<u8>,
-    pub stderr: Vec<u8>,
-    pub status: ExitStatus,
-}
-
-/// Why a run produced no [`Finished`].
-#[derive(Debug)]
-pub enum RunError {
-    /// The program could not be started.
-    Spawn(io::Error),
-    /// Waiting for it or reading its output failed (its group was killed).
-    Io(io::Error),
-    /// It did not finish within the timeout; its group was killed.
-    TimedOut,
-    /// The stop flag was raised; its group was killed (or it was never started).
-    Interrupted,
-}
 
 /// A started child; dropping it kills its group and reaps it.
 #[cfg(unix)]

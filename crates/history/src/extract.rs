@@ -15,10 +15,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::key::{comparability_key, Key};
-
-/// Schema of health documents (`diskmeter health --json`).
-pub const HEALTH_SCHEMA: &str = "diskmeter.health.v1";
+use crate::key::{command_of, comparability_key, Key};
 
 /// Target fields that identify the device rather than describe its state in a run.
 const IDENTITY_FIELDS: &[&str] = &["path", "path_not_utf8", "device", "model", "serial", "wwn", "firmware", "link"];
@@ -98,15 +95,6 @@ fn u64_at(v: &Value, ptr: &str) -> Option<u64> {
 
 fn f64_at(v: &Value, ptr: &str) -> Option<f64> {
     v.pointer(ptr).and_then(Value::as_f64)
-}
-
-/// The command of a document: its `command`, or `health` for a health document.
-pub(crate) fn command_of(doc: &Value) -> Option<String> {
-    str_at(doc, "/command").or_else(|| is_health(doc).then(|| "health".to_string()))
-}
-
-fn is_health(doc: &Value) -> bool {
-    doc.get("schema").and_then(Value::as_str) == Some(HEALTH_SCHEMA)
 }
 
 /// Reads the facts of `doc`, or says what it lacks.

@@ -84,7 +84,7 @@ impl Workload {
 /// The key of a result document (`diskmeter.result.v1`, a health document or an imported
 /// one): every entry of `results` with a `spec` (or fio's `job options`) is a job.
 pub fn comparability_key(doc: &Value) -> Key {
-    let command = crate::extract::command_of(doc).unwrap_or_default();
+    let command = command_of(doc).unwrap_or_default();
     let target_kind = doc.pointer("/target/kind").and_then(Value::as_str).map(str::to_string);
     let jobs: Vec<JobKey> = doc
         .get("results")
@@ -144,6 +144,19 @@ fn as_u64(v: &Value) -> Option<u64> {
         _ => (s, 1),
     };
     digits.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// Schema of health documents (`diskmeter health --json`).
+pub const HEALTH_SCHEMA: &str = "diskmeter.health.v1";
+
+/// The command of a document: its `command`, or `health` for a health document.
+pub(crate) fn command_of(doc: &Value) -> Option<String> {
+    let command = doc.get("command").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+    command.map(str::to_string).or_else(|| is_health(doc).then(|| "health".to_string()))
+}
+
+fn is_health(doc: &Value) -> bool {
+    doc.get("schema").and_then(Value::as_str) == Some(HEALTH_SCHEMA)
 }
 
 #[cfg(test)]

@@ -54,7 +54,8 @@ mod store;
 mod time;
 
 pub use error::{HistoryError, Result};
-pub use extract::{DirSummary, JobSummary, SmartFigures, HEALTH_SCHEMA};
+pub use extract::{DirSummary, JobSummary, SmartFigures};
+pub use key::HEALTH_SCHEMA;
 pub use key::{comparability_key, JobKey, Key, Workload};
 pub use path::{default_path, path_from_env, ENV_VAR};
 pub use schema::CURRENT_VERSION;

@@ -142,7 +142,32 @@ fn backfill_v2(tx: &rusqlite::Transaction<'_>, path: &Path) -> Result<()> {
         let state = facts.state.as_ref().map(Value::to_string);
         tx.execute("UPDATE runs SET state_json = ?2, doc_hash = ?3 WHERE id = ?1", params![id, state, hash])
             .map_err(sql)?;
-        crate::store::insert_smart(tx, id, &facts.smart).map_err(sql)?;
+        insert_smart(tx, id, &facts.smart).map_err(sql)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn insert_smart(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: i64,
+    rows: &[crate::extract::SmartFigures],
+) -> rusqlite::Result<()> {
+    for s in rows {
+        tx.execute(
+            "INSERT INTO smart (run_id, device_key, device, percentage_used, temperature_c,
+                                data_written_bytes, media_errors, power_on_hours)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run_id,
+                s.device_key,
+                s.device,
+                s.percentage_used,
+                s.temperature_c,
+                s.data_written_bytes.map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+                s.media_errors.map(|v| i64::try_from(v).unwrap_or(i64::MAX)),
+                s.power_on_hours.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+            ],
+        )?;
     }
     Ok(())
 }

@@ -568,29 +568,8 @@ fn insert_run(tx: &Transaction<'_>, f: &Facts, doc: &codec::Encoded) -> rusqlite
             ],
         )?;
     }
-    insert_smart(tx, id, &f.smart)?;
+    schema::insert_smart(tx, id, &f.smart)?;
     Ok(id)
-}
-
-pub(crate) fn insert_smart(tx: &Transaction<'_>, run_id: i64, rows: &[SmartFigures]) -> rusqlite::Result<()> {
-    for s in rows {
-        tx.execute(
-            "INSERT INTO smart (run_id, device_key, device, percentage_used, temperature_c,
-                                data_written_bytes, media_errors, power_on_hours)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                run_id,
-                s.device_key,
-                s.device,
-                s.percentage_used,
-                s.temperature_c,
-                s.data_written_bytes.map(to_i64),
-                s.media_errors.map(to_i64),
-                s.power_on_hours.map(to_i64)
-            ],
-        )?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

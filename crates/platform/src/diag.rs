@@ -11,17 +11,7 @@ use serde::Serialize;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// A sysfs or procfs file's text, trimmed; None when missing, unreadable or empty.
-pub(crate) fn read_trim(p: &Path) -> Option<String> {
-    let s = fs::read_to_string(p).ok()?;
-    let t = s.trim();
-    (!t.is_empty()).then(|| t.to_string())
-}
-
-/// [`read_trim`] parsed.
-pub(crate) fn read_num<T: std::str::FromStr>(p: &Path) -> Option<T> {
-    read_trim(p)?.parse().ok()
-}
+use crate::sysfile::{read_num, read_trim};
 
 /// A number sysfs may print in hex (`0x1a`) or decimal.
 fn read_hex_or_dec(p: &Path) -> Option<u64> {

@@ -32,6 +32,7 @@ pub mod mounts;
 pub mod process;
 pub mod rawio;
 pub mod signals;
+mod sysfile;
 pub mod target;
 pub mod threads;
 

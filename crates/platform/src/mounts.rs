@@ -1,7 +1,7 @@
 //! The mount table (`/proc/self/mountinfo` on Linux): which file system, from which source,
 //! is mounted where.
 
-use crate::block::Roots;
+use crate::block::model::Roots;
 use std::path::{Path, PathBuf};
 
 /// One mount.

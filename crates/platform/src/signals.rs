@@ -18,15 +18,8 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// What stopped us, in OS-neutral form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stop {
-    /// The OS's number for it: the signal number on Unix, the console control event
-    /// (`CTRL_C_EVENT` = 0, …) on Windows.
-    pub code: i32,
-    /// Its name: "SIGTERM", "CTRL_BREAK_EVENT"; "a terminating signal" when unknown.
-    pub name: &'static str,
-}
+pub(crate) mod stop;
+pub use stop::Stop;
 
 impl Stop {
     /// Ctrl-C (SIGINT on Unix, `CTRL_C_EVENT` on Windows): what to name a stop whose cause
@@ -73,7 +66,7 @@ pub fn describe(stop: Stop) -> String {
 
 #[cfg(target_os = "linux")]
 mod imp {
-    use super::Stop;
+    use super::stop::Stop;
     use signal_hook::consts::signal::*;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Arc, OnceLock};
@@ -160,7 +153,7 @@ mod imp {
 
 #[cfg(not(any(target_os = "linux", windows)))]
 mod imp {
-    use super::Stop;
+    use super::stop::Stop;
     use std::sync::atomic::AtomicBool;
     use std::sync::{Arc, OnceLock};
 

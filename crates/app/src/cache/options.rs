@@ -1,9 +1,101 @@
 //! The `cache` commands' options → typed settings, each error attributed to its option.
 
-use super::{MrcOptions, SimulateOptions, SynthOptions, Warmup, WarmupOptions};
+use crate::trace_options::TraceOptions;
 use cachesim::session::{MrcConfig, SimulateConfig};
 use spec::units::{self, TimeUnit};
 use spec::SpecError;
+use std::path::PathBuf;
+
+/// `cache simulate`: the values of its options (sizes, durations and counts as typed).
+#[derive(Debug, Clone)]
+pub struct SimulateOptions {
+    pub input: TraceOptions,
+    pub preset: String,
+    pub cache_size: String,
+    pub block: Option<String>,
+    pub sub_block: Option<String>,
+    pub por: Option<u32>,
+    pub pow: Option<u32>,
+    pub mode: String,
+    pub seq_cutoff: Option<String>,
+    pub policy: String,
+    pub unit: String,
+    pub counter_limit: Option<String>,
+    pub interval: Option<String>,
+    pub ssd_size: Option<String>,
+    pub hdd_iops: String,
+    pub hdd_latency: String,
+    pub hdds: u32,
+    pub raid_penalty: f64,
+    pub ssd_iops: String,
+    pub ssd_latency: String,
+    pub ssds: u32,
+}
+
+/// `cache mrc`.
+#[derive(Debug, Clone)]
+pub struct MrcOptions {
+    pub input: TraceOptions,
+    pub unit: String,
+    pub sizes: Option<String>,
+    pub shards: Option<String>,
+    pub reads_only: bool,
+    pub policy: String,
+    pub preset: String,
+}
+
+/// `cache warmup`.
+#[derive(Debug, Clone)]
+pub struct WarmupOptions {
+    pub capacity: String,
+    pub threshold: u32,
+    pub hdd_iops: String,
+    pub io_size: String,
+    pub hdds: u32,
+}
+
+/// `cache synth`.
+#[derive(Debug, Clone)]
+pub struct SynthOptions {
+    pub dist: String,
+    pub blocks: String,
+    pub requests: String,
+    pub block_size: String,
+    pub read_pct: String,
+    pub iops: String,
+    pub contiguous: bool,
+    pub seed: u64,
+    pub output: PathBuf,
+    pub force: bool,
+}
+
+/// `cache convert`.
+#[derive(Debug, Clone)]
+pub struct ConvertOptions {
+    pub input: TraceOptions,
+    pub output: PathBuf,
+    pub force: bool,
+}
+
+/// One `cache` command's options.
+#[derive(Debug, Clone)]
+pub enum Options {
+    Simulate(Box<SimulateOptions>),
+    Mrc(MrcOptions),
+    Warmup(WarmupOptions),
+    Synth(SynthOptions),
+    Convert(ConvertOptions),
+}
+
+/// The closed-form warm-up estimate's inputs, checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Warmup {
+    pub capacity_bytes: u64,
+    pub threshold: u32,
+    pub hdd_iops: f64,
+    pub io_size_bytes: u64,
+    pub hdds: u32,
+}
 
 /// A cache-configuration error, attributed to the option that sets the offending value.
 fn config_error(e: cachesim::ConfigError) -> SpecError {

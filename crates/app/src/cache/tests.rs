@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::test_support::usage_message;
+use std::path::PathBuf;
 
 /// A change to valid options and the start of the message it gives.
 type Case<O> = (fn(&mut O), &'static str);

@@ -93,7 +93,7 @@ fn web_words(e: &spec::SpecError) -> String {
 /// never overwrites one: the page has no such option, on purpose).
 fn target_ready(cfg: &mark::Config) -> Result<(), Refusal> {
     let file = cfg.target();
-    let shown = |p: &Path| crate::output::sanitize(&p.display().to_string());
+    let shown = |p: &Path| crate::input::sanitize(&p.display().to_string());
     match std::fs::symlink_metadata(file) {
         Ok(m) if m.file_type().is_file() || m.file_type().is_symlink() => {
             if !engine::target::created_by_diskmeter(file) {

@@ -153,7 +153,7 @@ impl web::Service for StoreService {
     }
 
     fn import(&self, name: &str, bytes: &[u8]) -> std::result::Result<Vec<i64>, Refusal> {
-        let shown = crate::output::sanitize(name);
+        let shown = crate::input::sanitize(name);
         let not_result = || Refusal::unprocessable(format!("{shown}: {NOT_A_RESULT}"));
         let text = std::str::from_utf8(bytes).map_err(|_| not_result())?;
         let value: Option<Value> = serde_json::from_str(text).ok();

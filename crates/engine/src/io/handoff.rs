@@ -22,7 +22,7 @@
 use super::backend::uring::Uring;
 #[cfg(target_os = "linux")]
 use super::backend::BackendConfig;
-use super::runner::{BoundJob, RunControl};
+use super::runner::job::{BoundJob, RunControl};
 #[cfg(target_os = "linux")]
 use platform::target::Raw;
 use platform::threads::{self, TaskCounters};
@@ -30,23 +30,7 @@ use platform::threads::{self, TaskCounters};
 use spec::EngineKind;
 use std::borrow::Cow;
 
-/// What a worker's hand-off came to, for its end report.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct HandoffEnd {
-    /// Storage bytes the worker's own thread moved over the run.
-    pub own_bytes: u64,
-    /// Storage bytes its kernel workers moved (those alive at the end).
-    pub kernel_bytes: u64,
-    pub kernel_workers: u32,
-    /// Their CPU time, ns.
-    pub kernel_cpu_ns: u64,
-    /// Requests were submitted for hand-off at once.
-    pub forced: bool,
-    /// CPUs the kernel's workers were given; empty: inherited.
-    pub cpus: Vec<u32>,
-    /// Their cap per submitting thread; 0: the kernel's.
-    pub max_workers: u32,
-}
+pub use super::worker::HandoffEnd;
 
 /// A worker's watch over its hand-off, from before its first I/O to its end.
 pub struct Watch {

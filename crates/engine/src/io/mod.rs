@@ -17,4 +17,5 @@ pub mod offsets;
 pub mod replay;
 pub mod runner;
 pub mod verifier;
+pub mod wallclock;
 pub mod worker;

@@ -443,7 +443,7 @@ fn unix_ns() -> u64 {
     }
     #[cfg(not(target_os = "linux"))]
     {
-        crate::io::runner::unix_ns_now()
+        crate::io::wallclock::unix_ns_now()
     }
 }
 

@@ -61,7 +61,7 @@ pub struct IoFault {
 #[derive(Debug, Default, Clone)]
 pub struct WorkerEnd {
     /// io_uring handed this worker's requests to its kernel workers (see [`crate::io::handoff`]).
-    pub handoff: Option<crate::io::handoff::HandoffEnd>,
+    pub handoff: Option<HandoffEnd>,
     /// Last moment (ns since the measured window began) this worker counted completions.
     pub measured_ns: u64,
     pub qd_area_read: f64,
@@ -1113,6 +1113,24 @@ fn idle_until(now: u64, wake: u64) {
             std::hint::spin_loop();
         }
     }
+}
+
+/// What a worker's hand-off came to, for its end report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HandoffEnd {
+    /// Storage bytes the worker's own thread moved over the run.
+    pub own_bytes: u64,
+    /// Storage bytes its kernel workers moved (those alive at the end).
+    pub kernel_bytes: u64,
+    pub kernel_workers: u32,
+    /// Their CPU time, ns.
+    pub kernel_cpu_ns: u64,
+    /// Requests were submitted for hand-off at once.
+    pub forced: bool,
+    /// CPUs the kernel's workers were given; empty: inherited.
+    pub cpus: Vec<u32>,
+    /// Their cap per submitting thread; 0: the kernel's.
+    pub max_workers: u32,
 }
 
 #[cfg(test)]

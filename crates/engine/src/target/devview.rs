@@ -33,7 +33,10 @@ pub fn watch_for(p: &Probe) -> Watch {
     }
     #[cfg(windows)]
     {
-        windows::watch_for(p)
+        match windows::watch_for(p, |name| snapshot_one(name).is_some()) {
+            Ok((name, backing)) => Watch::Device { name, backing },
+            Err(why) => Watch::None(why),
+        }
     }
 }
 
@@ -88,20 +91,18 @@ pub fn snapshot(names: &[String]) -> BTreeMap<String, DiskCounters> {
 /// Windows: the physical drive under the target's volume, and why not.
 #[cfg(windows)]
 mod windows {
-    use super::{snapshot_one, Watch};
     use crate::target::probe::{Probe, TargetKind};
     use platform::diskstats::{drive_name, drive_number};
     use platform::windows::diskperf;
     use std::path::Path;
 
-    /// The watch for a probed target: its drive when its counters can be read; otherwise why.
-    pub(super) fn watch_for(p: &Probe) -> Watch {
+    /// The watch for a probed target: its drive and the volume's other drives when `readable`
+    /// says the drive's counters can be read; otherwise why not.
+    pub(super) fn watch_for(p: &Probe, readable: impl Fn(&str) -> bool) -> Result<(String, Vec<String>), String> {
         match &p.device {
-            Some(name) if snapshot_one(name).is_some() => {
-                Watch::Device { name: name.clone(), backing: other_drives(p, name) }
-            }
-            Some(name) => Watch::None(unreadable(name)),
-            None => Watch::None(no_drive(p)),
+            Some(name) if readable(name) => Ok((name.clone(), other_drives(p, name))),
+            Some(name) => Err(unreadable(name)),
+            None => Err(no_drive(p)),
         }
     }
 

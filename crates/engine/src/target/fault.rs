@@ -35,24 +35,30 @@
 
 use crate::io::backend::Completion;
 pub use crate::io::backend::Op;
-use platform::OsCode;
+pub use plan::{NullFault, ENV, NULL_ENV};
 
-/// The environment variable holding the range rules.
-pub const ENV: &str = "DISKMETER_FAULTS";
-/// The environment variable holding the null engine's count rule.
-pub const NULL_ENV: &str = "DISKMETER_NULL_FAULT";
+/// What a plan of faults is made of, shared by the empty build and [`imp`], which reads and
+/// applies it (so `imp` needs nothing from the module around it).
+mod plan {
+    use platform::OsCode;
+
+    /// The environment variable holding the range rules.
+    pub const ENV: &str = "DISKMETER_FAULTS";
+    /// The environment variable holding the null engine's count rule.
+    pub const NULL_ENV: &str = "DISKMETER_NULL_FAULT";
+
+    /// The null engine's fault: every I/O after the first `after_ops` (counted per worker)
+    /// fails with `code`. Present in every build so that run controls can carry one; only a
+    /// build with fault injection acts on it.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct NullFault {
+        pub after_ops: u64,
+        pub code: OsCode,
+    }
+}
 
 /// True when this build can inject faults (tests only).
 pub const ENABLED: bool = cfg!(any(test, feature = "fault-injection"));
-
-/// The null engine's fault: every I/O after the first `after_ops` (counted per worker)
-/// fails with `code`. Present in every build so that run controls can carry one; only a
-/// build with fault injection acts on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NullFault {
-    pub after_ops: u64,
-    pub code: OsCode,
-}
 
 /// `DISKMETER_NULL_FAULT` as a [`NullFault`]: `None` when unset or malformed (the
 /// variable is then ignored), and always `None` in a build without fault injection.
@@ -77,7 +83,9 @@ pub fn write_faults_from_env() -> Option<std::sync::Arc<Hook>> {
 
 #[cfg(any(test, feature = "fault-injection"))]
 mod imp {
-    use super::{Completion, NullFault, Op, OsCode};
+    use super::plan::{NullFault, ENV};
+    use crate::io::backend::{Completion, Op};
+    use platform::OsCode;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
 
@@ -244,7 +252,7 @@ mod imp {
 
         /// The plan of `DISKMETER_FAULTS` (empty when unset).
         pub fn from_env() -> Result<Hook, String> {
-            match std::env::var(super::ENV) {
+            match std::env::var(ENV) {
                 Ok(s) => Hook::parse(&s),
                 Err(_) => Ok(Hook::default()),
             }
@@ -490,6 +498,7 @@ impl<B: crate::io::backend::Backend> crate::io::backend::Backend for Faulty<B> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use platform::OsCode;
     use std::time::{Duration, Instant};
 
     #[test]

@@ -11,7 +11,7 @@
 //! after the grace keeps its reader thread blocked until that process exits (the thread is
 //! left behind, what it had read is used).
 
-use super::{Finished, RunError, MAX_NAP, PIPE_GRACE};
+use super::outcome::{Finished, RunError, MAX_NAP, PIPE_GRACE};
 use std::io::{self, Read};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};

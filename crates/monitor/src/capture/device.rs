@@ -1,6 +1,6 @@
 //! The block device to capture: its numbers, its kernel name, and for a partition the disk
 //! it is on and where (the block tracepoints report the whole disk and absolute sectors).
-//! Linux only: elsewhere [`resolve`] fails with [`super::unsupported`].
+//! Linux only: elsewhere [`resolve`] fails with `unsupported`.
 
 #[cfg(target_os = "linux")]
 use std::fs;
@@ -53,10 +53,17 @@ pub fn resolve(path: &Path) -> Result<BlockDevice, MonitorError> {
     resolve_in(path, &Roots::default().sys)
 }
 
-/// Resolves `path`: where there is no tracefs, always [`super::unsupported`] (a usage error).
+/// Resolves `path`: where there is no tracefs, always [`unsupported`] (a usage error).
 #[cfg(not(target_os = "linux"))]
 pub fn resolve(_path: &Path) -> Result<BlockDevice, MonitorError> {
-    Err(super::unsupported())
+    Err(unsupported())
+}
+
+/// Why capture fails where there is no tracefs: one line, a usage error (exit 2).
+#[cfg(not(target_os = "linux"))]
+pub fn unsupported() -> MonitorError {
+    let os = if cfg!(windows) { "Windows" } else { "this OS" };
+    MonitorError::Usage(format!("capture needs Linux's tracefs; it is not available on {os}"))
 }
 
 /// [`resolve`] with sysfs at `sys` (tests).

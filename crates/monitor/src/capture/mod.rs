@@ -43,6 +43,8 @@ use std::time::Duration;
 #[cfg(target_os = "linux")]
 use std::time::Instant;
 
+#[cfg(not(target_os = "linux"))]
+pub use device::unsupported;
 pub use device::{resolve, BlockDevice, Partition};
 pub use pairing::{Completed, PairCounts};
 pub use ring::OpClass;
@@ -112,13 +114,6 @@ pub fn now_mono_ns() -> u64 {
 #[cfg(target_os = "linux")]
 fn runtime(m: String) -> MonitorError {
     MonitorError::Runtime(m)
-}
-
-/// Why capture fails where there is no tracefs: one line, a usage error (exit 2).
-#[cfg(not(target_os = "linux"))]
-pub fn unsupported() -> MonitorError {
-    let os = if cfg!(windows) { "Windows" } else { "this OS" };
-    MonitorError::Usage(format!("capture needs Linux's tracefs; it is not available on {os}"))
 }
 
 /// A capture set up and ready to start: the instance exists, its events are not enabled yet.

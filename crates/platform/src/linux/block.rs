@@ -2,8 +2,10 @@
 //! directory; a partition's directory sits inside its disk's, which holds the queue and the
 //! `device/` link to the hardware.
 
-use crate::block::{parse_scheduler, split_dev, transport_of, Device, Ident, NotListed, Partition, Queue, Roots};
-use crate::diag::{read_num, read_trim};
+use crate::block::model::{
+    parse_scheduler, split_dev, transport_of, Device, Ident, NotListed, Partition, Queue, Roots,
+};
+use crate::sysfile::{read_num, read_trim};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};

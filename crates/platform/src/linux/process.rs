@@ -1,7 +1,7 @@
 //! procfs: the numeric entries of `/proc`, `/proc/PID/io` and `/proc/PID/stat`.
 
 use crate::block::Roots;
-use crate::process::{IoCounters, ProcessError, Stat};
+use crate::process::model::{IoCounters, ProcessError, Stat};
 use std::io;
 
 pub fn list(roots: &Roots) -> Result<Vec<u32>, ProcessError> {

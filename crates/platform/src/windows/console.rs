@@ -10,7 +10,7 @@
 //! clean-up and exit (the process ends then, the handler thread with it); clean-up that takes
 //! longer is cut short, as by kill -9 on Linux.
 
-use crate::signals::Stop;
+use crate::signals::stop::Stop;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};

@@ -29,7 +29,7 @@ use windows_sys::Win32::System::Ioctl::{DISK_PERFORMANCE, IOCTL_DISK_PERFORMANCE
 
 use super::io::ioctl_typed;
 use super::target::open_for_query;
-use crate::diskstats::{extend_u32, from_disk_performance, Counters, DiskPerformance};
+use crate::diskstats::counters::{extend_u32, from_disk_performance, Counters, DiskPerformance};
 
 /// Drive numbers [`all`] tries: Windows numbers disks from 0 as it finds them.
 const MAX_DRIVES: u32 = 32;

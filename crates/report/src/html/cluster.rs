@@ -6,8 +6,7 @@
 use stats::{ClusterJob, ResultDoc};
 
 use super::charts::{self, HostBar, TimeLine};
-use super::view::{legend, Figure};
-use super::MAX_TIMELINES;
+use super::view::{legend, Figure, MAX_TIMELINES};
 use crate::cluster_text::{self, Figures, HostRow, JobSummary};
 use crate::fmt;
 

@@ -26,8 +26,8 @@ use view::{escape, legend, Figure};
 
 /// At most this many lines in the latency CDF (more would be unreadable).
 const MAX_CDF_LINES: usize = 12;
-/// Timelines are drawn for at most this many jobs.
-pub const MAX_TIMELINES: usize = 8;
+/// Timelines are drawn for at most this many jobs (defined beside the figures that obey it).
+pub use view::MAX_TIMELINES;
 /// Compare rows beyond this get no chart (the table still lists them).
 pub const MAX_COMPARE_CHARTS: usize = 60;
 

@@ -1,6 +1,9 @@
 //! What every section of the page shares: a chart ([`Figure`]) with its legend, and HTML
 //! escaping for text written outside the template (hand-made SVG, the fallback page).
 
+/// Timelines are drawn for at most this many jobs (the report's and the cluster view's).
+pub const MAX_TIMELINES: usize = 8;
+
 use super::charts;
 
 /// One chart: `<figure class="chart" id=… data-chart=…>`.

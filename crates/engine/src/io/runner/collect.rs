@@ -2,8 +2,7 @@
 //! per report slot, hands finished windows on, shows progress and notes how each worker
 //! ended.
 
-use super::ThreadLog;
-use super::{BoundJob, RunControl, Tick, Window};
+use super::job::{BoundJob, RunControl, ThreadLog, Tick, Window};
 use crate::error::{EngineError, Result};
 use crate::io::worker::{Interval, Live, Msg, WorkerEnd};
 use crate::target::devview;
@@ -390,7 +389,7 @@ impl<'a, 'f> Collector<'a, 'f> {
         }
         if let Some(f) = end.fault {
             if self.error.is_none() {
-                self.error = Some(super::results::fault_info(&f, name));
+                self.error = Some(fault_info(&f, name));
             }
         }
         let sl = self.slot_of(job);
@@ -482,6 +481,42 @@ pub(super) fn planned(jobs: &[BoundJob]) -> Duration {
 /// The longest ramp of the group.
 pub(super) fn ramp(jobs: &[BoundJob]) -> Duration {
     jobs.iter().map(|j| j.spec.ramp).max().unwrap_or_default()
+}
+
+/// What a worker's I/O fault was, as a result's error.
+pub(super) fn fault_info(f: &crate::io::worker::IoFault, job: &str) -> ErrorInfo {
+    use crate::io::backend::Op;
+    let what = match f.op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Fsync => "fsync",
+        Op::Discard => "discard",
+        Op::PunchHole => "punch-hole",
+    };
+    // A job over several files: the offset carries the file's index.
+    let (file, offset) = crate::io::files::split(f.offset);
+    let place =
+        if file > 0 { format!("offset {offset} of the job's file {}", file + 1) } else { format!("offset {offset}") };
+    let (kind, message) = match f.error {
+        None => ("io", format!("short {what} at {place}: {} of {} bytes", f.transferred, f.len)),
+        Some(code) => {
+            // The OS's own media error alone is `eio` (Linux's EIO, Windows' ERROR_IO_DEVICE):
+            // other media errors (ENODATA, EILSEQ, ERROR_CRC, …) stay `io` in results.
+            let kind = match code.class() {
+                platform::IoErrorClass::NoSpace => "enospc",
+                platform::IoErrorClass::Media
+                    if Some(code) == platform::OsCode::of_class(platform::IoErrorClass::Media) =>
+                {
+                    "eio"
+                }
+                platform::IoErrorClass::Vanished | platform::IoErrorClass::NotFound => "vanished",
+                _ => "io",
+            };
+            let at = if f.op == Op::Fsync { String::new() } else { format!(" at {place}") };
+            (kind, format!("{what} failed{at}: {}", std::io::Error::from(code)))
+        }
+    };
+    ErrorInfo { kind: kind.into(), message, offset: (f.op != Op::Fsync).then_some(offset), job: Some(job.to_string()) }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! until all are done (`collect`), then make one result per report slot (`results`).
 
 mod collect;
-mod job;
+pub(crate) mod job;
 mod results;
 mod spawn;
 
@@ -118,10 +118,7 @@ fn run_workers(
     })
 }
 
-/// The wall clock now, Unix time in nanoseconds.
-pub fn unix_ns_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-}
+pub use crate::io::wallclock::unix_ns_now;
 
 /// Resolve a job's region against its open target.
 pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {

@@ -1,10 +1,9 @@
 //! A group's results: per report slot, the merged latencies, rates, queue depth, series,
 //! CPU use and error, and what the device's own counters saw meanwhile.
 
-use super::collect::{Collector, Slot, Snapshot};
-use super::BoundJob;
-use crate::io::backend::Op;
-use crate::io::worker::{self, WorkerEnd, SEC};
+use super::collect::{fault_info, Collector, Slot, Snapshot};
+use super::job::BoundJob;
+use crate::io::worker::{WorkerEnd, SEC};
 use crate::target::devview;
 use stats::{BsCount, CpuUsage, DirStats, ErrorInfo, Histograms, JobResult, MeasuredWindow, SeriesPoint};
 use std::collections::BTreeMap;
@@ -243,43 +242,11 @@ fn attach_device_views(
     }
 }
 
-pub(super) fn fault_info(f: &worker::IoFault, job: &str) -> ErrorInfo {
-    let what = match f.op {
-        Op::Read => "read",
-        Op::Write => "write",
-        Op::Fsync => "fsync",
-        Op::Discard => "discard",
-        Op::PunchHole => "punch-hole",
-    };
-    // A job over several files: the offset carries the file's index.
-    let (file, offset) = crate::io::files::split(f.offset);
-    let place =
-        if file > 0 { format!("offset {offset} of the job's file {}", file + 1) } else { format!("offset {offset}") };
-    let (kind, message) = match f.error {
-        None => ("io", format!("short {what} at {place}: {} of {} bytes", f.transferred, f.len)),
-        Some(code) => {
-            // The OS's own media error alone is `eio` (Linux's EIO, Windows' ERROR_IO_DEVICE):
-            // other media errors (ENODATA, EILSEQ, ERROR_CRC, …) stay `io` in results.
-            let kind = match code.class() {
-                platform::IoErrorClass::NoSpace => "enospc",
-                platform::IoErrorClass::Media
-                    if Some(code) == platform::OsCode::of_class(platform::IoErrorClass::Media) =>
-                {
-                    "eio"
-                }
-                platform::IoErrorClass::Vanished | platform::IoErrorClass::NotFound => "vanished",
-                _ => "io",
-            };
-            let at = if f.op == Op::Fsync { String::new() } else { format!(" at {place}") };
-            (kind, format!("{what} failed{at}: {}", std::io::Error::from(code)))
-        }
-    };
-    ErrorInfo { kind: kind.into(), message, offset: (f.op != Op::Fsync).then_some(offset), job: Some(job.to_string()) }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::backend::Op;
+    use crate::io::worker;
 
     fn point(t_s: f64, iops: f64) -> SeriesPoint {
         SeriesPoint { t_s, read_iops: iops, write_iops: iops, ..Default::default() }

@@ -2,10 +2,9 @@
 //! runs ([`worker_thread`]): its buffers, offsets and backend, then the worker loop, all
 //! started at once through two barriers.
 
-use super::job::is_mixed;
 #[cfg(target_os = "linux")]
-use super::uring_setup_message;
-use super::{BoundJob, RunControl};
+use super::job::uring_setup_message;
+use super::job::{is_mixed, BoundJob, RunControl};
 use crate::error::Result;
 use crate::io::backend::mem::{Mem, MemRegion};
 use crate::io::backend::null::Null;
@@ -107,7 +106,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
     let nslots = slots.iter().max().map_or(0, |m| m + 1);
     let mut setups = Vec::new();
     let mut job_workers = Vec::with_capacity(jobs.len());
-    let allowed = super::allowed_cpus();
+    let allowed = super::job::allowed_cpus();
     let all_workers: usize = jobs.iter().map(|j| workers_of(&j.spec).0).sum();
     let cpus = if pin { allowed.clone() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
@@ -200,7 +199,14 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
                 }),
                 flow,
                 end_on_full: s.fill,
-                poll_ns: super::poll_budget(poll.0, s.engine, s.offload, (depth, poll.1), all_workers, allowed.len()),
+                poll_ns: super::job::poll_budget(
+                    poll.0,
+                    s.engine,
+                    s.offload,
+                    (depth, poll.1),
+                    all_workers,
+                    allowed.len(),
+                ),
             };
             slot_workers[slot_of(ji)] += 1;
             let cpu = (!cpus.is_empty()).then(|| cpus[setups.len() % cpus.len()]);
