@@ -11,13 +11,21 @@ pub mod throttle;
 #[allow(dead_code)]
 pub mod zram;
 
-/// A home of this test process's own, made on first use and removed when the process ends.
+/// A home of this test binary's own, emptied on first use: `target/tmp/home-BINARY` (the
+/// build's scratch folder, so nothing is left in /tmp; the next run of the binary empties it).
 /// Every diskmeter a test starts lives in it ([`home_env`]), so no test reads or writes the
 /// user's device state, history database or health history — and no record of the user's own
 /// devices changes what a test sees.
 pub fn test_home() -> &'static Path {
-    static HOME: std::sync::OnceLock<TempDir> = std::sync::OnceLock::new();
-    HOME.get_or_init(|| tempfile::Builder::new().prefix("diskmeter-test-home-").tempdir().expect("a test home")).path()
+    static HOME: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    HOME.get_or_init(|| {
+        let exe = std::env::current_exe().ok();
+        let stem = exe.as_deref().and_then(Path::file_stem).map(|s| s.to_string_lossy().into_owned());
+        let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("home-{}", stem.unwrap_or_default()));
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).expect("a test home");
+        home
+    })
 }
 
 /// The environment every diskmeter a test starts gets (the one helper: [`dm`] uses it, and so
