@@ -3,11 +3,10 @@
 //! confidence intervals, ratios and a significance verdict. Or saved results compared
 //! (`--results`, before/after a change).
 
+use crate::checks::{Checks, Command};
 use crate::mark::{card, Profile};
 use crate::parse::{device_engine, rw, u32_count};
-use crate::session::{
-    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
-};
+use crate::session::{finish_error, gcd, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath};
 use crate::{Error, Result};
 use engine::io::runner::run_group;
 use engine::target::probe;
@@ -346,6 +345,9 @@ type Passes = Vec<Vec<Vec<PassResult>>>;
 /// Why the passes stopped early: the fault of the run that failed, and whether it was a signal.
 type Stopped = (Option<stats::ErrorInfo>, bool);
 
+/// `compare`'s checks.
+const CHECKS: Checks = Checks::new(Command::Compare);
+
 /// Run the suite on every target with interleaved passes and compare.
 fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
     let mut doc = new_doc("compare");
@@ -362,7 +364,11 @@ fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer)
         return Ok(doc);
     };
     doc.target = open.first().and_then(|o| o.as_ref().map(|o| cfg.targets[0].info(o)));
-    let (passes, stopped) = run_passes(cfg, &steps, &open, &labels, opts, obs)?;
+    let jobs: Vec<&JobSpec> = steps.iter().map(|(_, _, j)| j).collect();
+    for o in open.iter().flatten() {
+        CHECKS.before(&mut doc, &jobs, o, obs);
+    }
+    let (passes, stopped) = run_passes(&mut doc, cfg, &steps, &open, &labels, opts, obs)?;
     let mut rows = Vec::new();
     for (si, (test, dir, job)) in steps.iter().enumerate() {
         // Per target, one result per test (the mean over its passes), then the comparison rows.
@@ -388,9 +394,9 @@ fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer)
     if let Some((e, i)) = stopped {
         finish_error(&mut doc, e, i);
     }
-    let jobs: Vec<&JobSpec> = steps.iter().map(|(_, _, j)| j).collect();
+    let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
     for o in &open {
-        honesty_warnings(&mut doc, &jobs, o.as_ref(), cfg.size);
+        CHECKS.after(&mut doc, &jobs, o.as_ref(), cfg.size, writes);
     }
     if cfg.passes < 3 {
         doc.warn(
@@ -499,6 +505,7 @@ fn subjects(targets: &[TargetPath], open: &[Option<OpenTarget>], labels: &[Strin
 /// Every step's passes on every target, interleaved: a warm-up (unless turned off), then the
 /// measured passes in A B, B A order. Stops at the first fault or signal.
 fn run_passes(
+    doc: &mut ResultDoc,
     cfg: &Targets,
     steps: &[Step],
     open: &[Option<OpenTarget>],
@@ -538,7 +545,11 @@ fn run_passes(
                     obs.steps(done_runs, total_runs, t0.elapsed());
                     return Ok((passes, Some((out.error, out.interrupted))));
                 }
-                if let Some(r) = out.results.into_iter().next().filter(|_| !warm) {
+                if let Some(mut r) = out.results.into_iter().next().filter(|_| !warm) {
+                    r.name = format!("{} · {test} {dir} pass {pass_no}", labels[ti]);
+                    // The tool's and memory's ceilings once per test and target, after its last pass.
+                    let reference = opts.ceiling_check && pass_no == cfg.passes && cfg.engine != EngineKind::Null;
+                    CHECKS.result(doc, &mut r, &opts.ctl, reference);
                     passes[si][ti].push(PassResult {
                         pass: pass_no,
                         read: r.read,

@@ -3,6 +3,7 @@
 //! validated configuration (`Config::new`, where every rule and limit lives) and a `run`.
 pub mod cache;
 pub mod capture;
+pub mod checks;
 pub mod cluster;
 pub mod compare;
 pub mod doctor;
@@ -11,7 +12,6 @@ pub mod fio_import;
 mod fioflow;
 pub mod health;
 pub mod history;
-mod honesty;
 pub mod input;
 pub mod mark;
 pub mod merge;

@@ -2,11 +2,10 @@
 //! `--mix`, mixed), a warm-up and several measured passes, the best pass shown
 //! (`docs/METHOD.md`, "mark").
 
-use crate::honesty;
+use crate::checks::{Checks, Command};
 use crate::parse::device_engine;
 use crate::session::{
-    before_run, finish_error, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags,
-    TargetPath, DEFAULT_TARGET,
+    finish_error, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::Result;
 use engine::io::runner::{bind, run_group, BoundJob};
@@ -350,6 +349,9 @@ fn steps(cfg: &Config, card: Vec<CardTest>) -> Vec<Step> {
     steps
 }
 
+/// `mark`'s checks.
+const CHECKS: Checks = Checks::new(Command::Mark);
+
 /// Run the CrystalDiskMark card on one target.
 fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
     let mut doc = new_doc("mark");
@@ -371,7 +373,7 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, size),
     });
     if let Some(t) = &t {
-        before_run(&mut doc, &card.iter().map(|c| &c.read).collect::<Vec<_>>(), t, obs);
+        CHECKS.before(&mut doc, &card.iter().map(|c| &c.read).collect::<Vec<_>>(), t, obs);
     }
     let steps = steps(cfg, card);
     let mut stopped = None;
@@ -398,8 +400,7 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
         }
     }
     let jobs: Vec<&JobSpec> = steps.iter().map(|(_, r, _)| r).collect();
-    honesty_warnings(&mut doc, &jobs, t.as_ref(), size);
-    crate::steady::warnings::device_state_checks(&mut doc, t.as_ref(), true, size);
+    CHECKS.after(&mut doc, &jobs, t.as_ref(), size, true);
     drop(t);
     Ok(doc)
 }
@@ -473,7 +474,7 @@ impl Runner<'_> {
                 let out = run_group(std::slice::from_ref(job), false, &self.opts.ctl, &mut |tk| obs.tick(tk));
                 obs.phase_done();
                 let out = out?;
-                let Some(r) = out.results.into_iter().next() else { continue };
+                let Some(mut r) = out.results.into_iter().next() else { continue };
                 if out.error.is_some() || out.interrupted {
                     push_partial(doc, result, passes);
                     return Ok(Some((out.error, out.interrupted)));
@@ -481,6 +482,10 @@ impl Runner<'_> {
                 if warm {
                     continue;
                 }
+                // The tool's and memory's ceilings once per direction, after its last pass.
+                let reference = self.opts.ceiling_check && pass_no == cfg.passes && cfg.engine != EngineKind::Null;
+                CHECKS.result(doc, &mut r, &self.opts.ctl, reference);
+                result.startup_burst.append(&mut r.startup_burst);
                 if let Some(v) = &r.device_view {
                     match &mut result.device_view {
                         Some(acc) => acc.merge(v),
@@ -508,9 +513,6 @@ impl Runner<'_> {
                 }
                 result.window = result.window.or(r.window);
                 result.cpu = r.cpu;
-                if self.opts.ceiling_check && pass_no == cfg.passes && cfg.engine != EngineKind::Null {
-                    honesty::check(doc, &r, &self.opts.ctl);
-                }
             }
             // The card's cell: the best pass of this direction (as the card shows it).
             let best = |pick: fn(&PassResult) -> Option<&stats::DirStats>| {

@@ -8,6 +8,7 @@
 //! `--overwrite`, a created test file filled before it is read), then streams the trace again
 //! for each pass through [`Mapper`] into `engine::io::replay`.
 
+use crate::checks::{Checks, Command};
 use crate::parse::{engine, u32_count};
 use crate::session::{finish_error, new_doc, target_event, Observer, TargetFlags};
 use crate::trace_options::TraceOptions;
@@ -437,6 +438,9 @@ impl ReplaySource for Mapper<'_> {
 }
 
 /// Runs the replay; `stop` is raised by a signal (the result is then partial).
+/// `replay`'s checks.
+const CHECKS: Checks = Checks::new(Command::Replay);
+
 pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Result<ResultDoc> {
     let format = format_of(cfg)?;
     obs.phase(&format!("reading {}", cfg.path.display()), None);
@@ -629,11 +633,22 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
             format!("{} requests of devices that no target takes were left out", s.unmapped),
         );
     }
-    if cfg.flags.buffered {
-        doc.warn(
-            codes::BUFFERED_IO,
-            "--buffered: the page cache serves part of the replay; figures are not the disk's",
-        );
+    // The checks see the replay as one job of the trace's largest request.
+    let shape = JobSpec {
+        name: "replay".into(),
+        rw: match (s.reads, s.writes || s.discards) {
+            (true, false) => RwMode::RandRead,
+            (false, true) => RwMode::RandWrite,
+            _ => RwMode::RandRw,
+        },
+        bs: max_len,
+        qd,
+        engine: cfg.engine,
+        direct,
+        ..JobSpec::default()
+    };
+    for t in opened.iter().flatten() {
+        CHECKS.before(&mut doc, &[&shape], t, obs);
     }
 
     for pass in 1..=cfg.passes {
@@ -667,6 +682,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         result.clamped = mapper.clamped;
         let mut job = pass_job(cfg, pass, &out, qd, (s.min_len.clamp(1, max_len), max_len));
         job.device_view = device_view(&watch, before, after, wall, &job);
+        CHECKS.result(&mut doc, &mut job, &opts.ctl, false);
         result.passes.push(pass_figures(pass, &out, cfg.timing));
         let stopped = out.error.is_some() || out.interrupted;
         doc.results.push(job);
@@ -676,6 +692,15 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         }
     }
     fidelity_warnings(&mut doc, &result);
+    let area = result.targets.iter().map(|t| t.used_bytes).max().unwrap_or(0);
+    let writes = s.writes || s.discards;
+    for (i, t) in opened.iter().enumerate() {
+        // Each target's checks; the device's counters, once (they name the first result).
+        let t = t.as_ref();
+        if i == 0 || t.is_some() {
+            CHECKS.after(&mut doc, &[&shape], t, area, writes);
+        }
+    }
     doc.replay = Some(result);
     Ok(doc)
 }

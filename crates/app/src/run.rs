@@ -1,11 +1,10 @@
 //! `run`: any workload — command-line options or an fio job file — as a plan of groups run in
 //! order, jobs of a group concurrently, with the honesty checks on every result.
 
-use crate::honesty;
+use crate::checks::{Checks, Command};
 use crate::parse::{engine, rw, u32_count};
 use crate::session::{
-    before_run, finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags,
-    TargetPath, DEFAULT_TARGET,
+    finish_error, gcd, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::{Error, Result};
 use engine::io::runner::{bind, run_group};
@@ -13,7 +12,7 @@ use engine::target::probe;
 use engine::target::{open_target, target_info, Needs, OpenTarget};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobGroup, JobSpec, RunPlan, SpecError};
-use stats::{codes, JobResult, ResultDoc};
+use stats::{codes, ResultDoc};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -479,6 +478,9 @@ fn needs_for(jobs: &[&JobSpec], existing: Option<u64>, default_size: u64) -> Nee
     n
 }
 
+/// `run`'s checks.
+const CHECKS: Checks = Checks::new(Command::Run);
+
 /// Run a plan: groups in order, jobs of a group concurrently. `default_target` serves
 /// jobs without a filename.
 fn run_plan(
@@ -532,7 +534,7 @@ fn run_plan(
     }
     for (p, t) in &targets {
         if let Some(js) = paths.get(p) {
-            before_run(&mut doc, js, t, obs);
+            CHECKS.before(&mut doc, js, t, obs);
         }
     }
     if let Some((_, t)) = targets.iter().next() {
@@ -625,16 +627,12 @@ fn run_plan(
         let error = out.error.or(verify_error);
         let interrupted = out.interrupted || (error.is_none() && stop);
         for mut r in out.results {
-            crate::session::startup_burst(&mut doc, &mut r);
             if let Some(e) = crate::fioflow::rate_floor_error(&r) {
                 doc.warn(codes::RATE_MIN_NOT_MET, e.message.clone());
                 r.error.get_or_insert_with(|| e.clone());
                 floor_error.get_or_insert(e);
             }
-            if !stop && opts.ceiling_check {
-                honesty::check(&mut doc, &r, &opts.ctl);
-            }
-            rate_check(&mut doc, &r);
+            CHECKS.result(&mut doc, &mut r, &opts.ctl, !stop && opts.ceiling_check);
             doc.results.push(r);
         }
         if stop {
@@ -664,9 +662,8 @@ fn run_plan(
     let first = targets.values().next();
     // Memory is what the mem engine measures: the device checks do not apply to it.
     let jobs: Vec<&JobSpec> = jobs.into_iter().filter(|j| j.engine != EngineKind::Mem).collect();
-    honesty_warnings(&mut doc, &jobs, first, region);
     let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
-    crate::steady::warnings::device_state_checks(&mut doc, first, writes, region);
+    CHECKS.after(&mut doc, &jobs, first, region, writes);
     Ok(doc)
 }
 
@@ -702,22 +699,6 @@ fn no_target_name(jobs: &[&JobSpec]) -> &'static str {
         "mem"
     } else {
         "null"
-    }
-}
-
-fn rate_check(doc: &mut ResultDoc, r: &JobResult) {
-    if let Some(rate) = r.spec.rate_iops {
-        let got = r.read.as_ref().map_or(0.0, |d| d.iops) + r.write.as_ref().map_or(0.0, |d| d.iops);
-        if got < 0.95 * rate as f64 && !r.spec.runtime.is_zero() {
-            doc.warn(
-                codes::RATE_NOT_MET,
-                format!(
-                    "{}: asked for {rate} IOPS, got {got:.0}: the device could not keep up, so latencies include \
-                     the backlog (open-loop timing)",
-                    r.name
-                ),
-            );
-        }
     }
 }
 

@@ -408,3 +408,104 @@ fn the_probe_of_a_device_writes_nothing() {
     assert_eq!(doc["probe"]["target"], l.path());
     assert_eq!(hash_file(&l.dev.dev), before, "the probe changed the device");
 }
+
+/// The honesty matrix on a device: every measuring command, run in a throttled cgroup on a
+/// RAM-backed loop device whose request-size limit is 4 KiB, says `cgroup-limit` (first),
+/// `ram-backed` and `split-io` — the checks the matrix (`app::checks::MATRIX`, rendered in
+/// docs/METHOD.md) gives every command. `replay` among them: the same device, the same rules.
+#[test]
+fn every_measuring_command_names_the_cgroup_limit_ram_and_split_requests() {
+    require_loop!();
+    let _s = serial();
+    let Some(l) = ShmLoop::new(64 << 20, "honesty matrix") else { return };
+    let Some(t) = throttle(&l.dev.dev, 4000, "honesty matrix") else { return };
+    let _limit = QueueSetting::set(&l.name(), "max_sectors_kb", "4");
+    let dir = tempdir();
+    let trace = dir.path().join("t.bin");
+    let o = output(
+        dm_in(dir.path())
+            .args([
+                "cache",
+                "synth",
+                "--dist",
+                "uniform",
+                "--blocks",
+                "2000",
+                "--requests",
+                "1500",
+                "--iops",
+                "1500",
+                "--block-size",
+                "8k",
+                "-o",
+            ])
+            .arg(&trace),
+    );
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let dev = l.path();
+    let other = dir.path().join("b.test");
+    let other = other.to_str().expect("utf-8");
+    let trace = trace.to_str().expect("utf-8");
+    let sla_fast = ["--latency", "10ms", "--max-qd", "2", "--max-threads", "1", "--ramp", "0s"];
+    let sla_fast = [&sla_fast[..], &["--min-windows", "2", "--max-windows", "2", "--size", "16M"]].concat();
+    let runs: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "run",
+            vec!["run", "--target", dev, "--rw", "randread", "--bs", "8k", "--runtime", "1s", "--no-ceiling-check"],
+        ),
+        ("mark", vec!["mark", dev, "--quick", "--size", "16M", "--time", "200ms", "--no-warmup", "--no-ceiling-check"]),
+        (
+            "compare",
+            vec![
+                "compare",
+                "--rw",
+                "randread",
+                "--bs",
+                "8k",
+                "--passes",
+                "2",
+                "--time",
+                "200ms",
+                "--no-warmup",
+                "--size",
+                "8M",
+            ],
+        ),
+        ("sla", [&["sla", dev, "--bs", "8k"][..], &sla_fast].concat()),
+        (
+            "steady",
+            vec![
+                "steady",
+                dev,
+                "--size",
+                "16M",
+                "--matrix",
+                "quick",
+                "--round-time",
+                "1s",
+                "--max-rounds",
+                "5",
+                "--precondition-passes",
+                "1",
+            ],
+        ),
+        ("run --sustained", vec!["run", "--sustained", "--target", dev, "--size", "16M"]),
+        ("replay", vec!["replay", "--qd", "4", "--target", dev, trace]),
+    ];
+    for (what, mut args) in runs {
+        if what == "compare" {
+            args.extend([other, dev]);
+        }
+        args.extend(["--json", "--destroy-data", dev]);
+        let o = t.diskmeter(&args);
+        assert!(o.status.success(), "{what}: {}", stderr_of(&o));
+        let doc = json_of(&o);
+        let codes = warning_codes(&doc);
+        eprintln!("{what}: {codes:?}");
+        assert_eq!(codes.first().map(String::as_str), Some("cgroup-limit"), "{what}: {codes:?}");
+        for code in ["ram-backed", "split-io"] {
+            assert!(codes.iter().any(|c| c == code), "{what}: no {code} in {codes:?}");
+        }
+        assert!(stderr_of(&o).contains("warning[cgroup-limit]"), "{what}: said before the run: {}", stderr_of(&o));
+    }
+}

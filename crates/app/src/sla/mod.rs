@@ -5,10 +5,9 @@
 
 pub mod search;
 
+use crate::checks::{Checks, Command};
 use crate::parse::{device_engine, percent_fraction, rw, u32_count};
-use crate::session::{
-    finish_error, gcd, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
-};
+use crate::session::{finish_error, gcd, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath};
 use crate::Result;
 use engine::error::EngineError;
 use engine::io::runner::{run_group_windows, Window};
@@ -568,6 +567,9 @@ pub(crate) fn verdict(o: &SearchOutcome, cfg: &SearchConfig, what: &str) -> Stri
     })
 }
 
+/// `sla`'s checks.
+const CHECKS: Checks = Checks::new(Command::Sla);
+
 /// Run the `sla` search on its target and build its result document.
 fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
     let mut doc = new_doc("sla");
@@ -581,6 +583,10 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
     if opts.ctl.stop.load(Ordering::Relaxed) {
         finish_error(&mut doc, None, true);
         return Ok(doc);
+    }
+    let jobs: Vec<&JobSpec> = cfg.streams.iter().collect();
+    if let Some(t) = &t {
+        CHECKS.before(&mut doc, &jobs, t, obs);
     }
 
     let scfg = SearchConfig {
@@ -617,15 +623,15 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
     };
     let verdict = verdict(&outcome, &scfg, &what);
 
-    best_results(&mut doc, &outcome, &prober.runs[..searched_runs]);
+    best_results(&mut doc, &outcome, &prober.runs[..searched_runs], opts);
     unstable_warning(&mut doc, cfg, &outcome);
     match halt {
         Some(Halt::Interrupted) => finish_error(&mut doc, None, true),
         Some(Halt::Failed(e)) => finish_error(&mut doc, Some(e), false),
         Some(Halt::Usage(_)) | None => {}
     }
-    let jobs: Vec<&JobSpec> = cfg.streams.iter().collect();
-    honesty_warnings(&mut doc, &jobs, t.as_ref(), cfg.size);
+    let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
+    CHECKS.after(&mut doc, &jobs, t.as_ref(), cfg.size, writes);
     doc.sla = Some(SlaResult {
         latency_ns: cfg.bound_ns,
         percentile: cfg.percentile,
@@ -689,22 +695,21 @@ fn open(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
 
 /// The best point's full job results (series, CDF) into `results`: its last measurement (a
 /// re-measured point keeps its second figures), with a warning when a worker was CPU-bound.
-fn best_results(doc: &mut ResultDoc, outcome: &SearchOutcome, runs: &[(GridPoint, Vec<JobResult>)]) {
+fn best_results(
+    doc: &mut ResultDoc,
+    outcome: &SearchOutcome,
+    runs: &[(GridPoint, Vec<JobResult>)],
+    opts: &SessionOptions,
+) {
     if let Some(b) = &outcome.best {
         let g = GridPoint { qd: b.qd, threads: b.threads, rate_iops: b.rate_iops };
         if let Some((_, runs)) = runs.iter().rev().find(|(p, _)| *p == g) {
             for mut r in runs.clone() {
                 r.name = format!("best: {}", r.name);
-                if r.cpu.max_worker_pct >= 95.0 {
-                    doc.warn(
-                        codes::TOOL_BOTTLENECK,
-                        format!(
-                            "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be \
-                             the limit; allow more workers with --max-threads",
-                            r.name, r.cpu.max_worker_pct
-                        ),
-                    );
-                }
+                // The answer's point is checked as a run is: where its I/O ran, the tool's and
+                // memory's ceilings for its shape.
+                let reference = opts.ceiling_check && !opts.ctl.stop.load(Ordering::Relaxed);
+                CHECKS.result(doc, &mut r, &opts.ctl, reference);
                 doc.results.push(r);
             }
         }

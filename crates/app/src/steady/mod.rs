@@ -7,10 +7,9 @@ pub mod state;
 pub mod sustained;
 pub(crate) mod warnings;
 
+use crate::checks::{Checks, Command};
 use crate::parse::u32_count;
-use crate::session::{
-    finish_error, honesty_warnings, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath,
-};
+use crate::session::{finish_error, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath};
 use crate::Result;
 use engine::io::runner::{bind, run_group_windows};
 use engine::target::probe;
@@ -215,6 +214,9 @@ fn range(cfg: &Config) -> u64 {
     }
 }
 
+/// `steady`'s checks.
+const CHECKS: Checks = Checks::new(Command::Steady);
+
 fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
     let started = Instant::now();
     let mut doc = new_doc("steady");
@@ -294,6 +296,9 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         )));
     }
 
+    let jobs: Vec<JobSpec> = points.iter().map(|&(bs, rp)| point_job(cfg, bs, rp, active, 0)).collect();
+    let jobs: Vec<&JobSpec> = jobs.iter().collect();
+    CHECKS.before(&mut doc, &jobs, &t, obs);
     let mut stopped = purge(&mut s, &mut doc, &t, range, opts, obs);
     if stopped.is_none() {
         stopped = precondition(&mut s, &t, range, cfg, opts, obs)?;
@@ -302,13 +307,12 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         stopped = rounds(&mut s, &mut doc, &t, &points, cfg, opts, obs)?;
     }
     conclude(&mut s, &mut doc);
+    CHECKS.results(&mut doc, &opts.ctl, opts.ceiling_check && stopped.is_none());
     s.seconds = started.elapsed().as_secs_f64();
     if let Some((e, interrupted)) = stopped {
         finish_error(&mut doc, e, interrupted);
     }
-    let jobs: Vec<JobSpec> = points.iter().map(|&(bs, rp)| point_job(cfg, bs, rp, active, 0)).collect();
-    let jobs: Vec<&JobSpec> = jobs.iter().collect();
-    honesty_warnings(&mut doc, &jobs, Some(&t), active);
+    CHECKS.after(&mut doc, &jobs, Some(&t), active, true);
     doc.steady = Some(s);
     drop(t);
     Ok(doc)

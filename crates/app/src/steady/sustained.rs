@@ -2,7 +2,6 @@
 //! `run`): the whole test range written once, MB/s against bytes written, the write cliff and
 //! its recovery after idle pauses.
 
-use super::warnings;
 use crate::session::{Observer, SessionOptions};
 use engine::io::runner::{bind, run_group_windows};
 use engine::target::OpenTarget;
@@ -158,6 +157,9 @@ pub struct SustainedRun {
     pub seed: u64,
 }
 
+/// The checks of `run --sustained`.
+const CHECKS: crate::checks::Checks = crate::checks::Checks::new(crate::checks::Command::Sustained);
+
 /// `run --sustained`: open the target (a new file only reserved), write it once, re-test.
 pub(crate) fn run_sustained(
     r: &SustainedRun,
@@ -198,17 +200,18 @@ pub(crate) fn run_sustained(
     obs.phase_done();
     let t = t?;
     doc.target = Some(engine::target::target_info(&t));
+    CHECKS.before(&mut doc, &[&job], &t, obs);
     let spec =
         SustainedSpec { bs: r.bs, qd: r.qd, range, recovery: r.recovery.clone(), direct: r.direct, seed: r.seed };
     if !opts.ctl.stop.load(Ordering::Relaxed) {
-        if let Some((e, interrupted)) = sustained(&mut doc, &spec, &t, opts, obs, true)? {
-            crate::session::finish_error(&mut doc, e, interrupted);
+        match sustained(&mut doc, &spec, &t, opts, obs, true)? {
+            Some((e, interrupted)) => crate::session::finish_error(&mut doc, e, interrupted),
+            None => CHECKS.results(&mut doc, &opts.ctl, opts.ceiling_check),
         }
     } else {
         crate::session::finish_error(&mut doc, None, true);
     }
-    crate::session::honesty_warnings(&mut doc, &[&job], Some(&t), range);
-    warnings::device_state_checks(&mut doc, Some(&t), true, range);
+    CHECKS.after(&mut doc, &[&job], Some(&t), range, true);
     Ok(doc)
 }
 

@@ -1,6 +1,6 @@
-//! The honesty checks that follow a measured job (`docs/METHOD.md`, "Honesty checks"): each
-//! runs the job's shape briefly on an engine that no device can beat and warns when the
-//! storage figure comes too close to it or goes past it.
+//! The checks that follow each measured job (`docs/METHOD.md`, "Honesty checks"): where its
+//! I/O ran (`async-punt`), and two that run the job's shape briefly on an engine no device can
+//! beat and warn when the storage figure comes too close to it or goes past it.
 //!
 //! * [`ceiling_check`]: the null engine gives diskmeter's own ceiling for the job; a figure
 //!   within 20 % of it (or a worker at full CPU) is `tool-bottleneck`.
@@ -25,15 +25,6 @@ pub(crate) const CHECK_RUNTIME: Duration = Duration::from_millis(500);
 /// Below this a storage figure cannot be above any machine's memory bandwidth (MB/s).
 const PLAUSIBLE_MB_S: f64 = 1000.0;
 
-/// The checks after a storage job: where its I/O ran, then the tool's ceiling and memory's.
-pub(crate) fn check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
-    if let Some(msg) = handoff_warning(r) {
-        doc.warn(codes::ASYNC_PUNT, msg);
-    }
-    ceiling_check(doc, r, ctl);
-    bandwidth_check(doc, r, ctl);
-}
-
 /// Below this share of a job's bytes moved by io_uring's kernel workers, the hand-off is the
 /// odd request (a direct write that allocated a block) and does not shape the figure.
 pub(crate) const HANDOFF_SHARE: f64 = 0.05;
@@ -41,7 +32,7 @@ pub(crate) const HANDOFF_SHARE: f64 = 0.05;
 /// `async-punt`: the job's I/O ran in io_uring's kernel worker threads, not in diskmeter's
 /// (`docs/METHOD.md`, "Hand-off to the kernel's workers"). `None` when it did not, or for a
 /// share below [`HANDOFF_SHARE`].
-pub(crate) fn handoff_warning(r: &JobResult) -> Option<String> {
+pub(super) fn handoff_warning(r: &JobResult) -> Option<String> {
     let h = r.handoff.as_ref()?;
     if h.policy == stats::HandoffPolicy::Threads {
         return Some(format!(
@@ -127,7 +118,7 @@ fn reference_run(b: BoundJob, stop: Arc<AtomicBool>, ctl: &RunControl) -> Option
 }
 
 /// Tool-bottleneck check: run the job briefly on the null engine and compare.
-pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
+pub(super) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl, more_workers: &str) {
     let s = &r.spec;
     if !s.engine.uses_target() || s.rate_iops.is_some() {
         return;
@@ -141,7 +132,7 @@ pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
             codes::TOOL_BOTTLENECK,
             format!(
                 "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be the limit; \
-                 add --threads or lower --qd per thread",
+                 {more_workers}",
                 r.name, r.cpu.max_worker_pct
             ),
         );
@@ -174,7 +165,7 @@ pub(crate) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
 /// After a storage job: run [`check_job`] on the mem engine and warn
 /// `exceeds-memory-bandwidth` where the job reported more MB/s than memory gave. Skipped for
 /// the null and mem engines and when the check run fails or is interrupted.
-pub(crate) fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
+pub(super) fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl) {
     if !r.spec.engine.uses_target() {
         return;
     }
