@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::session::{self, Observer};
-use engine::io::runner::Tick;
+use engine::measure::Tick;
 use files::output::OutputFile;
 use monitor::capture::{BlockDevice, Capture, Captured, OpClass};
 use monitor::MonitorError;

@@ -6,11 +6,11 @@
 use crate::checks::{Checks, Command};
 use crate::mark::{card, Profile};
 use crate::parse::{device_engine, rw, u32_count};
-use crate::session::{finish_error, gcd, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath};
+use crate::session::{
+    finish_error, gcd, new_doc, open_measurement_then, Observer, SessionOptions, TargetFlags, TargetPath,
+};
 use crate::{Error, Result};
-use engine::io::runner::run_group;
-use engine::target::probe;
-use engine::target::{open_target, target_info, Needs, OpenTarget};
+use engine::measure::{self, target_info, Measurement, Need, Needs, OpenTarget, TargetKind, TargetPlan};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, SpecError};
 use stats::compare_docs::build_row;
@@ -349,26 +349,24 @@ type Stopped = (Option<stats::ErrorInfo>, bool);
 const CHECKS: Checks = Checks::new(Command::Compare);
 
 /// Run the suite on every target with interleaved passes and compare.
-fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
+fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::Result<ResultDoc> {
     let mut doc = new_doc("compare");
     let steps = steps(cfg);
-    check_memory(&steps, opts)?;
     let labels: Vec<String> =
         (0..cfg.targets.len()).map(|i| cfg.labels.get(i).cloned().unwrap_or_else(|| default_label(i))).collect();
-    let (planned, plan) = plan(cfg, steps.len());
-    obs.planned(planned);
-    obs.notice(&plan);
     // Open (create and fill) every target first: bad input anywhere fails before any I/O.
-    let Some(open) = open_targets(cfg, &steps, opts, obs)? else {
+    let m = open_targets(cfg, &steps, opts, obs)?;
+    if m.stopped() {
         finish_error(&mut doc, None, true);
         return Ok(doc);
-    };
-    doc.target = open.first().and_then(|o| o.as_ref().map(|o| cfg.targets[0].info(o)));
+    }
+    let open = per_target(cfg, &m);
+    doc.target = open.first().and_then(|o| o.map(|o| cfg.targets[0].info(o)));
     let jobs: Vec<&JobSpec> = steps.iter().map(|(_, _, j)| j).collect();
     for o in open.iter().flatten() {
         CHECKS.before(&mut doc, &jobs, o, obs);
     }
-    let (passes, stopped) = run_passes(&mut doc, cfg, &steps, &open, &labels, opts, obs)?;
+    let (passes, stopped) = run_passes(&mut doc, cfg, &steps, &m, &labels, opts, obs)?;
     let mut rows = Vec::new();
     for (si, (test, dir, job)) in steps.iter().enumerate() {
         // Per target, one result per test (the mean over its passes), then the comparison rows.
@@ -396,7 +394,7 @@ fn compare_targets(cfg: &Targets, opts: &SessionOptions, obs: &mut dyn Observer)
     }
     let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
     for o in &open {
-        CHECKS.after(&mut doc, &jobs, o.as_ref(), cfg.size, writes);
+        CHECKS.after(&mut doc, &jobs, *o, cfg.size, writes);
     }
     if cfg.passes < 3 {
         doc.warn(
@@ -437,24 +435,25 @@ fn plan(cfg: &Targets, tests: usize) -> (Duration, String) {
     (total, line)
 }
 
-/// Memory and memlock for the largest step, checked before any target is touched.
-fn check_memory(steps: &[Step], opts: &SessionOptions) -> engine::error::Result<()> {
-    let biggest = steps.iter().map(|(_, _, j)| engine::io::runner::pinned_bytes([j])).max().unwrap_or(0);
-    engine::io::runner::check_memlock(biggest, opts.ctl.register_buffers)?;
-    let (need, _) = engine::io::memory::plan_footprint(steps.iter().map(|(_, _, j)| (std::slice::from_ref(j), false)));
-    engine::io::memory::check(&need, 1, &engine::io::memory::Knobs::CLI)
-}
-
-/// Every target opened (created and filled as the steps need; `None` each for the null
-/// engine), or `None` when a signal came while preparing them.
+/// Memory and memlock for the largest step (checked before any target is touched), then
+/// every target opened (created and filled as the steps need; none for the null engine). The
+/// measurement says when a signal came while preparing them.
 fn open_targets(
     cfg: &Targets,
     steps: &[Step],
     opts: &SessionOptions,
     obs: &mut dyn Observer,
-) -> engine::error::Result<Option<Vec<Option<OpenTarget>>>> {
+) -> engine::Result<Measurement> {
+    let jobs: Vec<JobSpec> = steps.iter().map(|(_, _, j)| j.clone()).collect();
+    let need = Need::each(&jobs);
+    // The plan is said once the memory checks have passed, before the targets are filled.
+    let (planned, plan) = plan(cfg, steps.len());
+    let mut announce = |obs: &mut dyn Observer| {
+        obs.planned(planned);
+        obs.notice(&plan);
+    };
     if cfg.engine == EngineKind::Null {
-        return Ok(Some(cfg.targets.iter().map(|_| None).collect()));
+        return open_measurement_then(&need, None, opts, obs, &mut announce);
     }
     let needs = Needs {
         reads: steps.iter().any(|(_, _, j)| j.rw.read_pct(j.mix) > 0),
@@ -464,25 +463,30 @@ fn open_targets(
         direct: cfg.direct,
         bs_gcd: steps.iter().map(|(_, _, j)| j.bs).fold(0, gcd),
     };
-    let mut open = Vec::new();
-    for t in cfg.targets.iter().map(|t| &t.path) {
-        let mut topts = opts.target.clone();
-        if probe::probe(t).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
-            topts.prefill = topts.destroy_data.as_deref() == Some(t.as_path());
-        }
-        obs.phase(&format!("preparing {}", t.display()), None);
-        let o = open_target(t, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
-        obs.phase_done();
-        open.push(Some(o?));
-        if opts.ctl.stop.load(Ordering::Relaxed) {
-            return Ok(None);
-        }
+    let plans = cfg
+        .targets
+        .iter()
+        .map(|t| {
+            let mut options = opts.target.clone();
+            if measure::probe(&t.path).is_some_and(|p| p.kind == TargetKind::Block) {
+                options.prefill = options.destroy_data.as_deref() == Some(t.path.as_path());
+            }
+            TargetPlan { path: t.path.clone(), needs, options }
+        })
+        .collect();
+    open_measurement_then(&need, Some(plans), opts, obs, &mut announce)
+}
+
+/// Each target's open target, in order; none for the null engine.
+fn per_target<'a>(cfg: &Targets, m: &'a Measurement) -> Vec<Option<&'a OpenTarget>> {
+    match m.targets() {
+        [] => cfg.targets.iter().map(|_| None).collect(),
+        ts => ts.iter().map(Some).collect(),
     }
-    Ok(Some(open))
 }
 
 /// Who is compared: label, path and device (with its model) of every target.
-fn subjects(targets: &[TargetPath], open: &[Option<OpenTarget>], labels: &[String]) -> Vec<Subject> {
+fn subjects(targets: &[TargetPath], open: &[Option<&OpenTarget>], labels: &[String]) -> Vec<Subject> {
     targets
         .iter()
         .zip(open)
@@ -491,7 +495,7 @@ fn subjects(targets: &[TargetPath], open: &[Option<OpenTarget>], labels: &[Strin
             label: l.clone(),
             source: p.path.display().to_string(),
             folder: p.folder.as_ref().map(|f| f.display().to_string()),
-            device: o.as_ref().and_then(|o| {
+            device: o.and_then(|o| {
                 let i = target_info(o);
                 match (i.device, i.model) {
                     (Some(d), Some(m)) => Some(format!("{d} ({m})")),
@@ -508,11 +512,12 @@ fn run_passes(
     doc: &mut ResultDoc,
     cfg: &Targets,
     steps: &[Step],
-    open: &[Option<OpenTarget>],
+    m: &Measurement,
     labels: &[String],
     opts: &SessionOptions,
     obs: &mut dyn Observer,
-) -> engine::error::Result<(Passes, Option<Stopped>)> {
+) -> engine::Result<(Passes, Option<Stopped>)> {
+    let open = per_target(cfg, m);
     let n = open.len();
     let mut passes: Passes = vec![vec![Vec::new(); n]; steps.len()];
     let runs_per_target = u32::from(cfg.warmup) + cfg.passes;
@@ -520,10 +525,8 @@ fn run_passes(
     let mut done_runs = 0usize;
     let t0 = Instant::now();
     for (si, (test, dir, job)) in steps.iter().enumerate() {
-        let bound: Vec<_> = open
-            .iter()
-            .map(|o| engine::io::runner::bind(&JobSpec { target: None, ..job.clone() }, o.as_ref()))
-            .collect::<engine::error::Result<_>>()?;
+        let bound: Vec<_> =
+            open.iter().map(|o| m.bind(&JobSpec { target: None, ..job.clone() }, *o)).collect::<engine::Result<_>>()?;
         for round in 0..runs_per_target {
             let warm = cfg.warmup && round == 0;
             let pass_no = if cfg.warmup { round } else { round + 1 };
@@ -537,7 +540,7 @@ fn run_passes(
                 obs.steps(done_runs, total_runs, t0.elapsed());
                 let what = if warm { "warm-up".to_string() } else { format!("pass {pass_no}/{}", cfg.passes) };
                 obs.phase(&format!("[{}] {test} {dir} {what}", labels[ti]), Some(job.runtime));
-                let out = run_group(std::slice::from_ref(&bound[ti]), false, &opts.ctl, &mut |t| obs.tick(t));
+                let out = m.run(std::slice::from_ref(&bound[ti]), false, &mut |t| obs.tick(t));
                 obs.phase_done();
                 let out = out?;
                 done_runs += 1;

@@ -1,6 +1,8 @@
 //! One error type for every command, and the exit code it means.
 
+use crate::spec_words;
 use engine::EngineError;
+use spec::validate::{FieldError, ValidationError};
 use spec::SpecError;
 
 /// Why a command failed. The exit code follows from the kind (README, "Exit codes").
@@ -47,9 +49,27 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// Bad input; a failed job check ([`SpecError::Invalid`]) in the command line's words.
 impl From<SpecError> for Error {
     fn from(e: SpecError) -> Self {
-        Self::Usage(e.to_string())
+        match e {
+            SpecError::Invalid(v) => v.into(),
+            e => Self::Usage(e.to_string()),
+        }
+    }
+}
+
+/// A job that fails `spec::validate::validate_job`: bad input, its field named by its flag.
+impl From<FieldError> for Error {
+    fn from(e: FieldError) -> Self {
+        Self::Usage(spec_words::field_error(&e))
+    }
+}
+
+/// A plan that fails `spec::validate::validate_plan`: bad input, in the command line's words.
+impl From<ValidationError> for Error {
+    fn from(e: ValidationError) -> Self {
+        Self::Usage(spec_words::validation_error(&e))
     }
 }
 

@@ -4,7 +4,7 @@
 //! averaged over `log_avg_msec`, or every I/O).
 
 use crate::{Error, Result};
-use engine::io::runner::{report_slots, ThreadLog, Window};
+use engine::measure::{report_slots, ThreadLog, Window};
 use spec::{JobSpec, RunPlan, SsMetric, SteadySpec};
 use stats::{ErrorInfo, JobResult, SteadyStateCheck};
 use std::collections::{BTreeMap, VecDeque};

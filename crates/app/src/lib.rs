@@ -25,6 +25,7 @@ pub mod run;
 pub mod serve;
 pub mod session;
 pub mod sla;
+mod spec_words;
 pub mod steady;
 pub mod surface;
 #[cfg(test)]

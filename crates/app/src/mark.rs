@@ -5,12 +5,10 @@
 use crate::checks::{Checks, Command};
 use crate::parse::device_engine;
 use crate::session::{
-    finish_error, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
+    finish_error, new_doc, open_measurement, Observer, SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::Result;
-use engine::io::runner::{bind, run_group, BoundJob};
-use engine::target::probe;
-use engine::target::{open_target, Needs, OpenTarget};
+use engine::measure::{self, BoundJob, Measurement, Need, Needs, OpenTarget, TargetKind, TargetPlan};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, RwMode, SpecError};
 use stats::{Aggregate, ErrorInfo, JobResult, PassResult, ResultDoc};
@@ -268,9 +266,9 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
 /// The test area: the size asked for, or a smaller block device whole (in whole MiB).
 fn area_size(cfg: &Config) -> u64 {
     if !cfg.size_explicit && cfg.engine != EngineKind::Null {
-        if let Ok(p) = probe::probe(&cfg.target) {
+        if let Some(p) = measure::probe(&cfg.target) {
             // --sustained looks for a write cache: a block device is tested whole.
-            if p.kind == probe::TargetKind::Block && (p.size_bytes < cfg.size || cfg.sustained.is_some()) {
+            if p.kind == TargetKind::Block && (p.size_bytes < cfg.size || cfg.sustained.is_some()) {
                 return p.size_bytes / (1 << 20) * (1 << 20);
             }
         }
@@ -280,10 +278,9 @@ fn area_size(cfg: &Config) -> u64 {
 
 /// Registered and total memory of the biggest test, checked before the target is touched.
 /// Tests run one at a time; the mixed variant (--mix) keeps two buffers per slot.
-fn check_memory(cfg: &Config, card: &[CardTest], opts: &SessionOptions) -> engine::error::Result<()> {
+fn need(cfg: &Config, card: &[CardTest]) -> Need {
     let biggest = card.iter().map(|t| t.read.bs * t.read.qd as u64 * t.read.threads as u64).max().unwrap_or(0);
     let pinned = if cfg.engine == EngineKind::IoUring { biggest * if cfg.mix { 2 } else { 1 } } else { 0 };
-    engine::io::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
     let shapes: Vec<JobSpec> = card
         .iter()
         .map(|t| JobSpec {
@@ -297,34 +294,25 @@ fn check_memory(cfg: &Config, card: &[CardTest], opts: &SessionOptions) -> engin
             ..JobSpec::default()
         })
         .collect();
-    let (need, _) = engine::io::memory::plan_footprint(shapes.iter().map(|t| (std::slice::from_ref(t), false)));
-    engine::io::memory::check(&need, 1, &engine::io::memory::Knobs::CLI)
+    Need::each(&shapes).pinning(pinned)
 }
 
-/// Opens (creates, fills) the target; none for the null engine.
-fn open(
-    cfg: &Config,
-    size: u64,
-    opts: &SessionOptions,
-    obs: &mut dyn Observer,
-) -> engine::error::Result<Option<OpenTarget>> {
+/// How the target is opened (created, filled); none for the null engine.
+fn target_plan(cfg: &Config, size: u64, opts: &SessionOptions) -> Option<TargetPlan> {
     if cfg.engine == EngineKind::Null {
-        return Ok(None);
+        return None;
     }
     let needs =
         Needs { reads: true, writes: true, region_start: 0, region_end: size, direct: cfg.direct, bs_gcd: 4096 };
     let mut topts = opts.target.clone();
-    obs.phase(&format!("preparing {}", cfg.target.display()), None);
     // A block device must be written before it is read: prefill when allowed.
-    if probe::probe(&cfg.target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
+    if measure::probe(&cfg.target).is_some_and(|p| p.kind == TargetKind::Block) {
         topts.prefill = topts.destroy_data.is_some() && cfg.sustained.is_none();
     }
     // --sustained writes the whole area first: that is the fill.
     topts.no_fill = cfg.sustained.is_some();
     let needs = Needs { reads: cfg.sustained.is_none(), ..needs };
-    let t = open_target(&cfg.target, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
-    obs.phase_done();
-    Ok(Some(t?))
+    Some(TargetPlan { path: cfg.target.clone(), needs, options: topts })
 }
 
 /// One step of the run: a label, and the jobs of its read and write halves (the same mixed
@@ -353,7 +341,7 @@ fn steps(cfg: &Config, card: Vec<CardTest>) -> Vec<Step> {
 const CHECKS: Checks = Checks::new(Command::Mark);
 
 /// Run the CrystalDiskMark card on one target.
-fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
+fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::Result<ResultDoc> {
     let mut doc = new_doc("mark");
     let size = area_size(cfg);
     let template = JobSpec {
@@ -366,18 +354,19 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
         ..JobSpec::default()
     };
     let card = card(cfg.profile, &template);
-    check_memory(cfg, &card, opts)?;
-    let t = open(cfg, size, opts, obs)?;
-    doc.target = Some(match &t {
+    let need = need(cfg, &card);
+    let m = open_measurement(&need, target_plan(cfg, size, opts).map(|p| vec![p]), opts, obs)?;
+    let t = m.targets().first();
+    doc.target = Some(match t {
         Some(t) => TargetPath { path: cfg.target.clone(), folder: cfg.folder.clone() }.info(t),
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, size),
     });
-    if let Some(t) = &t {
+    if let Some(t) = t {
         CHECKS.before(&mut doc, &card.iter().map(|c| &c.read).collect::<Vec<_>>(), t, obs);
     }
     let steps = steps(cfg, card);
     let mut stopped = None;
-    if let (Some(recovery), Some(t)) = (&cfg.sustained, &t) {
+    if let (Some(recovery), Some(t)) = (&cfg.sustained, t) {
         let spec = crate::steady::sustained::SustainedSpec {
             bs: crate::steady::sustained::SUSTAINED_BS,
             qd: crate::steady::sustained::SUSTAINED_QD,
@@ -386,12 +375,12 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
             direct: cfg.direct,
             seed: cfg.seed,
         };
-        stopped = crate::steady::sustained::sustained(&mut doc, &spec, t, opts, obs, false)?;
+        stopped = crate::steady::sustained::sustained(&mut doc, &spec, t, &m, obs, false)?;
     }
     if let Some((e, i)) = stopped {
         finish_error(&mut doc, e, i);
     } else {
-        let mut runner = Runner { cfg, opts, target: t.as_ref(), first: cfg.sustained.is_none() };
+        let mut runner = Runner { cfg, opts, m: &m, target: t, first: cfg.sustained.is_none() };
         for (si, step) in steps.iter().enumerate() {
             if let Some((e, i)) = runner.step(&mut doc, obs, (si + 1, steps.len()), step)? {
                 finish_error(&mut doc, e, i);
@@ -400,8 +389,8 @@ fn mark(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
         }
     }
     let jobs: Vec<&JobSpec> = steps.iter().map(|(_, r, _)| r).collect();
-    CHECKS.after(&mut doc, &jobs, t.as_ref(), size, true);
-    drop(t);
+    CHECKS.after(&mut doc, &jobs, t, size, true);
+    drop(m);
     Ok(doc)
 }
 
@@ -412,6 +401,7 @@ type Stopped = (Option<ErrorInfo>, bool);
 struct Runner<'a> {
     cfg: &'a Config,
     opts: &'a SessionOptions,
+    m: &'a Measurement,
     target: Option<&'a OpenTarget>,
     /// No pause before the first run.
     first: bool,
@@ -440,7 +430,7 @@ impl Runner<'_> {
         obs: &mut dyn Observer,
         (n, total): (usize, usize),
         (label, rjob, wjob): &Step,
-    ) -> engine::error::Result<Option<Stopped>> {
+    ) -> engine::Result<Option<Stopped>> {
         let cfg = self.cfg;
         let mixed = rjob.rw == RwMode::RandRw || rjob.rw == RwMode::ReadWrite;
         let dirs: Vec<(&str, &JobSpec)> =
@@ -451,7 +441,7 @@ impl Runner<'_> {
         result.name = label.clone();
         for (dname, job) in dirs {
             self.pause(obs);
-            let b = bind(job, self.target)?;
+            let b = self.m.bind(job, self.target)?;
             // After a warm-up, every measured pass opens its window on a busy device.
             let measured = if cfg.warmup {
                 let mut m = b.clone();
@@ -471,7 +461,7 @@ impl Runner<'_> {
                 let what = if warm { "warm-up".to_string() } else { format!("pass {pass_no}/{}", cfg.passes) };
                 let job: &BoundJob = if warm { &b } else { &measured };
                 obs.phase(&format!("[{n}/{total}] {label} {dname} {what}"), Some(job.spec.ramp + cfg.time));
-                let out = run_group(std::slice::from_ref(job), false, &self.opts.ctl, &mut |tk| obs.tick(tk));
+                let out = self.m.run(std::slice::from_ref(job), false, &mut |tk| obs.tick(tk));
                 obs.phase_done();
                 let out = out?;
                 let Some(mut r) = out.results.into_iter().next() else { continue };

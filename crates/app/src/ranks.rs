@@ -13,11 +13,7 @@ pub struct RankNames {
 
 impl Default for RankNames {
     fn default() -> Self {
-        Self {
-            rank: 0,
-            size: 1,
-            host: engine::target::probe::host_facts().hostname.unwrap_or_else(|| "localhost".into()),
-        }
+        Self { rank: 0, size: 1, host: engine::measure::host_facts().hostname.unwrap_or_else(|| "localhost".into()) }
     }
 }
 

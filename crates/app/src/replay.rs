@@ -4,17 +4,20 @@
 //!
 //! Flow: [`Config::new`] checks every option; [`run`] reads the trace once without keeping
 //! it ([`scan`]: validation, span, largest request, devices — a bad trace is exit 2 before
-//! any target is touched), opens each target through the one `open_target` (safety guard,
-//! `--overwrite`, a created test file filled before it is read), then streams the trace again
-//! for each pass through [`Mapper`] into `engine::io::replay`.
+//! any target is touched), opens its targets through the engine's one entry
+//! (`engine::measure::Measurement`: the memory it pins, the safety guard, `--overwrite`, a
+//! created test file filled before it is read), then streams the trace again for each pass
+//! through [`Mapper`] into the engine's replay loop (`engine::measure::replay`).
 
 use crate::checks::{Checks, Command};
 use crate::parse::{engine, u32_count};
-use crate::session::{finish_error, new_doc, target_event, Observer, TargetFlags};
+use crate::session::{finish_error, new_doc, open_measurement, Observer, TargetFlags};
 use crate::trace_options::TraceOptions;
 use crate::{Error, Result};
-use engine::io::replay::{Lane, ReplayConfig, ReplayItem, ReplayOp, ReplayOutcome, ReplaySource, Timing, CHUNK};
-use engine::target::{direct_block, mem_align, open_target, target_info, Needs, OpenTarget};
+use engine::measure::{
+    self, direct_block, mem_align, target_info, Lane, Need, Needs, OpenTarget, ReplayConfig, ReplayItem, ReplayOp,
+    ReplayOutcome, ReplaySource, TargetKind, TargetPlan, Timing, CHUNK,
+};
 use spec::units;
 use spec::{EngineKind, JobSpec, RwMode};
 use stats::codes;
@@ -458,19 +461,35 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     let null = cfg.engine == EngineKind::Null;
     let direct = !cfg.flags.buffered;
 
-    // Open every target (validated before any I/O; a bad one writes nothing).
-    let mut opened: Vec<Option<OpenTarget>> = Vec::new();
-    let mut maps = Vec::new();
-    let mut align = 4096usize;
+    // The outstanding requests' buffers: at most MAX_POOL.
+    let max_len = s.max_len.clamp(512, MAX_REQUEST);
+    let slot_len = max_len.div_ceil(4096) * 4096;
+    let mut qd = cfg.qd.unwrap_or(if cfg.timing == Timing::Afap { DEFAULT_QD_AFAP } else { DEFAULT_QD_OPEN });
+    let mut doc = new_doc("replay");
+    let fit = (MAX_POOL / (2 * slot_len)).max(1) as u32;
+    if qd > fit {
+        doc.warn(
+            codes::REPLAY_ADJUSTED,
+            format!(
+                "at most {fit} requests can be outstanding with requests of {} bytes (buffers are capped at 1 GiB); \
+                 --qd {qd} lowered to {fit}",
+                slot_len
+            ),
+        );
+        qd = fit;
+    }
+    let pinned = if cfg.engine == EngineKind::IoUring { 2 * slot_len * u64::from(qd) } else { 0 };
+
+    // What each target must hold, checked before any is opened (a bad one writes nothing).
+    let mut plans = Vec::new();
+    let mut region_ends = Vec::new();
     for (i, (path, _)) in cfg.targets.iter().enumerate() {
         let l = s.lanes[i];
         let span = l.end.saturating_sub(l.start).max(512);
         if null {
-            maps.push(LaneMap { base: l.start, span, size: span.div_ceil(4096) * 4096, unit: 512 });
-            opened.push(None);
             continue;
         }
-        let existing = engine::target::probe::probe(path).ok().filter(|p| p.exists);
+        let existing = measure::probe(path).filter(|p| p.exists);
         let region_end = match (&existing, cfg.size) {
             (Some(p), Some(sz)) => sz.min(p.size_bytes),
             (Some(p), None) => p.size_bytes,
@@ -487,11 +506,27 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         };
         let needs =
             Needs { reads: s.reads, writes: s.writes || s.discards, region_start: 0, region_end, direct, bs_gcd: 0 };
-        obs.phase(&format!("preparing {}", path.display()), None);
-        let t = open_target(path, needs, &opts.target, &stop, &mut |e| target_event(obs, e));
-        obs.phase_done();
-        let t = t?;
-        let size = region_end.min(t.probe.size_bytes);
+        plans.push(TargetPlan { path: path.clone(), needs, options: opts.target.clone() });
+        region_ends.push(region_end);
+    }
+    let need = Need::pinned_only(pinned);
+    let m = open_measurement(&need, (!null).then_some(plans), &opts, obs)?;
+    if m.stopped() || stop.load(Ordering::Relaxed) {
+        finish_error(&mut doc, None, true);
+        return Ok(doc);
+    }
+    let mut opened: Vec<Option<&OpenTarget>> = Vec::new();
+    let mut maps = Vec::new();
+    let mut align = 4096usize;
+    for (i, (path, _)) in cfg.targets.iter().enumerate() {
+        let l = s.lanes[i];
+        let span = l.end.saturating_sub(l.start).max(512);
+        let Some(t) = m.targets().get(i) else {
+            maps.push(LaneMap { base: l.start, span, size: span.div_ceil(4096) * 4096, unit: 512 });
+            opened.push(None);
+            continue;
+        };
+        let size = region_ends[i].min(t.probe.size_bytes);
         let unit = if t.direct { direct_block(&t.probe).max(512) } else { 512 };
         if size < unit || size < s.max_len.min(MAX_REQUEST).div_ceil(unit) * unit {
             return Err(Error::usage(format!(
@@ -516,31 +551,6 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
             )));
         }
     }
-    if stop.load(Ordering::Relaxed) {
-        let mut doc = new_doc("replay");
-        finish_error(&mut doc, None, true);
-        return Ok(doc);
-    }
-
-    let max_len = s.max_len.clamp(512, MAX_REQUEST);
-    let slot_len = max_len.div_ceil(4096) * 4096;
-    let mut qd = cfg.qd.unwrap_or(if cfg.timing == Timing::Afap { DEFAULT_QD_AFAP } else { DEFAULT_QD_OPEN });
-    let mut doc = new_doc("replay");
-    let fit = (MAX_POOL / (2 * slot_len)).max(1) as u32;
-    if qd > fit {
-        doc.warn(
-            codes::REPLAY_ADJUSTED,
-            format!(
-                "at most {fit} requests can be outstanding with requests of {} bytes (buffers are capped at 1 GiB); \
-                 --qd {qd} lowered to {fit}",
-                slot_len
-            ),
-        );
-        qd = fit;
-    }
-    if cfg.engine == EngineKind::IoUring && opts.ctl.register_buffers {
-        engine::io::runner::check_memlock(2 * slot_len * u64::from(qd), true)?;
-    }
     let lanes: Vec<Lane> = opened
         .iter()
         .map(|t| match t {
@@ -550,7 +560,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
                     direct: t.direct,
                     ..Default::default()
                 }),
-                block: t.probe.kind == engine::target::probe::TargetKind::Block,
+                block: t.probe.kind == TargetKind::Block,
             },
             None => Lane { fd: platform::target::NO_RAW, flags: 0, block: false },
         })
@@ -560,7 +570,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     } else {
         doc.target = Some(stats::TargetInfo::new("null", stats::TargetKind::Null, maps[0].size));
     }
-    let watch = opened.iter().flatten().next().map(|t| engine::target::devview::watch_for(&t.probe));
+    let watch = opened.iter().flatten().next().map(|t| measure::watch_for(&t.probe));
     let planned = if cfg.timing == Timing::Original {
         Duration::from_nanos((s.duration_ns as f64 / cfg.speed) as u64)
     } else {
@@ -669,7 +679,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         obs.phase(&label, (!planned.is_zero()).then_some(planned));
         let before = snapshot(&watch);
         let t0 = std::time::Instant::now();
-        let out = engine::io::replay::replay(&lanes, &mut mapper, &rcfg, &opts.ctl, &mut |t| obs.tick(t));
+        let out = measure::replay(&lanes, &mut mapper, &rcfg, m.control(), &mut |t| obs.tick(t));
         let wall = t0.elapsed().as_secs_f64();
         let after = snapshot(&watch);
         obs.phase_done();
@@ -694,9 +704,8 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
     fidelity_warnings(&mut doc, &result);
     let area = result.targets.iter().map(|t| t.used_bytes).max().unwrap_or(0);
     let writes = s.writes || s.discards;
-    for (i, t) in opened.iter().enumerate() {
+    for (i, &t) in opened.iter().enumerate() {
         // Each target's checks; the device's counters, once (they name the first result).
-        let t = t.as_ref();
         if i == 0 || t.is_some() {
             CHECKS.after(&mut doc, &[&shape], t, area, writes);
         }
@@ -707,26 +716,18 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
 
 type Edge = Option<std::collections::BTreeMap<String, stats::DiskCounters>>;
 
-fn snapshot(w: &Option<engine::target::devview::Watch>) -> Edge {
+fn snapshot(w: &Option<measure::Watch>) -> Edge {
     match w {
-        Some(engine::target::devview::Watch::Device { name, .. }) => {
-            Some(engine::target::devview::snapshot(std::slice::from_ref(name)))
-        }
+        Some(measure::Watch::Device { name, .. }) => Some(measure::device_counters(std::slice::from_ref(name))),
         _ => None,
     }
 }
 
-fn device_view(
-    w: &Option<engine::target::devview::Watch>,
-    a: Edge,
-    b: Edge,
-    secs: f64,
-    job: &JobResult,
-) -> Option<stats::DeviceView> {
+fn device_view(w: &Option<measure::Watch>, a: Edge, b: Edge, secs: f64, job: &JobResult) -> Option<stats::DeviceView> {
     match w {
         None => None,
-        Some(engine::target::devview::Watch::None(why)) => Some(stats::DeviceView::unavailable(why.clone())),
-        Some(engine::target::devview::Watch::Device { name, backing }) => {
+        Some(measure::Watch::None(why)) => Some(stats::DeviceView::unavailable(why.clone())),
+        Some(measure::Watch::Device { name, backing }) => {
             let (a, b) = (a?.get(name).copied()?, b?.get(name).copied()?);
             let r = job.read.as_ref().map_or((0, 0), |d| (d.ops, d.bytes));
             let w = job.write.as_ref().map_or((0, 0), |d| (d.ops, d.bytes));

@@ -4,12 +4,10 @@
 use crate::checks::{Checks, Command};
 use crate::parse::{engine, rw, u32_count};
 use crate::session::{
-    finish_error, gcd, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
+    finish_error, gcd, new_doc, open_measurement, Observer, SessionOptions, TargetFlags, TargetPath, DEFAULT_TARGET,
 };
 use crate::{Error, Result};
-use engine::io::runner::{bind, run_group};
-use engine::target::probe;
-use engine::target::{open_target, target_info, Needs, OpenTarget};
+use engine::measure::{self, target_info, GroupOutcome, Need, Needs, OpenTarget, TargetPlan, Tick};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobGroup, JobSpec, RunPlan, SpecError};
 use stats::{codes, ResultDoc};
@@ -489,7 +487,7 @@ fn run_plan(
     opts: &SessionOptions,
     obs: &mut dyn Observer,
     mut logs: Option<&mut crate::fioflow::LogFiles>,
-) -> engine::error::Result<ResultDoc> {
+) -> engine::Result<ResultDoc> {
     let mut doc = new_doc("run");
     for n in &plan.notes {
         doc.warn(&n.code, n.message.clone());
@@ -497,11 +495,7 @@ fn run_plan(
     let jobs: Vec<&JobSpec> = plan.groups.iter().flat_map(|g| g.jobs.iter()).collect();
     let all_null = jobs.iter().all(|j| !j.engine.uses_target());
     // Checked before any target is created or filled: bad input writes nothing.
-    let (need, njobs) =
-        engine::io::memory::plan_footprint(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
-    engine::io::memory::check(&need, njobs, &engine::io::memory::Knobs::CLI)?;
-    let pinned = plan.groups.iter().map(|g| engine::io::runner::pinned_bytes(g.jobs.iter())).max().unwrap_or(0);
-    engine::io::runner::check_memlock(pinned, opts.ctl.register_buffers)?;
+    let need = Need::groups(plan.groups.iter().map(|g| (&g.jobs[..], g.group_reporting)));
     crate::verify::precheck(&jobs, default_target)?;
 
     // Open every distinct target once (validating everything before any I/O starts).
@@ -518,20 +512,23 @@ fn run_plan(
             }
         }
     }
-    engine::target::open::raise_open_files_limit(paths.len());
-    let mut targets: BTreeMap<PathBuf, OpenTarget> = BTreeMap::new();
-    for (p, js) in &paths {
-        let existing = probe::probe(p).ok().filter(|pr| pr.exists).map(|pr| pr.size_bytes);
-        let needs = needs_for(js, existing, opts.default_size);
-        obs.phase(&format!("preparing {}", p.display()), None);
-        let t = open_target(p, needs, &opts.target, &opts.ctl.stop, &mut |e| target_event(obs, e));
-        obs.phase_done();
-        targets.insert(p.clone(), t?);
-    }
-    if opts.ctl.stop.load(Ordering::Relaxed) {
+    let plans = paths
+        .iter()
+        .map(|(p, js)| {
+            let existing = measure::probe(p).filter(|pr| pr.exists).map(|pr| pr.size_bytes);
+            TargetPlan {
+                path: p.clone(),
+                needs: needs_for(js, existing, opts.default_size),
+                options: opts.target.clone(),
+            }
+        })
+        .collect();
+    let m = open_measurement(&need, Some(plans), opts, obs)?;
+    if m.stopped() || opts.ctl.stop.load(Ordering::Relaxed) {
         finish_error(&mut doc, None, true);
         return Ok(doc);
     }
+    let targets: BTreeMap<PathBuf, &OpenTarget> = paths.keys().cloned().zip(m.targets()).collect();
     for (p, t) in &targets {
         if let Some(js) = paths.get(p) {
             CHECKS.before(&mut doc, js, t, obs);
@@ -554,8 +551,8 @@ fn run_plan(
         let mut fds = Vec::new();
         for j in &g.jobs {
             let path = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
-            let t = if !j.engine.uses_target() { None } else { targets.get(&path) };
-            let mut b = bind(j, t)?;
+            let t = if !j.engine.uses_target() { None } else { targets.get(&path).copied() };
+            let mut b = m.bind(j, t)?;
             if let (Some(f), true) = (&j.files, j.engine.uses_target()) {
                 b.files = job_files(f, &targets, b.region_offset + b.region_len)?;
             }
@@ -576,10 +573,10 @@ fn run_plan(
         // fio's steadystate ends the group once every job that asks for it has attained it.
         let mut watch = crate::fioflow::SteadyWatch::new(&g.jobs, g.group_reporting);
         let mut out = if bound.is_empty() {
-            engine::io::runner::GroupOutcome { results: Vec::new(), error: None, interrupted: false, logs: Vec::new() }
+            GroupOutcome { results: Vec::new(), error: None, interrupted: false, logs: Vec::new() }
         } else {
             let group_verified = &mut verified[first_verified..];
-            let mut tick = |t: &engine::io::runner::Tick| {
+            let mut tick = |t: &Tick| {
                 // Each second: the state file follows the acknowledged writes (a power cut loses
                 // at most the last second's record, and a later check counts those as newer).
                 for v in group_verified.iter_mut() {
@@ -588,11 +585,9 @@ fn run_plan(
                 obs.tick(t)
             };
             let out = if watch.active() {
-                engine::io::runner::run_group_windows(&bound, g.group_reporting, &opts.ctl, &mut tick, &mut |w| {
-                    watch.window(w)
-                })
+                m.run_windows(&bound, g.group_reporting, &mut tick, &mut |w| watch.window(w))
             } else {
-                run_group(&bound, g.group_reporting, &opts.ctl, &mut tick)
+                m.run(&bound, g.group_reporting, &mut tick)
             };
             out?
         };
@@ -605,7 +600,7 @@ fn run_plan(
                     format!(
                         "a per-I/O fio log stopped after {} I/Os of one worker (log_avg_msec=0 logs every I/O); \
                          the figures count them all; use log_avg_msec=N for averaged lines",
-                        engine::io::worker::IO_LOG_MAX
+                        measure::IO_LOG_MAX
                     ),
                 );
             }
@@ -659,7 +654,7 @@ fn run_plan(
     if all_null {
         doc.target = Some(stats::TargetInfo::new(no_target_name(&jobs), stats::TargetKind::Null, region));
     }
-    let first = targets.values().next();
+    let first = targets.values().next().copied();
     // Memory is what the mem engine measures: the device checks do not apply to it.
     let jobs: Vec<&JobSpec> = jobs.into_iter().filter(|j| j.engine != EngineKind::Mem).collect();
     let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
@@ -670,17 +665,16 @@ fn run_plan(
 /// The descriptors of a job's files, each checked to hold the job's region (`end` bytes).
 fn job_files(
     f: &spec::FileSet,
-    targets: &BTreeMap<PathBuf, OpenTarget>,
+    targets: &BTreeMap<PathBuf, &OpenTarget>,
     end: u64,
-) -> engine::error::Result<Vec<platform::target::Raw>> {
+) -> engine::Result<Vec<platform::target::Raw>> {
     f.paths
         .iter()
         .map(|p| {
-            let t = targets
-                .get(p)
-                .ok_or_else(|| engine::error::EngineError::Invalid(format!("{} is not open", p.display())))?;
+            let t =
+                targets.get(p).ok_or_else(|| engine::EngineError::Invalid(format!("{} is not open", p.display())))?;
             if t.probe.size_bytes < end {
-                return Err(engine::error::EngineError::Invalid(format!(
+                return Err(engine::EngineError::Invalid(format!(
                     "{} holds {} bytes, fewer than the job's region ({end} bytes) that each of its files must hold; \
                      lower size or filesize",
                     p.display(),

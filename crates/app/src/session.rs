@@ -2,9 +2,9 @@
 //! shows progress, the target and safety flags, the skeleton of the result document, and the
 //! honesty checks (`docs/METHOD.md`, "Honesty checks") that every result carries.
 
-use engine::io::runner::{RunControl, Tick};
-use engine::target::probe;
-use engine::target::{OpenTarget, TargetOptions, WhenBusy};
+use engine::measure::{
+    Measurement, Need, OpenTarget, Progress, RunControl, TargetEvent, TargetOptions, TargetPlan, Tick, WhenBusy,
+};
 use stats::{codes, ErrorInfo, HostInfo, ResultDoc};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -50,7 +50,7 @@ impl TargetPath {
 
     /// The result's facts about `t`, this target opened.
     pub(crate) fn info(&self, t: &OpenTarget) -> stats::TargetInfo {
-        let mut i = engine::target::target_info(t);
+        let mut i = engine::measure::target_info(t);
         self.stamp(&mut i);
         i
     }
@@ -92,11 +92,43 @@ pub trait Observer {
 }
 
 /// Passes a target's events on to an observer.
-pub(crate) fn target_event(obs: &mut dyn Observer, e: engine::target::TargetEvent<'_>) {
+pub(crate) fn target_event(obs: &mut dyn Observer, e: TargetEvent<'_>) {
     match e {
-        engine::target::TargetEvent::Fill { done, total } => obs.fill(done, total),
-        engine::target::TargetEvent::Waiting(m) => obs.notice(m),
+        TargetEvent::Fill { done, total } => obs.fill(done, total),
+        TargetEvent::Waiting(m) => obs.notice(m),
     }
+}
+
+/// Opens a measurement (its memory checks, then its targets in order; none when `targets` is
+/// `None`: the null and mem engines) with `obs` showing each target's preparation. `checked`
+/// speaks once the memory checks have passed, before the first target is touched.
+pub(crate) fn open_measurement_then(
+    need: &Need,
+    targets: Option<Vec<TargetPlan>>,
+    opts: &SessionOptions,
+    obs: &mut dyn Observer,
+    checked: &mut dyn FnMut(&mut dyn Observer),
+) -> engine::Result<Measurement> {
+    let mut progress = |p: Progress<'_>| match p {
+        Progress::Checked => checked(obs),
+        Progress::Preparing(path) => obs.phase(&format!("preparing {}", path.display()), None),
+        Progress::Target(e) => target_event(obs, e),
+        Progress::Prepared => obs.phase_done(),
+    };
+    match targets {
+        Some(t) => Measurement::open(need, t, opts.ctl.clone(), &mut progress),
+        None => Measurement::without_target(need, opts.ctl.clone(), &mut progress),
+    }
+}
+
+/// [`open_measurement_then`] with nothing said between the checks and the targets.
+pub(crate) fn open_measurement(
+    need: &Need,
+    targets: Option<Vec<TargetPlan>>,
+    opts: &SessionOptions,
+    obs: &mut dyn Observer,
+) -> engine::Result<Measurement> {
+    open_measurement_then(need, targets, opts, obs, &mut |_| {})
 }
 
 /// An observer that shows nothing.
@@ -123,8 +155,8 @@ pub const DEFAULT_ENGINE: &str = "io_uring";
 #[cfg(windows)]
 pub const DEFAULT_ENGINE: &str = "iocp";
 
-/// `--poll-us` by default: [`engine::io::runner::DEFAULT_POLL_NS`] in microseconds.
-pub const DEFAULT_POLL_US: u64 = engine::io::runner::DEFAULT_POLL_NS / 1000;
+/// `--poll-us` by default: [`engine::measure::DEFAULT_POLL_NS`] in microseconds.
+pub const DEFAULT_POLL_US: u64 = engine::measure::DEFAULT_POLL_NS / 1000;
 /// The longest `--poll-us`: one second.
 pub const MAX_POLL_US: u64 = 1_000_000;
 /// The deepest queue per worker any command takes ([`spec::validate::MAX_QD`]).
@@ -193,17 +225,13 @@ impl TargetFlags {
                 stop,
                 register_buffers: !self.no_register_buffers,
                 // Test-only (feature `fault-injection`): DISKMETER_NULL_FAULT=eio@N; `None` in a release build.
-                null_fault: engine::target::fault::null_fault_from_env(),
+                null_fault: engine::measure::null_fault_from_env(),
                 // Test-only as well: the write faults of DISKMETER_FAULTS (drop, misdirect, torn, …).
-                write_faults: engine::target::fault::write_faults_from_env(),
+                write_faults: engine::measure::write_faults_from_env(),
                 pin_workers: !self.no_pin,
                 poll_ns: self.poll_us.unwrap_or(DEFAULT_POLL_US).saturating_mul(1000),
                 // The default polls shallow queues only; a budget the user gave holds at any depth.
-                poll_max_depth: if self.poll_us.is_some() {
-                    u32::MAX
-                } else {
-                    engine::io::runner::DEFAULT_POLL_MAX_DEPTH
-                },
+                poll_max_depth: if self.poll_us.is_some() { u32::MAX } else { engine::measure::DEFAULT_POLL_MAX_DEPTH },
                 keep_histograms: self.histograms,
                 handoff: self.handoff.unwrap_or(DEFAULT_HANDOFF),
             },
@@ -214,7 +242,7 @@ impl TargetFlags {
 }
 
 pub fn host_info() -> HostInfo {
-    let h = probe::host_facts();
+    let h = engine::measure::host_facts();
     HostInfo {
         kernel: h.kernel,
         cpus: h.cpus,
@@ -323,7 +351,7 @@ impl Observer for StartAt<'_> {
     }
     fn tick(&mut self, t: &Tick) {
         self.inner.tick(t);
-        if t.kind == engine::io::runner::TickKind::Release {
+        if t.kind == engine::measure::TickKind::Release {
             if let Some(at) = self.at.take() {
                 let release = at.checked_sub(t.ramp).unwrap_or(at);
                 self.inner.notice(&format!("waiting for --start-at {}", humantime::format_rfc3339_millis(at)));

@@ -3,10 +3,8 @@
 //! while it runs, the table is saved each second when a state file is named; after it, every
 //! written chunk is read back and checked; the findings become the result's `verify` section.
 
-use engine::error::{EngineError, Result};
-use engine::io::runner::BoundJob;
-use engine::io::verifier::VerifyJob;
-use engine::verify::{state, CheckKind};
+use engine::measure::{verify_state as state, BoundJob, CheckKind, VerifyJob};
+use engine::{EngineError, Result};
 use spec::{JobSpec, VerifySpec};
 use stats::verify::VerifyResult;
 use std::path::{Path, PathBuf};
@@ -23,7 +21,7 @@ pub struct Verified {
     /// The target, for the state file's identity check.
     target: String,
     target_size: u64,
-    read_back: Option<engine::io::verifier::ReadBack>,
+    read_back: Option<engine::measure::ReadBack>,
     saved_at: Option<Instant>,
 }
 

@@ -5,7 +5,7 @@
 use app::health::WaitObserver;
 use app::session::Observer;
 use app::top::TopObserver;
-use engine::io::runner::Tick;
+use engine::measure::Tick;
 use engine::scan::SurfaceObserver;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;

@@ -7,6 +7,7 @@
 //! Whole commands live in the `app` crate.
 pub mod error;
 pub mod io;
+pub mod measure;
 pub mod scan;
 pub mod target;
 pub mod verify;

@@ -7,10 +7,10 @@
 //! * [`bandwidth_check`]: the mem engine gives this machine's memory bandwidth for the job;
 //!   a figure above it is `exceeds-memory-bandwidth`.
 //!
-//! The engine only measures (`engine::io::runner`, the null and mem engines); which job is run,
+//! The engine only measures (`engine::measure::run_alone`, the null and mem engines); which job is run,
 //! when the check is worth its time and what the warning says are decided here.
 
-use engine::io::runner::{bind, run_group, BoundJob, GroupOutcome, RunControl};
+use engine::measure::{run_alone, GroupOutcome, Need, RunControl};
 use spec::{EngineKind, JobSpec};
 use stats::{codes, JobResult, ResultDoc};
 use std::sync::atomic::AtomicBool;
@@ -102,7 +102,7 @@ fn cpu_list(cpus: &[u32]) -> String {
 /// The reference job's run: alone, with the measured job's CPU pinning and none of its
 /// buffers, faults, polling or histograms, so that it measures only what the engine can do.
 /// `None` when it could not run.
-fn reference_run(b: BoundJob, stop: Arc<AtomicBool>, ctl: &RunControl) -> Option<GroupOutcome> {
+fn reference_run(job: &JobSpec, stop: Arc<AtomicBool>, ctl: &RunControl) -> Option<GroupOutcome> {
     let c = RunControl {
         stop,
         register_buffers: false,
@@ -114,7 +114,7 @@ fn reference_run(b: BoundJob, stop: Arc<AtomicBool>, ctl: &RunControl) -> Option
         keep_histograms: false,
         handoff: ctl.handoff,
     };
-    run_group(&[b], false, &c, &mut |_| {}).ok()
+    run_alone(job, &c)
 }
 
 /// Tool-bottleneck check: run the job briefly on the null engine and compare.
@@ -143,9 +143,8 @@ pub(super) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
     null.runtime = Duration::from_millis(300);
     null.ramp = Duration::ZERO;
     null.time_based = true;
-    let Ok(b) = bind(&null, None) else { return };
     // A stop flag of its own: the null run is 300 ms and not the user's to interrupt.
-    if let Some(out) = reference_run(b, Default::default(), ctl) {
+    if let Some(out) = reference_run(&null, Default::default(), ctl) {
         if let Some(nr) = out.results.first() {
             let ceiling = nr.read.as_ref().map_or(0.0, |d| d.iops) + nr.write.as_ref().map_or(0.0, |d| d.iops);
             if ceiling > 0.0 && measured >= 0.8 * ceiling {
@@ -175,13 +174,12 @@ pub(super) fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunContr
     if fastest < PLAUSIBLE_MB_S && test_scale().is_none() {
         return;
     }
-    let Ok(b) = bind(&check_job(&r.spec), None) else { return };
+    let job = check_job(&r.spec);
     // The check must not be what runs the machine out of memory.
-    let (need, _) = engine::io::memory::plan_footprint([(std::slice::from_ref(&b.spec), false)]);
-    if engine::io::memory::available().is_some_and(|a| need.total() > a.usable()) {
+    if !Need::each(std::slice::from_ref(&job)).fits() {
         return;
     }
-    let Some(out) = reference_run(b, ctl.stop.clone(), ctl) else { return };
+    let Some(out) = reference_run(&job, ctl.stop.clone(), ctl) else { return };
     if out.error.is_some() || out.interrupted {
         return;
     }

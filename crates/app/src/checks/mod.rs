@@ -12,8 +12,7 @@ mod ceiling;
 mod target;
 
 use crate::session::Observer;
-use engine::io::runner::RunControl;
-use engine::target::OpenTarget;
+use engine::measure::{OpenTarget, RunControl};
 use spec::JobSpec;
 use stats::{codes, JobResult, ResultDoc};
 

@@ -4,15 +4,14 @@
 //! `link-bound`). Which of them a command gets is decided by the matrix in [`super`].
 
 use crate::session::Observer;
-use engine::target::probe;
-use engine::target::OpenTarget;
+use engine::measure::{self, OpenTarget, TargetKind};
 use spec::{DataPattern, JobSpec};
 use stats::{codes, ResultDoc};
 
 /// What the device's own counters say against diskmeter's (split, merged, less, more,
 /// foreign I/O), one warning per code, naming the first result it was seen in.
 pub(super) fn device_warnings(doc: &mut ResultDoc, target: Option<&OpenTarget>) {
-    let raw = target.is_some_and(|t| t.probe.kind == probe::TargetKind::Block);
+    let raw = target.is_some_and(|t| t.probe.kind == TargetKind::Block);
     let mut found: Vec<(&'static str, String)> = Vec::new();
     for r in &doc.results {
         if let Some(v) = &r.device_view {
@@ -83,7 +82,7 @@ pub(super) fn buffered(doc: &mut ResultDoc, jobs: &[&JobSpec], region: u64) {
         "buffered I/O (--buffered): the page cache (RAM) serves and absorbs I/O, so figures describe memory as much \
          as the device; drop --buffered to measure the device",
     );
-    let ram = probe::page_cache_relevant_ram();
+    let ram = measure::page_cache_relevant_ram();
     if region < ram {
         doc.warn(
             codes::SMALL_TEST_AREA,

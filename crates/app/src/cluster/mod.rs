@@ -24,7 +24,7 @@ pub use comm::{Comm, Record, RECORD};
 use crate::ranks::RankNames;
 use crate::session::Observer;
 use crate::{Error, Result};
-use engine::io::runner::{Tick, TickKind};
+use engine::measure::{Tick, TickKind};
 use stats::{ClusterSource, ErrorInfo, ResultDoc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -273,7 +273,7 @@ impl Observer for RankObserver<'_> {
         match t.kind {
             TickKind::Release => {
                 if self.cluster.barrier() {
-                    self.cluster.release_unix_ns = Some(engine::io::runner::unix_ns_now());
+                    self.cluster.release_unix_ns = Some(engine::measure::unix_ns_now());
                 }
             }
             TickKind::Live => {

@@ -5,7 +5,7 @@
 use crate::history::{self as hist, Choice};
 use crate::mark;
 use crate::session::{Observer, TargetFlags, DEFAULT_ENGINE};
-use engine::io::runner::Tick;
+use engine::measure::Tick;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -60,8 +60,8 @@ pub(crate) fn options(req: &MarkRequest) -> mark::Options {
 /// A block device is written only when the browser typed its exact name, as `--destroy-data`
 /// on the command line; the engine's guard then still checks mounts and signatures.
 fn device_guard(target: &str, destroy_data: Option<&str>) -> Result<(), Refusal> {
-    let is_device = engine::target::probe::probe(Path::new(target))
-        .map(|p| p.kind == engine::target::probe::TargetKind::Block)
+    let is_device = engine::measure::probe(Path::new(target))
+        .map(|p| p.kind == engine::measure::TargetKind::Block)
         .unwrap_or(false);
     if is_device && destroy_data != Some(target) {
         return Err(Refusal::unprocessable(format!(
@@ -96,7 +96,7 @@ fn target_ready(cfg: &mark::Config) -> Result<(), Refusal> {
     let shown = |p: &Path| crate::input::sanitize(&p.display().to_string());
     match std::fs::symlink_metadata(file) {
         Ok(m) if m.file_type().is_file() || m.file_type().is_symlink() => {
-            if !engine::target::created_by_diskmeter(file) {
+            if !engine::measure::created_by_diskmeter(file) {
                 return Err(Refusal::unprocessable(match cfg.folder() {
                     Some(folder) => format!(
                         "the folder {} already holds a file {} that diskmeter did not create; a mark from this page \
@@ -340,9 +340,7 @@ mod tests {
         // /dev/null is a character device, not a block device: the guard leaves it to the engine.
         assert!(device_guard("/dev/null", None).is_ok());
         for dev in ["/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1"] {
-            if engine::target::probe::probe(Path::new(dev))
-                .is_ok_and(|p| p.kind == engine::target::probe::TargetKind::Block)
-            {
+            if engine::measure::probe(Path::new(dev)).is_some_and(|p| p.kind == engine::measure::TargetKind::Block) {
                 let r = device_guard(dev, None).unwrap_err();
                 assert_eq!(r.status, 422);
                 assert!(r.message.contains("Destroy data"), "{r:?}");

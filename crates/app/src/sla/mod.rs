@@ -7,12 +7,10 @@ pub mod search;
 
 use crate::checks::{Checks, Command};
 use crate::parse::{device_engine, percent_fraction, rw, u32_count};
-use crate::session::{finish_error, gcd, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath};
+use crate::session::{finish_error, gcd, new_doc, open_measurement, Observer, SessionOptions, TargetFlags, TargetPath};
 use crate::Result;
-use engine::error::EngineError;
-use engine::io::runner::{run_group_windows, Window};
-use engine::target::probe;
-use engine::target::{open_target, Needs, OpenTarget};
+use engine::measure::{self, Knobs, Measurement, Need, Needs, OpenTarget, TargetKind, TargetPlan, Window};
+use engine::EngineError;
 use search::{GridPoint, MeasureMode, Prober, SearchConfig, SearchOutcome};
 use spec::units::{self, TimeUnit};
 use spec::{EngineKind, JobSpec, SpecError};
@@ -100,7 +98,7 @@ pub struct Config {
 impl Config {
     /// Checks every option; the most workers default to the CPUs this process may use.
     pub fn new(o: &Options) -> Result<Config> {
-        Ok(Self::checked(o, engine::io::runner::allowed_cpus().len() as u32)?)
+        Ok(Self::checked(o, measure::allowed_cpus().len() as u32)?)
     }
 
     fn checked(o: &Options, cpus: u32) -> Result<Config, SpecError> {
@@ -364,6 +362,7 @@ impl PointAcc {
 
 struct EngineProber<'a> {
     cfg: &'a Config,
+    m: &'a Measurement,
     target: Option<&'a OpenTarget>,
     opts: &'a SessionOptions,
     obs: &'a mut dyn Observer,
@@ -417,7 +416,7 @@ impl EngineProber<'_> {
         let jobs = self.jobs_for(p, max as u32);
         let mut bound = Vec::with_capacity(jobs.len());
         for j in &jobs {
-            bound.push(engine::io::runner::bind(j, self.target).map_err(Halt::Usage)?);
+            bound.push(self.m.bind(j, self.target).map_err(Halt::Usage)?);
         }
         let start = acc.windows();
         let bound_ns = self.cfg.bound_ns as f64;
@@ -430,7 +429,7 @@ impl EngineProber<'_> {
         self.obs.phase(&label, Some(self.cfg.ramp + Duration::from_secs(max as u64)));
         let out = {
             let obs = &mut *self.obs;
-            run_group_windows(&bound, false, &self.opts.ctl, &mut |t| obs.tick(t), &mut |w| {
+            self.m.run_windows(&bound, false, &mut |t| obs.tick(t), &mut |w| {
                 if !acc.add(w) {
                     return true;
                 }
@@ -571,12 +570,12 @@ pub(crate) fn verdict(o: &SearchOutcome, cfg: &SearchConfig, what: &str) -> Stri
 const CHECKS: Checks = Checks::new(Command::Sla);
 
 /// Run the `sla` search on its target and build its result document.
-fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
+fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::Result<ResultDoc> {
     let mut doc = new_doc("sla");
     let null = cfg.streams.iter().all(|s| s.engine == EngineKind::Null);
-    check_memory(cfg, opts)?;
-    let t = if null { None } else { Some(open(cfg, opts, obs)?) };
-    doc.target = Some(match &t {
+    let m = open_measurement(&need(cfg), (!null).then(|| vec![target_plan(cfg, opts)]), opts, obs)?;
+    let t = m.targets().first();
+    doc.target = Some(match t {
         Some(t) => cfg.target.info(t),
         None => stats::TargetInfo::new("null", stats::TargetKind::Null, cfg.size),
     });
@@ -585,7 +584,7 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
         return Ok(doc);
     }
     let jobs: Vec<&JobSpec> = cfg.streams.iter().collect();
-    if let Some(t) = &t {
+    if let Some(t) = t {
         CHECKS.before(&mut doc, &jobs, t, obs);
     }
 
@@ -599,7 +598,7 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
         ..SearchConfig::default()
     };
     let t0 = Instant::now();
-    let mut prober = EngineProber { cfg, target: t.as_ref(), opts, obs, t0, runs: Vec::new() };
+    let mut prober = EngineProber { cfg, m: &m, target: t, opts, obs, t0, runs: Vec::new() };
     let (outcome, halt) = search::search(&scfg, &mut prober);
     let mut halt = match halt {
         Some(Halt::Usage(e)) => return Err(e),
@@ -617,7 +616,7 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
         }
     }
     let search_seconds = t0.elapsed().as_secs_f64();
-    let what = match &t {
+    let what = match t {
         Some(t) => t.path.display().to_string(),
         None => "the null engine".to_string(),
     };
@@ -631,7 +630,7 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
         Some(Halt::Usage(_)) | None => {}
     }
     let writes = jobs.iter().any(|j| j.rw.read_pct(j.mix) < 100);
-    CHECKS.after(&mut doc, &jobs, t.as_ref(), cfg.size, writes);
+    CHECKS.after(&mut doc, &jobs, t, cfg.size, writes);
     doc.sla = Some(SlaResult {
         latency_ns: cfg.bound_ns,
         percentile: cfg.percentile,
@@ -647,33 +646,30 @@ fn sla(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::e
         search_seconds,
         verdict,
     });
-    drop(t);
+    drop(m);
     Ok(doc)
 }
 
 /// Memory and memlock for the deepest point (it pins the most registered memory), checked
 /// before the target is touched.
-fn check_memory(cfg: &Config, opts: &SessionOptions) -> engine::error::Result<()> {
+fn need(cfg: &Config) -> Need {
     let deepest: Vec<JobSpec> = cfg
         .streams
         .iter()
         .zip(stream_depths(cfg, cfg.max_qd))
-        .map(|(s, qd)| JobSpec { qd, threads: cfg.max_threads, ..s.clone() })
+        .map(|(s, qd)| JobSpec {
+            qd,
+            threads: cfg.max_threads,
+            runtime: Duration::from_secs(u64::from(cfg.max_windows) + 1),
+            ramp: cfg.ramp,
+            ..s.clone()
+        })
         .collect();
-    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes(deepest.iter()), opts.ctl.register_buffers)?;
-    let deepest: Vec<JobSpec> = deepest
-        .into_iter()
-        .map(|j| JobSpec { runtime: Duration::from_secs(u64::from(cfg.max_windows) + 1), ramp: cfg.ramp, ..j })
-        .collect();
-    engine::io::memory::check(
-        &engine::io::memory::group_footprint(&deepest, false),
-        deepest.len(),
-        &engine::io::memory::Knobs::SLA,
-    )
+    Need::group(&deepest).with_knobs(Knobs::SLA)
 }
 
-/// The target opened for every stream (created and filled as they need).
-fn open(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<OpenTarget> {
+/// How the target is opened for every stream (created and filled as they need).
+fn target_plan(cfg: &Config, opts: &SessionOptions) -> TargetPlan {
     let target = cfg.target();
     let mut needs = Needs { region_end: cfg.size, bs_gcd: 0, ..Needs::default() };
     for s in &cfg.streams {
@@ -683,14 +679,11 @@ fn open(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::
         needs.direct |= s.direct;
         needs.bs_gcd = gcd(needs.bs_gcd, s.bs);
     }
-    let mut topts = opts.target.clone();
-    if probe::probe(target).map(|p| p.kind == probe::TargetKind::Block).unwrap_or(false) {
-        topts.prefill = topts.destroy_data.is_some();
+    let mut options = opts.target.clone();
+    if measure::probe(target).is_some_and(|p| p.kind == TargetKind::Block) {
+        options.prefill = options.destroy_data.is_some();
     }
-    obs.phase(&format!("preparing {}", target.display()), None);
-    let t = open_target(target, needs, &topts, &opts.ctl.stop, &mut |e| target_event(obs, e));
-    obs.phase_done();
-    t
+    TargetPlan { path: target.to_path_buf(), needs, options }
 }
 
 /// The best point's full job results (series, CDF) into `results`: its last measurement (a

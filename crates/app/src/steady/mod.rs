@@ -9,11 +9,9 @@ pub(crate) mod warnings;
 
 use crate::checks::{Checks, Command};
 use crate::parse::u32_count;
-use crate::session::{finish_error, new_doc, target_event, Observer, SessionOptions, TargetFlags, TargetPath};
+use crate::session::{finish_error, new_doc, open_measurement, Observer, SessionOptions, TargetFlags, TargetPath};
 use crate::Result;
-use engine::io::runner::{bind, run_group_windows};
-use engine::target::probe;
-use engine::target::{direct_block, open_target, Needs, OpenTarget};
+use engine::measure::{self, direct_block, Measurement, Need, Needs, OpenTarget, TargetKind, TargetPlan};
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
 use stats::steady::{
@@ -207,9 +205,9 @@ fn range(cfg: &Config) -> u64 {
     if let Some(s) = cfg.size {
         return s;
     }
-    match probe::probe(&cfg.target.path) {
-        Ok(p) if p.kind == probe::TargetKind::Block => p.size_bytes / (1 << 20) * (1 << 20),
-        Ok(p) if p.exists && p.size_bytes >= 2 << 20 => p.size_bytes / (1 << 20) * (1 << 20),
+    match measure::probe(&cfg.target.path) {
+        Some(p) if p.kind == TargetKind::Block => p.size_bytes / (1 << 20) * (1 << 20),
+        Some(p) if p.exists && p.size_bytes >= 2 << 20 => p.size_bytes / (1 << 20) * (1 << 20),
         _ => DEFAULT_FILE_SIZE,
     }
 }
@@ -217,7 +215,7 @@ fn range(cfg: &Config) -> u64 {
 /// `steady`'s checks.
 const CHECKS: Checks = Checks::new(Command::Steady);
 
-fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::error::Result<ResultDoc> {
+fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine::Result<ResultDoc> {
     let started = Instant::now();
     let mut doc = new_doc("steady");
     let range = range(cfg);
@@ -232,12 +230,6 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         runtime: cfg.round_time,
         ..JobSpec::default()
     };
-    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes([&deepest]), opts.ctl.register_buffers)?;
-    engine::io::memory::check(
-        &engine::io::memory::group_footprint(std::slice::from_ref(&deepest), false),
-        1,
-        &engine::io::memory::Knobs::CLI,
-    )?;
     let needs = Needs {
         reads: false,
         writes: true,
@@ -246,13 +238,15 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         direct: !cfg.flags.buffered,
         bs_gcd: 512,
     };
-    obs.phase(&format!("preparing {}", cfg.target.path.display()), None);
-    let t = open_target(&cfg.target.path, needs, &opts.target, &opts.ctl.stop, &mut |e| target_event(obs, e));
-    obs.phase_done();
-    let t = t?;
-    doc.target = Some(cfg.target.info(&t));
+    let plan = TargetPlan { path: cfg.target.path.clone(), needs, options: opts.target.clone() };
+    let m = open_measurement(&Need::group(std::slice::from_ref(&deepest)), Some(vec![plan]), opts, obs)?;
+    let Some(t) = m.targets().first() else {
+        finish_error(&mut doc, None, true);
+        return Ok(doc);
+    };
+    doc.target = Some(cfg.target.info(t));
 
-    let (points, skipped) = usable_points(cfg, &t);
+    let (points, skipped) = usable_points(cfg, t);
     let mut s = SteadyResult {
         profile: cfg.profile.name.to_string(),
         matrix: cfg.matrix_name.to_string(),
@@ -282,7 +276,7 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         verdict: String::new(),
     };
     if points.is_empty() {
-        return Err(engine::error::EngineError::Invalid(format!(
+        return Err(engine::EngineError::Invalid(format!(
             "no point of the {} matrix can run on {}: its direct-I/O unit is {} bytes",
             cfg.matrix_name,
             cfg.target.path.display(),
@@ -290,7 +284,7 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         )));
     }
     if s.tracking.is_empty() {
-        return Err(engine::error::EngineError::Invalid(format!(
+        return Err(engine::EngineError::Invalid(format!(
             "no tracking variable (4K 0/100, 64K 65/35, 1M 100/0) can run on {}",
             cfg.target.path.display()
         )));
@@ -298,13 +292,13 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
 
     let jobs: Vec<JobSpec> = points.iter().map(|&(bs, rp)| point_job(cfg, bs, rp, active, 0)).collect();
     let jobs: Vec<&JobSpec> = jobs.iter().collect();
-    CHECKS.before(&mut doc, &jobs, &t, obs);
-    let mut stopped = purge(&mut s, &mut doc, &t, range, opts, obs);
+    CHECKS.before(&mut doc, &jobs, t, obs);
+    let mut stopped = purge(&mut s, &mut doc, t, range, &m, obs);
     if stopped.is_none() {
-        stopped = precondition(&mut s, &t, range, cfg, opts, obs)?;
+        stopped = precondition(&mut s, t, range, cfg, &m, obs)?;
     }
     if stopped.is_none() {
-        stopped = rounds(&mut s, &mut doc, &t, &points, cfg, opts, obs)?;
+        stopped = rounds(&mut s, &mut doc, t, &points, cfg, &m, obs)?;
     }
     conclude(&mut s, &mut doc);
     CHECKS.results(&mut doc, &opts.ctl, opts.ceiling_check && stopped.is_none());
@@ -312,9 +306,9 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
     if let Some((e, interrupted)) = stopped {
         finish_error(&mut doc, e, interrupted);
     }
-    CHECKS.after(&mut doc, &jobs, Some(&t), active, true);
+    CHECKS.after(&mut doc, &jobs, Some(t), active, true);
     doc.steady = Some(s);
-    drop(t);
+    drop(m);
     Ok(doc)
 }
 
@@ -362,11 +356,11 @@ fn purge(
     doc: &mut ResultDoc,
     t: &OpenTarget,
     range: u64,
-    opts: &SessionOptions,
+    m: &Measurement,
     obs: &mut dyn Observer,
 ) -> Option<Stopped> {
     obs.phase(&format!("purging {}", t.path.display()), None);
-    let p = engine::target::purge::purge(t, 0, range, &opts.ctl.stop);
+    let p = measure::purge(t, 0, range, &m.control().stop);
     obs.phase_done();
     s.purge = Purge { method: p.method.to_string(), done: p.done, bytes: p.bytes, message: p.message.clone() };
     if p.done {
@@ -376,7 +370,7 @@ fn purge(
             r.purged_bytes = range;
             r.full_writes = 0;
         });
-    } else if opts.ctl.stop.load(Ordering::Relaxed) {
+    } else if m.control().stop.load(Ordering::Relaxed) {
         return Some((None, true));
     } else {
         doc.warn(codes::NOT_PURGED, p.message);
@@ -390,9 +384,9 @@ fn precondition(
     t: &OpenTarget,
     range: u64,
     cfg: &Config,
-    opts: &SessionOptions,
+    m: &Measurement,
     obs: &mut dyn Observer,
-) -> engine::error::Result<Option<Stopped>> {
+) -> engine::Result<Option<Stopped>> {
     let since = Instant::now();
     let total = range * u64::from(cfg.passes);
     let p = &mut s.precondition;
@@ -409,7 +403,7 @@ fn precondition(
         );
         let shown = Shown { label: &label, before: p.bytes, total, since };
         let offset_t = since.elapsed().as_secs_f64();
-        let w = seq_write(t, &job, opts, obs, &shown)?;
+        let w = seq_write(t, &job, m, obs, &shown)?;
         let before = p.bytes;
         p.series.extend(w.series.iter().map(|q| stats::steady::ProgressPoint {
             t_s: offset_t + q.t_s,
@@ -420,7 +414,7 @@ fn precondition(
         p.seconds = since.elapsed().as_secs_f64();
         p.mb_s = if p.seconds > 0.0 { p.bytes as f64 / 1e6 / p.seconds } else { 0.0 };
         if w.error.is_some() || w.interrupted || w.bytes < range {
-            let interrupted = w.interrupted || opts.ctl.stop.load(Ordering::Relaxed);
+            let interrupted = w.interrupted || m.control().stop.load(Ordering::Relaxed);
             return Ok(Some((w.error, interrupted)));
         }
         p.passes_done += 1;
@@ -465,26 +459,26 @@ fn rounds(
     t: &OpenTarget,
     points: &[(u64, u8)],
     cfg: &Config,
-    opts: &SessionOptions,
+    m: &Measurement,
     obs: &mut dyn Observer,
-) -> engine::error::Result<Option<Stopped>> {
+) -> engine::Result<Option<Stopped>> {
     let t0 = Instant::now();
     let total = points.len() * cfg.max_rounds as usize;
     for round in 1..=cfg.max_rounds {
         let mut r = Round { round, t_s: t0.elapsed().as_secs_f64(), points: Vec::new() };
         let mut last_results = Vec::new();
         for (i, &(bs, rp)) in points.iter().enumerate() {
-            if opts.ctl.stop.load(Ordering::Relaxed) {
+            if m.control().stop.load(Ordering::Relaxed) {
                 keep_round(s, r);
                 return Ok(Some((None, true)));
             }
             let done = (round as usize - 1) * points.len() + i;
             obs.steps(done, total, t0.elapsed());
             let job = point_job(cfg, bs, rp, s.active_bytes, round);
-            let b = bind(&job, Some(t))?;
+            let b = m.bind(&job, Some(t))?;
             let mut lat = LatHist::new();
             obs.phase(&format!("round {round}: {}", job.name), Some(job.ramp + cfg.round_time));
-            let out = run_group_windows(std::slice::from_ref(&b), false, &opts.ctl, &mut |tk| obs.tick(tk), &mut |w| {
+            let out = m.run_windows(std::slice::from_ref(&b), false, &mut |tk| obs.tick(tk), &mut |w| {
                 lat.add(w.read);
                 lat.add(w.write);
                 true

@@ -10,8 +10,7 @@
 //! number, and move to the identity's key when next written. Losing the file only loses these
 //! warnings: nothing else depends on it.
 
-use engine::target::probe::TargetKind;
-use engine::target::OpenTarget;
+use engine::measure::{OpenTarget, TargetKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -3,8 +3,7 @@
 //! its recovery after idle pauses.
 
 use crate::session::{Observer, SessionOptions};
-use engine::io::runner::{bind, run_group_windows};
-use engine::target::OpenTarget;
+use engine::measure::{self, Measurement, Need, Needs, OpenTarget, TargetPlan};
 use spec::units::{self, TimeUnit};
 use spec::{DataPattern, EngineKind, JobSpec, RwMode, SpecError};
 use stats::steady::{detect_cliff, ProgressPoint, Recovery, SustainedResult};
@@ -85,19 +84,18 @@ pub(crate) fn write_job(name: &str, from: u64, len: u64, bs: u64, qd: u32, direc
 pub(crate) fn seq_write(
     t: &OpenTarget,
     job: &JobSpec,
-    opts: &SessionOptions,
+    m: &Measurement,
     obs: &mut dyn Observer,
     shown: &Shown<'_>,
-) -> engine::error::Result<WriteRun> {
-    let b = bind(job, Some(t))?;
+) -> engine::Result<WriteRun> {
+    let b = m.bind(job, Some(t))?;
     let mut series = Vec::new();
     // Bytes and MB/s of the last finished second, shown with every tick.
     let last = std::cell::Cell::new((0u64, 0.0f64));
     obs.phase(shown.label, None);
-    let out = run_group_windows(
+    let out = m.run_windows(
         std::slice::from_ref(&b),
         false,
-        &opts.ctl,
         &mut |tk| {
             obs.tick(tk);
             let (done, mb_s) = last.get();
@@ -165,53 +163,41 @@ pub(crate) fn run_sustained(
     r: &SustainedRun,
     opts: &SessionOptions,
     obs: &mut dyn Observer,
-) -> engine::error::Result<ResultDoc> {
+) -> engine::Result<ResultDoc> {
     let mut doc = crate::session::new_doc("run");
     let range = match r.size {
         Some(s) => s,
-        None => match engine::target::probe::probe(&r.target) {
-            Ok(p) if p.exists && p.size_bytes >= r.bs => p.size_bytes,
+        None => match measure::probe(&r.target) {
+            Some(p) if p.exists && p.size_bytes >= r.bs => p.size_bytes,
             _ => 1 << 30,
         },
     } / r.bs
         * r.bs;
     let job = write_job("sustained", 0, range, r.bs, r.qd, r.direct, r.seed);
-    engine::io::runner::check_memlock(engine::io::runner::pinned_bytes([&job]), opts.ctl.register_buffers)?;
-    engine::io::memory::check(
-        &engine::io::memory::group_footprint(std::slice::from_ref(&job), false),
-        1,
-        &engine::io::memory::Knobs::CLI,
-    )?;
-    let needs = engine::target::Needs {
-        reads: false,
-        writes: true,
-        region_start: 0,
-        region_end: range,
-        direct: r.direct,
-        bs_gcd: r.bs,
-    };
+    let needs =
+        Needs { reads: false, writes: true, region_start: 0, region_end: range, direct: r.direct, bs_gcd: r.bs };
     let mut topts = opts.target.clone();
     topts.no_fill = true;
     topts.prefill = false;
-    obs.phase(&format!("preparing {}", r.target.display()), None);
-    let t = engine::target::open_target(&r.target, needs, &topts, &opts.ctl.stop, &mut |e| {
-        crate::session::target_event(obs, e)
-    });
-    obs.phase_done();
-    let t = t?;
-    doc.target = Some(engine::target::target_info(&t));
-    CHECKS.before(&mut doc, &[&job], &t, obs);
+    let plan = TargetPlan { path: r.target.clone(), needs, options: topts };
+    let m = crate::session::open_measurement(&Need::group(std::slice::from_ref(&job)), Some(vec![plan]), opts, obs)?;
+    let Some(t) = m.targets().first() else {
+        crate::session::finish_error(&mut doc, None, true);
+        return Ok(doc);
+    };
+    doc.target = Some(measure::target_info(t));
+    CHECKS.before(&mut doc, &[&job], t, obs);
     let spec =
         SustainedSpec { bs: r.bs, qd: r.qd, range, recovery: r.recovery.clone(), direct: r.direct, seed: r.seed };
     if !opts.ctl.stop.load(Ordering::Relaxed) {
-        match sustained(&mut doc, &spec, &t, opts, obs, true)? {
+        match sustained(&mut doc, &spec, t, &m, obs, true)? {
             Some((e, interrupted)) => crate::session::finish_error(&mut doc, e, interrupted),
             None => CHECKS.results(&mut doc, &opts.ctl, opts.ceiling_check),
         }
     } else {
         crate::session::finish_error(&mut doc, None, true);
     }
-    CHECKS.after(&mut doc, &[&job], Some(&t), range, true);
+    CHECKS.after(&mut doc, &[&job], Some(t), range, true);
     Ok(doc)
 }
 
@@ -225,15 +211,15 @@ pub(crate) fn sustained(
     doc: &mut ResultDoc,
     spec: &SustainedSpec,
     t: &OpenTarget,
-    opts: &SessionOptions,
+    m: &Measurement,
     obs: &mut dyn Observer,
     keep_job: bool,
-) -> engine::error::Result<Option<Stopped>> {
+) -> engine::Result<Option<Stopped>> {
     let started = Instant::now();
     let label = format!("sustained write {} Q{}", units::format_bs_label(spec.bs), spec.qd);
     let job = write_job(&label, 0, spec.range, spec.bs, spec.qd, spec.direct, spec.seed);
     let shown = Shown { label: &label, before: 0, total: spec.range, since: started };
-    let w = seq_write(t, &job, opts, obs, &shown)?;
+    let w = seq_write(t, &job, m, obs, &shown)?;
     let (start, cliff) = detect_cliff(&w.series, CLIFF_FRACTION);
     let mut s = SustainedResult {
         bs: spec.bs,
@@ -255,7 +241,7 @@ pub(crate) fn sustained(
     }
     let mut stopped = (w.error.is_some() || w.interrupted).then_some((w.error, w.interrupted));
     if stopped.is_none() && w.bytes < spec.range {
-        stopped = Some((None, opts.ctl.stop.load(Ordering::Relaxed)));
+        stopped = Some((None, m.control().stop.load(Ordering::Relaxed)));
     }
     if stopped.is_none() {
         if let Some(c) = cliff {
@@ -264,7 +250,7 @@ pub(crate) fn sustained(
                 r.cliff_at = Some(crate::steady::state::now());
             });
             crate::steady::state::record_full_write(t, spec.range);
-            stopped = recover(&mut s, spec, c.offset_bytes, t, opts, obs)?;
+            stopped = recover(&mut s, spec, c.offset_bytes, t, m, obs)?;
         } else {
             crate::steady::state::record_full_write(t, spec.range);
         }
@@ -281,9 +267,9 @@ fn recover(
     spec: &SustainedSpec,
     cliff: u64,
     t: &OpenTarget,
-    opts: &SessionOptions,
+    m: &Measurement,
     obs: &mut dyn Observer,
-) -> engine::error::Result<Option<Stopped>> {
+) -> engine::Result<Option<Stopped>> {
     let len = (cliff.saturating_mul(2)).min(spec.range) / spec.bs * spec.bs;
     if len == 0 || cliff == 0 {
         return Ok(None);
@@ -295,7 +281,7 @@ fn recover(
         );
         let until = Instant::now() + *idle;
         while Instant::now() < until {
-            if opts.ctl.stop.load(Ordering::Relaxed) {
+            if m.control().stop.load(Ordering::Relaxed) {
                 obs.phase_done();
                 return Ok(Some((None, true)));
             }
@@ -305,7 +291,7 @@ fn recover(
         let label = format!("re-test after {} idle", humantime::format_duration(*idle));
         let job = write_job(&label, 0, len, spec.bs, spec.qd, spec.direct, spec.seed.wrapping_add(i as u64 + 1));
         let shown = Shown { label: &label, before: 0, total: len, since: Instant::now() };
-        let w = seq_write(t, &job, opts, obs, &shown)?;
+        let w = seq_write(t, &job, m, obs, &shown)?;
         let (_, c) = detect_cliff(&w.series, CLIFF_FRACTION);
         let mb_s = if w.seconds > 0.0 { w.bytes as f64 / 1e6 / w.seconds } else { 0.0 };
         let fast_bytes = match c {

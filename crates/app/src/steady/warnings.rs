@@ -3,7 +3,7 @@
 //! `run`, `steady --sustained`), so that each reads them from one place.
 
 use super::state;
-use engine::target::OpenTarget;
+use engine::measure::OpenTarget;
 use spec::units;
 use stats::{codes, ResultDoc};
 

@@ -31,8 +31,8 @@ pub fn document(scanned: Scanned, fs_block: u64) -> ResultDoc {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use engine::measure::FaultHook as Hook;
     use engine::scan::{scan_with, Quiet, SurfaceConfig};
-    use engine::target::fault::Hook;
     use std::path::Path;
     use std::sync::atomic::AtomicBool;
     use std::time::Duration;

@@ -227,7 +227,7 @@ fn poll_us_help() -> String {
          fio) [default: {} for workers of QD ≤ {}, deeper ones sleep; 0 for several MPI \
          ranks]",
         app::session::DEFAULT_POLL_US,
-        engine::io::runner::DEFAULT_POLL_MAX_DEPTH
+        engine::measure::DEFAULT_POLL_MAX_DEPTH
     )
 }
 

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The commands reach the engine through its one entry.
+
+`app` and `cli` may name `engine::measure` (the entry: a measurement's plan, its run and its
+outcome types), `engine::scan` (the surface scan's own kernel) and the engine's error types at
+its root (`engine::EngineError`, `engine::Result`) — no other engine module. Reads every `.rs`
+file under crates/app and crates/cli (source and tests), comments and strings left out, and
+checks each path that starts with `engine::`, including the items of `use engine::{...}`.
+
+    .ci/engine_entry.py            check the workspace (exit 1 and a list when a rule breaks)
+    .ci/engine_entry.py --self-test
+"""
+import pathlib
+import re
+import sys
+
+ALLOWED = {"measure", "scan", "EngineError", "Result"}
+ROOTS = ["crates/app", "crates/cli"]
+
+
+def strip(src: str) -> str:
+    """Source without comments, string and char literals (kept as blanks, lines kept)."""
+    out = []
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith("//", i):
+            j = src.find("\n", i)
+            i = n if j < 0 else j
+        elif src.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if src.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif src.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    out.append("\n" if src[i] == "\n" else "")
+                    i += 1
+        elif c == "r" and re.match(r'r#*"', src[i:]):
+            hashes = re.match(r"r(#*)\"", src[i:]).group(1)
+            end = src.find('"' + hashes, i + 2 + len(hashes))
+            end = n if end < 0 else end + 1 + len(hashes)
+            out.append("\n" * src.count("\n", i, end))
+            i = end
+        elif c == '"':
+            j = i + 1
+            while j < n and src[j] != '"':
+                j += 2 if src[j] == "\\" else 1
+            out.append("\n" * src.count("\n", i, j))
+            i = j + 1
+        elif c == "'" and re.match(r"'(\\.|[^\\'])'", src[i:]):
+            i += len(re.match(r"'(\\.|[^\\'])'", src[i:]).group(0))
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def offences(src: str):
+    """(line, path) for every engine path that names a module other than the entry."""
+    code = strip(src)
+    found = []
+    for m in re.finditer(r"(?<![A-Za-z0-9_:])engine\s*::\s*(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)", code):
+        line = code.count("\n", 0, m.start()) + 1
+        head = m.group(1)
+        names = [x.strip().split("::")[0].split(" ")[0] for x in head.strip("{}").split(",")] if head.startswith("{") else [head]
+        for name in names:
+            if name and name != "self" and name not in ALLOWED:
+                found.append((line, f"engine::{name}"))
+    return found
+
+
+def self_test() -> int:
+    bad = {
+        "use": "use engine::io::runner::bind;\n",
+        "group": "use engine::{measure, target::probe};\n",
+        "body path": "fn f() { let x = engine::io::memory::check(); }\n",
+        "spaced": "fn f() { engine :: target::open_target(); }\n",
+    }
+    good = {
+        "entry": "use engine::measure::{self, Need};\nfn f() -> engine::Result<()> { engine::scan::scan(); Ok(()) }\n",
+        "comment": "// engine::io::runner is private\n/* engine::target */ fn f() {}\n",
+        "string": 'fn f() { let s = "engine::io::runner"; let r = r#"engine::target"#; }\n',
+        "other crate": "use diskmeter_engine_x::io; fn f() { my_engine::io::x(); }\n",
+    }
+    failed = 0
+    for name, src in bad.items():
+        if not offences(src):
+            print(f"self-test: a {name} naming an engine module was not found")
+            failed += 1
+    for name, src in good.items():
+        if offences(src):
+            print(f"self-test: a {name} was taken for an engine module: {offences(src)}")
+            failed += 1
+    print("self-test:", "failed" if failed else f"ok ({len(bad)} planted paths found, {len(good)} clean files clean)")
+    return 1 if failed else 0
+
+
+def main() -> int:
+    if "--self-test" in sys.argv:
+        return self_test()
+    root = pathlib.Path(__file__).resolve().parent.parent
+    bad = []
+    for r in ROOTS:
+        for p in sorted((root / r).rglob("*.rs")):
+            for line, path in offences(p.read_text()):
+                bad.append(f"{p.relative_to(root)}:{line}: {path}")
+    if bad:
+        print("app and cli must reach the engine through engine::measure (or engine::scan):")
+        print("\n".join(bad))
+        return 1
+    print("engine entry: app and cli name only engine::measure, engine::scan and the engine's error types")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
