@@ -23,6 +23,8 @@ fuzz_target!(|data: &[u8]| {
             assert!(plan.groups.iter().all(|g| !g.jobs.is_empty()));
         }
         Err(SpecError::JobFile { line, .. }) => assert!((1..=lines).contains(&line)),
-        Err(e @ SpecError::Value { .. }) => panic!("parse_jobfile returned a non-file error: {e}"),
+        Err(e @ (SpecError::Value { .. } | SpecError::Invalid(_))) => {
+            panic!("parse_jobfile returned a non-file error: {e}")
+        }
     }
 });

@@ -132,7 +132,10 @@ mod tests {
              larger --size or a smaller --bs"
         );
         let e = err(|j| j.verify = Some(spec::VerifySpec { kind: spec::VerifyKind::Pattern, ..Default::default() }));
-        assert_eq!(e, "invalid value for --verify: pattern verification needs the pattern; add --verify-pattern 0xdeadbeef");
+        assert_eq!(
+            e,
+            "invalid value for --verify: pattern verification needs the pattern; add --verify-pattern 0xdeadbeef"
+        );
     }
 
     #[test]
@@ -169,7 +172,7 @@ mod tests {
             groups: groups.into_iter().map(|jobs| JobGroup { jobs, group_reporting: false }).collect(),
             ..RunPlan::default()
         };
-        let message = |p: &RunPlan| Error::from(validate_plan(p).unwrap_err()).to_string();
+        let message = |p: &RunPlan| Error::from(validate_plan(p).expect_err("invalid")).to_string();
         assert!(message(&plan(vec![vec![bad.clone()]])).starts_with("invalid value for --qd: the queue depth 0"));
         assert!(message(&plan(vec![vec![good.clone()], vec![bad]]))
             .starts_with("invalid value for --qd (job \"seqread\"): the queue depth 0"));
@@ -185,8 +188,8 @@ mod tests {
     fn through_spec_error_the_words_are_the_same() {
         // A command that checks its options into a SpecError (compare, sla) says the same.
         let j = JobSpec { qd: 0, ..JobSpec::default() };
-        let direct = validate_job(&j).map_err(Error::from).unwrap_err();
-        let via = validate_job(&j).map_err(SpecError::from).map_err(Error::from).unwrap_err();
+        let direct = validate_job(&j).map_err(Error::from).expect_err("qd 0");
+        let via = validate_job(&j).map_err(SpecError::from).map_err(Error::from).expect_err("qd 0");
         assert_eq!(direct, via);
         assert!(via.is_usage());
         assert!(via.message().starts_with("invalid value for --qd: "));

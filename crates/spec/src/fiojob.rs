@@ -72,7 +72,7 @@ use crate::units;
 use crate::units::{
     parse_bsrange, parse_bssplit, parse_count, parse_distribution, parse_duration, parse_percent, parse_size, TimeUnit,
 };
-use crate::validate::{check_job, Field, Style};
+use crate::validate::{check_job, Field, Words};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -858,492 +858,900 @@ fn parse_ss(key: &str, v: &str) -> Result<(SsMetric, f64, bool), String> {
     Ok((metric, limit, pct))
 }
 
+/// Apply one `key=value` line to a section's settings: the option's handler ([`OPTIONS`]), else
+/// an option accepted without effect ([`IGNORED_OPTIONS`]), else an error.
 fn apply(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
-    let sv = |e: SpecError| e.to_string();
-    match key {
-        "filename" => {
-            let v = need(key, value, "/dev/nvme0n1")?;
-            let names = split_filenames(v);
-            if names.iter().any(|n| n.as_os_str().is_empty()) {
-                return Err(format!(
-                    "filename={v}: an empty name between ':' separators; give FILE or FILE1:FILE2 (write a ':' \
-                     inside a path as '\\:')"
-                ));
-            }
-            if names.len() > MAX_FILES {
-                return Err(format!("filename={v}: {} files; at most {MAX_FILES} per job", names.len()));
-            }
-            s.job.target = names.first().cloned();
-            s.filenames = names;
-        }
-        "rw" | "readwrite" => {
-            let v = need(key, value, "randread")?;
-            let (mode, modifier) = match v.split_once(':') {
-                Some((mode, m)) => (mode, Some(m.trim())),
-                None => (v, None),
-            };
-            s.job.rw = RwMode::parse(mode).ok_or_else(|| {
-                format!("invalid value for {key}: \"{mode}\" is not supported; use one of {}", RwMode::NAMES)
-            })?;
-            s.job.rw_modifier = match modifier {
-                None => 0,
-                // Random modes: a new random offset every N I/Os.
-                Some(m) if s.job.rw.is_random() => {
-                    let n: u32 = uint(key, m, "randread:8")?;
-                    if n == 0 {
-                        return Err(format!(
-                            "{key}={v}: the I/Os per random offset must be 1 or more, e.g. {key}={mode}:8"
-                        ));
-                    }
-                    i64::from(n)
-                }
-                // Sequential modes: bytes added after each I/O; negative goes backwards.
-                Some(m) => {
-                    let (neg, size) = match m.strip_prefix('-') {
-                        Some(rest) => (true, rest),
-                        None => (false, m),
-                    };
-                    let b = parse_size(key, size).map_err(sv)?;
-                    let b = i64::try_from(b).map_err(|_| format!("{key}={v}: the offset modifier is too large"))?;
-                    if neg {
-                        -b
-                    } else {
-                        b
-                    }
-                }
-            };
-            s.lines.insert(Field::RwModifier, line);
-        }
-        "rwmixread" | "rwmixwrite" => {
-            let v = need(key, value, "70")?;
-            let p = parse_percent(key, v).map_err(sv)?;
-            if p.fract() != 0.0 {
-                return Err(format!("invalid value for {key}: \"{v}\" must be a whole percentage such as 70"));
-            }
-            let p = p as u8;
-            s.job.mix = if key == "rwmixread" { p } else { 100 - p };
-            s.lines.insert(Field::Mix, line);
-        }
-        "bs" | "blocksize" => {
-            let v = need(key, value, "4k")?;
-            for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
-                if let Some(p) = part {
-                    s.sizes.bs[d] = parse_size(key, p).map_err(sv)?;
-                }
-            }
-            s.lines.insert(Field::Bs, line);
-        }
-        "bssplit" => {
-            let v = need(key, value, "4k/50:64k/50")?;
-            for (d, part) in per_dir(key, v, "4k/50:8k/50,64k/100")?.into_iter().enumerate() {
-                if let Some(p) = part {
-                    s.sizes.split[d] = Some(parse_bssplit(key, p).map_err(sv)?);
-                }
-            }
-            s.lines.insert(Field::BsSplit, line);
-        }
-        "bsrange" | "blocksize_range" => {
-            let v = need(key, value, "1k-64k")?;
-            for (d, part) in per_dir(key, v, "1k-4k,4k-64k")?.into_iter().enumerate() {
-                if let Some(p) = part {
-                    s.sizes.range[d] = Some(parse_bsrange(key, p).map_err(sv)?);
-                }
-            }
-            s.lines.insert(Field::BsRange, line);
-        }
-        "blockalign" | "ba" => {
-            let v = need(key, value, "4k")?;
-            for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
-                if let Some(p) = part {
-                    s.sizes.align[d] = Some(parse_size(key, p).map_err(sv)?);
-                }
-            }
-            s.lines.insert(Field::BlockAlign, line);
-        }
-        "offset_increment" => {
-            let v = need(key, value, "1g")?;
-            no_percent(key, v)?;
-            s.job.offset_increment = parse_size(key, v).map_err(sv)?;
-            s.lines.insert(Field::Offset, line);
-        }
-        "fill_device" | "fill_fs" => {
-            s.job.fill = boolean(key, value)?;
-            s.lines.insert(Field::Fill, line);
-        }
-        "zonemode" => {
-            s.zone.0 = Some(match need(key, value, "strided")? {
-                "strided" => true,
-                "none" => false,
-                "zbd" => {
-                    return Err("zonemode=zbd (zoned block devices) is not supported; use zonemode=strided with \
-                                zonesize, or remove it"
-                        .into())
-                }
-                v => return Err(format!("invalid value for zonemode: \"{v}\"; use none or strided")),
-            });
-            s.zone.4 = line;
-            s.lines.insert(Field::Zones, line);
-        }
-        "zonesize" | "zonerange" | "zoneskip" => {
-            let v = need(key, value, "64m")?;
-            no_percent(key, v)?;
-            let b = parse_size(key, v).map_err(sv)?;
-            match key {
-                "zonesize" => s.zone.1 = Some(b),
-                "zonerange" => s.zone.2 = Some(b),
-                _ => s.zone.3 = b,
-            }
-            s.zone.4 = line;
-            s.lines.insert(Field::Zones, line);
-        }
-        "rw_sequencer" => match need(key, value, "sequential")? {
-            "sequential" => s.job.rw_identical = false,
-            "identical" => s.job.rw_identical = true,
-            v => return Err(format!("invalid value for rw_sequencer: \"{v}\"; use sequential or identical")),
-        },
-        "percentage_random" => {
-            let v = need(key, value, "50")?;
-            let mut pct = None;
-            for part in per_dir(key, v, "50,50")?.into_iter().flatten() {
-                let p: u64 = uint(key, part, "50")?;
-                if p > 100 {
-                    return Err(format!("invalid value for {key}: {p} is above 100; use 0 to 100, e.g. {key}=50"));
-                }
-                if pct.is_some_and(|q| q != p) {
-                    return Err(format!(
-                        "{key}={v}: different read and write shares are not supported; give one share such as {key}=50"
-                    ));
-                }
-                pct = Some(p);
-            }
-            s.job.percentage_random = pct.filter(|&p| p < 100).map(|p| p as u8);
-        }
-        "bs_unaligned" => {
-            s.sizes.unaligned = boolean(key, value)?;
-            s.lines.insert(Field::BsRange, line);
-        }
-        "iodepth" => {
-            s.job.qd = uint(key, need(key, value, "32")?, "32")?;
-            s.lines.insert(Field::Qd, line);
-        }
-        "numjobs" => {
-            s.job.threads = uint(key, need(key, value, "4")?, "4")?;
-            s.lines.insert(Field::Threads, line);
-        }
-        "size" => {
-            let v = need(key, value, "1G")?;
-            match share_of_target(key, v)? {
-                Some(p) => (s.job.size, s.job.size_pct) = (None, Some(p)),
-                None => (s.job.size, s.job.size_pct) = (Some(parse_size(key, v).map_err(sv)?), None),
-            }
-            s.lines.insert(Field::Size, line);
-        }
-        "offset" => {
-            let v = need(key, value, "1M")?;
-            match share_of_target(key, v)? {
-                Some(p) => (s.job.offset, s.job.offset_pct) = (0, Some(p)),
-                None => (s.job.offset, s.job.offset_pct) = (parse_size(key, v).map_err(sv)?, None),
-            }
-            s.lines.insert(Field::Offset, line);
-        }
-        "runtime" | "timeout" => {
-            s.job.runtime = parse_duration(key, need(key, value, "30s")?, TimeUnit::Seconds).map_err(sv)?;
-            s.lines.insert(Field::Runtime, line);
-        }
-        "ramp_time" => {
-            s.job.ramp = parse_duration(key, need(key, value, "5s")?, TimeUnit::Seconds).map_err(sv)?;
-        }
-        "time_based" => {
-            s.job.time_based = boolean(key, value)?;
-            s.time_based_line = Some(line);
-        }
-        "direct" => {
-            s.job.direct = boolean(key, value)?;
-        }
-        "buffered" => {
-            s.job.direct = !boolean(key, value)?;
-        }
-        "ioengine" => {
-            let v = need(key, value, "io_uring")?;
-            s.engine_substituted = matches!(v, "libaio" | "sync" | "pvsync" | "pvsync2").then(|| (v.to_string(), line));
-            s.job.engine = match v {
-                "io_uring" | "libaio" => EngineKind::IoUring,
-                "windowsaio" => EngineKind::Iocp,
-                "psync" | "sync" | "pvsync" | "pvsync2" => EngineKind::Psync,
-                "null" => EngineKind::Null,
-                _ => {
-                    return Err(format!(
-                        "invalid value for ioengine: \"{v}\" is not supported; use io_uring (libaio also \
-                         runs as io_uring), psync (also sync, pvsync, pvsync2) or null"
-                    ))
-                }
-            };
-        }
-        "random_generator" => {
-            let v = need(key, value, "tausworthe")?;
-            if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") {
-                return Err(format!(
-                    "invalid value for random_generator: \"{v}\"; fio's generators are tausworthe, lfsr and \
-                     tausworthe64"
-                ));
-            }
-        }
-        "io_submit_mode" => match need(key, value, "inline")? {
-            "inline" => {}
-            "offload" => {
-                s.offload = Some(line);
-                s.job.offload = true;
-            }
-            v => return Err(format!("invalid value for io_submit_mode: \"{v}\"; use inline or offload")),
-        },
-        "random_distribution" => {
-            s.job.dist = parse_distribution(key, need(key, value, "zipf:1.2")?).map_err(sv)?;
-            s.lines.insert(Field::Dist, line);
-        }
-        "rate_iops" => {
-            let v = need(key, value, "1000")?;
-            s.rate_per_worker = Some((pair(key, v, "500,100", &|k, x| parse_count(k, x).map_err(sv))?, line));
-        }
-        "rate" => {
-            let v = need(key, value, "100m")?;
-            s.rate_bytes = Some((pair(key, v, "100m,50m", &|k, x| parse_size(k, x).map_err(sv))?, line));
-        }
-        "rate_iops_min" => {
-            let v = need(key, value, "100")?;
-            s.rate_iops_min = Some(pair(key, v, "100,50", &|k, x| parse_count(k, x).map_err(sv))?);
-        }
-        "directory" => {
-            let v = need(key, value, "/mnt/test")?;
-            // fio: several directories, ':'-separated, are given out to the job's clones in turn.
-            let dirs = split_filenames(v);
-            if dirs.iter().any(|d| d.as_os_str().is_empty()) {
-                return Err(format!("directory={v}: an empty name between ':' separators; give DIR or DIR1:DIR2"));
-            }
-            s.directory = Some((dirs, line));
-        }
-        "nrfiles" | "nr_files" => {
-            let n: usize = uint(key, need(key, value, "1")?, "4")?;
-            if n == 0 || n > MAX_FILES {
-                return Err(format!("invalid value for nrfiles: {n}; give 1 to {MAX_FILES} files"));
-            }
-            s.nrfiles = Some((n, line));
-        }
-        "file_service_type" => {
-            s.file_service = parse_file_service(need(key, value, "roundrobin")?)?;
-        }
-        "filesize" => {
-            let v = need(key, value, "1g")?;
-            if v.contains('-') || v.contains(':') {
-                return Err(format!(
-                    "filesize={v}: a range of file sizes is not supported; give one size such as filesize=1g"
-                ));
-            }
-            s.filesize = Some((parse_size(key, v).map_err(sv)?, line));
-        }
-        "rate_min" | "ratemin" => {
-            let v = need(key, value, "10m")?;
-            s.rate_bytes_min = Some(pair(key, v, "10m,5m", &|k, x| parse_size(k, x).map_err(sv))?);
-        }
-        "ratecycle" => {
-            let ms: u64 = uint(key, need(key, value, "1000")?, "1000")?;
-            if ms == 0 {
-                return Err(
-                    "invalid value for ratecycle: 0; give the averaging window in ms, e.g. ratecycle=1000".into()
-                );
-            }
-            s.job.flow.ratecycle_ms = ms;
-        }
-        "rate_process" => {
-            s.job.flow.rate_process = match need(key, value, "poisson")? {
-                "linear" => RateProcess::Linear,
-                "poisson" => RateProcess::Poisson,
-                v => return Err(format!("invalid value for rate_process: \"{v}\"; use linear or poisson")),
-            }
-        }
-        "wait_for" => s.wait_for = Some((need(key, value, "jobname")?.to_string(), line)),
-        "latency_target" | "latency_window" => {
-            // fio's unit for these is the microsecond.
-            let d = parse_duration(key, need(key, value, "2ms")?, TimeUnit::Micros).map_err(sv)?;
-            let ns = d.as_nanos() as u64;
-            if ns == 0 {
-                return Err(format!("invalid value for {key}: 0; give a time above zero, e.g. {key}=2ms"));
-            }
-            if key == "latency_target" {
-                s.lat_target = Some(ns);
-            } else {
-                s.lat_window = Some(ns);
-            }
-        }
-        "latency_percentile" => {
-            let p = parse_percent(key, need(key, value, "99")?).map_err(sv)?;
-            if p <= 0.0 {
-                return Err("invalid value for latency_percentile: 0; give e.g. latency_percentile=99".into());
-            }
-            s.lat_pct = Some(p);
-        }
-        "flow" => s.job.flow.flow_weight = uint(key, need(key, value, "2")?, "2")?,
-        "flow_id" => s.job.flow.flow_id = uint(key, need(key, value, "1")?, "1")?,
-        "flow_sleep" => s.job.flow.flow_sleep_us = uint(key, need(key, value, "1000")?, "1000")?,
-        "startdelay" => {
-            let v = need(key, value, "5s")?;
-            let one = |x: &str| -> Result<u64, String> {
-                Ok(parse_duration(key, x.trim(), TimeUnit::Seconds).map_err(sv)?.as_millis() as u64)
-            };
-            s.startdelay = Some(match v.split_once('-') {
-                Some((lo, hi)) => {
-                    let (lo, hi) = (one(lo)?, one(hi)?);
-                    if lo > hi {
-                        return Err(format!(
-                            "invalid value for startdelay: \"{v}\" is a range from high to low; write e.g. startdelay=1-5"
-                        ));
-                    }
-                    (lo, hi)
-                }
-                None => {
-                    let d = one(v)?;
-                    (d, d)
-                }
-            });
-        }
-        "exitall" => s.job.flow.exitall = boolean(key, value)?,
-        "exitall_on_error" => s.job.flow.exitall_on_error = boolean(key, value)?,
-        "continue_on_error" => {
-            let v = need(key, value, "io")?;
-            s.job.flow.continue_on_error = ErrorClass::parse(v).ok_or_else(|| {
-                format!("invalid value for continue_on_error: \"{v}\"; use one of {}", ErrorClass::NAMES)
-            })?;
-        }
-        "write_bw_log" | "write_lat_log" | "write_iops_log" => {
-            let name = value.filter(|v| !v.is_empty()).map(str::to_string);
-            match key {
-                "write_bw_log" => s.log_bw = Some(name),
-                "write_lat_log" => s.log_lat = Some(name),
-                _ => s.log_iops = Some(name),
-            }
-            if s.log_line == 0 {
-                s.log_line = line;
-            }
-        }
-        "log_avg_msec" => s.log_avg_ms = Some(uint(key, need(key, value, "1000")?, "1000")?),
-        "per_job_logs" => s.per_job_logs = boolean(key, value)?,
-        "log_offset" => s.log_offset = boolean(key, value)?,
-        "steadystate" | "ss" => {
-            let v = need(key, value, "iops_slope:0.1%")?;
-            s.ss = Some(parse_ss(key, v)?);
-            s.ss_line = line;
-        }
-        "steadystate_duration" | "ss_dur" => {
-            s.ss_dur = parse_duration(key, need(key, value, "60s")?, TimeUnit::Seconds).map_err(sv)?;
-            if !s.ss_dur.as_millis().is_multiple_of(1000) {
-                return Err(format!(
-                    "invalid value for {key}: diskmeter takes one sample a second; give whole seconds, e.g. {key}=60s"
-                ));
-            }
-            s.ss_line = s.ss_line.max(line);
-        }
-        "steadystate_check_interval" | "ss_interval" => {
-            let d = parse_duration(key, need(key, value, "10s")?, TimeUnit::Seconds).map_err(sv)?;
-            if d.is_zero() || !d.as_millis().is_multiple_of(1000) {
-                return Err(format!(
-                    "invalid value for {key}: diskmeter samples whole seconds; give 1s or more in whole seconds, \
-                     e.g. {key}=10s"
-                ));
-            }
-            s.ss_interval = d.as_secs();
-        }
-        "steadystate_ramp_time" | "ss_ramp" => {
-            s.ss_ramp = parse_duration(key, need(key, value, "10s")?, TimeUnit::Seconds).map_err(sv)?;
-        }
-        "fsync" => s.job.fsync = uint(key, need(key, value, "32")?, "32")?,
-        "iodepth_batch_submit" | "iodepth_batch" => {
-            // fio treats 0 as "the default", which is 1.
-            s.job.submit_batch = uint::<u32>(key, need(key, value, "1")?, "1")?.max(1)
-        }
-        "verify" => {
-            let v = need(key, value, "crc32c")?;
-            if v == "0" || v == "null" {
-                s.verify_on = Some(false);
-            } else {
-                s.verify.kind = VerifyKind::parse(v).ok_or_else(|| {
-                    format!("invalid value for verify: \"{v}\" is not supported; use one of {}", VerifyKind::NAMES)
-                })?;
-                s.verify_on = Some(true);
-            }
-            s.lines.insert(Field::Verify, line);
-        }
-        "verify_interval" => {
-            s.verify.interval = Some(parse_size(key, need(key, value, "4k")?).map_err(sv)?);
-            s.lines.insert(Field::VerifyInterval, line);
-        }
-        "verify_pattern" => {
-            s.verify.pattern = Some(units::parse_verify_pattern(key, need(key, value, "0xdeadbeef")?).map_err(sv)?);
-            // As fio: a pattern without verify= verifies with it.
-            if s.verify_on.is_none() {
-                s.verify.kind = VerifyKind::Pattern;
-                s.verify_on = Some(true);
-            }
-            s.lines.insert(Field::Verify, line);
-        }
-        "do_verify" => s.verify.after_writes = boolean(key, value)?,
-        "verify_only" => s.verify.only = boolean(key, value)?,
-        "verify_fatal" => s.verify.fatal = boolean(key, value)?,
-        "verify_backlog" => {
-            let n: u64 = uint(key, need(key, value, "1024")?, "1024")?;
-            s.verify.backlog = (n > 0).then_some(n);
-        }
-        "verify_state_save" => s.verify_state.0 = boolean(key, value)?,
-        "verify_state_load" => s.verify_state.1 = boolean(key, value)?,
-        "randseed" => s.randseed = Some(uint(key, need(key, value, "42")?, "42")?),
-        "randrepeat" => s.randrepeat = boolean(key, value)?,
-        // fio's switches: on alone or with 1, off with 0.
-        "stonewall" | "wait_for_previous" => s.stonewall = boolean(key, value)?,
-        "new_group" => s.new_group = boolean(key, value)?,
-        "group_reporting" => s.group_reporting = boolean(key, value)?,
-        "name" => s.name = Some(need(key, value, "randread-4k")?.to_string()),
-        "loops" => {
-            let n: u32 = uint(key, need(key, value, "1")?, "1")?;
+    if let Some((_, handler)) = OPTIONS.iter().find(|(keys, _)| keys.contains(&key)) {
+        return handler(s, key, value, line);
+    }
+    if let Some(kind) = ignored_kind(key) {
+        return match kind {
+            ValueKind::Any => Ok(()),
+            ValueKind::Bool => boolean(key, value).map(|_| ()),
+            ValueKind::Int => uint::<u64>(key, need(key, value, "1")?, "1").map(|_| ()),
+        };
+    }
+    if let Some(hint) = unsupported_hint(key) {
+        return Err(format!("option {key} is not supported: {hint}"));
+    }
+    Err(unknown_option(key, value))
+}
+
+/// A [`SpecError`] from a value parser as an option's message.
+fn sv(e: SpecError) -> String {
+    e.to_string()
+}
+
+/// A job-file option's handler: applies `key`'s value (`None` for a bare flag) at `line` to a
+/// section's settings, or says what is wrong with it.
+type Handler = fn(&mut Settings, &str, Option<&str>, usize) -> Result<(), String>;
+
+/// The options that have an effect: each with its aliases, and its handler.
+const OPTIONS: &[(&[&str], Handler)] = &[
+    (&["filename"], opt_filename),
+    (&["rw", "readwrite"], opt_rw),
+    (&["rwmixread"], opt_rwmixread),
+    (&["rwmixwrite"], opt_rwmixwrite),
+    (&["bs", "blocksize"], opt_bs),
+    (&["bssplit"], opt_bssplit),
+    (&["bsrange", "blocksize_range"], opt_bsrange),
+    (&["blockalign", "ba"], opt_blockalign),
+    (&["offset_increment"], opt_offset_increment),
+    (&["fill_device", "fill_fs"], opt_fill_device),
+    (&["zonemode"], opt_zonemode),
+    (&["zonesize"], opt_zonesize),
+    (&["zonerange"], opt_zonerange),
+    (&["zoneskip"], opt_zoneskip),
+    (&["rw_sequencer"], opt_rw_sequencer),
+    (&["percentage_random"], opt_percentage_random),
+    (&["bs_unaligned"], opt_bs_unaligned),
+    (&["iodepth"], opt_iodepth),
+    (&["numjobs"], opt_numjobs),
+    (&["size"], opt_size),
+    (&["offset"], opt_offset),
+    (&["runtime", "timeout"], opt_runtime),
+    (&["ramp_time"], opt_ramp_time),
+    (&["time_based"], opt_time_based),
+    (&["direct"], opt_direct),
+    (&["buffered"], opt_buffered),
+    (&["ioengine"], opt_ioengine),
+    (&["random_generator"], opt_random_generator),
+    (&["io_submit_mode"], opt_io_submit_mode),
+    (&["random_distribution"], opt_random_distribution),
+    (&["rate_iops"], opt_rate_iops),
+    (&["rate"], opt_rate),
+    (&["rate_iops_min"], opt_rate_iops_min),
+    (&["directory"], opt_directory),
+    (&["nrfiles", "nr_files"], opt_nrfiles),
+    (&["file_service_type"], opt_file_service_type),
+    (&["filesize"], opt_filesize),
+    (&["rate_min", "ratemin"], opt_rate_min),
+    (&["ratecycle"], opt_ratecycle),
+    (&["rate_process"], opt_rate_process),
+    (&["wait_for"], opt_wait_for),
+    (&["latency_target"], opt_latency_target),
+    (&["latency_window"], opt_latency_window),
+    (&["latency_percentile"], opt_latency_percentile),
+    (&["flow"], opt_flow),
+    (&["flow_id"], opt_flow_id),
+    (&["flow_sleep"], opt_flow_sleep),
+    (&["startdelay"], opt_startdelay),
+    (&["exitall"], opt_exitall),
+    (&["exitall_on_error"], opt_exitall_on_error),
+    (&["continue_on_error"], opt_continue_on_error),
+    (&["write_bw_log"], opt_write_bw_log),
+    (&["write_lat_log"], opt_write_lat_log),
+    (&["write_iops_log"], opt_write_iops_log),
+    (&["log_avg_msec"], opt_log_avg_msec),
+    (&["per_job_logs"], opt_per_job_logs),
+    (&["log_offset"], opt_log_offset),
+    (&["steadystate", "ss"], opt_steadystate),
+    (&["steadystate_duration", "ss_dur"], opt_steadystate_duration),
+    (&["steadystate_check_interval", "ss_interval"], opt_steadystate_check_interval),
+    (&["steadystate_ramp_time", "ss_ramp"], opt_steadystate_ramp_time),
+    (&["fsync"], opt_fsync),
+    (&["iodepth_batch_submit", "iodepth_batch"], opt_iodepth_batch_submit),
+    (&["verify"], opt_verify),
+    (&["verify_interval"], opt_verify_interval),
+    (&["verify_pattern"], opt_verify_pattern),
+    (&["do_verify"], opt_do_verify),
+    (&["verify_only"], opt_verify_only),
+    (&["verify_fatal"], opt_verify_fatal),
+    (&["verify_backlog"], opt_verify_backlog),
+    (&["verify_state_save"], opt_verify_state_save),
+    (&["verify_state_load"], opt_verify_state_load),
+    (&["randseed"], opt_randseed),
+    (&["randrepeat"], opt_randrepeat),
+    (&["stonewall", "wait_for_previous"], opt_stonewall),
+    (&["new_group"], opt_new_group),
+    (&["group_reporting"], opt_group_reporting),
+    (&["name"], opt_name),
+    (&["loops"], opt_loops),
+    (&["io_size", "io_limit"], opt_io_size),
+    (&["buffer_compress_percentage"], opt_buffer_compress_percentage),
+    (&["zero_buffers"], opt_zero_buffers),
+];
+
+/// `filename`: the target, or several files `a:b:c`.
+fn opt_filename(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "/dev/nvme0n1")?;
+    let names = split_filenames(v);
+    if names.iter().any(|n| n.as_os_str().is_empty()) {
+        return Err(format!(
+            "filename={v}: an empty name between ':' separators; give FILE or FILE1:FILE2 (write a ':' \
+                 inside a path as '\\:')"
+        ));
+    }
+    if names.len() > MAX_FILES {
+        return Err(format!("filename={v}: {} files; at most {MAX_FILES} per job", names.len()));
+    }
+    s.job.target = names.first().cloned();
+    s.filenames = names;
+    Ok(())
+}
+
+/// `rw`, `readwrite`: the mode, with an optional `:N` (I/Os per random offset, or bytes between sequential I/Os).
+fn opt_rw(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "randread")?;
+    let (mode, modifier) = match v.split_once(':') {
+        Some((mode, m)) => (mode, Some(m.trim())),
+        None => (v, None),
+    };
+    s.job.rw = RwMode::parse(mode)
+        .ok_or_else(|| format!("invalid value for {key}: \"{mode}\" is not supported; use one of {}", RwMode::NAMES))?;
+    s.job.rw_modifier = match modifier {
+        None => 0,
+        // Random modes: a new random offset every N I/Os.
+        Some(m) if s.job.rw.is_random() => {
+            let n: u32 = uint(key, m, "randread:8")?;
             if n == 0 {
-                return Err("invalid value for loops: 0; give the number of times to run the job, 1 or more".into());
+                return Err(format!("{key}={v}: the I/Os per random offset must be 1 or more, e.g. {key}={mode}:8"));
             }
-            s.job.loops = n;
+            i64::from(n)
         }
-        "io_size" | "io_limit" => {
-            let v = need(key, value, "4g")?;
-            no_percent(key, v)?;
-            let b = parse_size(key, v).map_err(sv)?;
-            if b == 0 {
-                return Err(format!("invalid value for {key}: 0; give the bytes to move, e.g. {key}=4g"));
-            }
-            s.job.io_bytes = Some(b);
-        }
-        "buffer_compress_percentage" => {
-            let p: u64 = uint(key, need(key, value, "50")?, "50")?;
-            if p > 100 {
-                return Err(format!("invalid value for {key}: {p} is above 100; use a percentage from 0 to 100"));
-            }
-            s.job.data = DataPattern::Compress { pct: p as u8 };
-            s.lines.insert(Field::Data, line);
-        }
-        "zero_buffers" => {
-            if boolean(key, value)? {
-                s.job.data = DataPattern::Zeros;
-            } else if s.job.data == DataPattern::Zeros {
-                s.job.data = DataPattern::Random;
+        // Sequential modes: bytes added after each I/O; negative goes backwards.
+        Some(m) => {
+            let (neg, size) = match m.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, m),
+            };
+            let b = parse_size(key, size).map_err(sv)?;
+            let b = i64::try_from(b).map_err(|_| format!("{key}={v}: the offset modifier is too large"))?;
+            if neg {
+                -b
+            } else {
+                b
             }
         }
+    };
+    s.lines.insert(Field::RwModifier, line);
+    Ok(())
+}
+
+/// `rwmixread`: the read share of a mixed job.
+fn opt_rwmixread(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.mix = whole_percent(key, value)?;
+    s.lines.insert(Field::Mix, line);
+    Ok(())
+}
+
+/// `rwmixwrite`: the write share of a mixed job.
+fn opt_rwmixwrite(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.mix = 100 - whole_percent(key, value)?;
+    s.lines.insert(Field::Mix, line);
+    Ok(())
+}
+
+/// A whole percentage from 0 to 100 (`rwmixread`, `rwmixwrite`).
+fn whole_percent(key: &str, value: Option<&str>) -> Result<u8, String> {
+    let v = need(key, value, "70")?;
+    let p = parse_percent(key, v).map_err(sv)?;
+    if p.fract() != 0.0 {
+        return Err(format!("invalid value for {key}: \"{v}\" must be a whole percentage such as 70"));
+    }
+    Ok(p as u8)
+}
+
+/// `bs`, `blocksize`: the block size, per direction (`READ,WRITE`).
+fn opt_bs(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "4k")?;
+    for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
+        if let Some(p) = part {
+            s.sizes.bs[d] = parse_size(key, p).map_err(sv)?;
+        }
+    }
+    s.lines.insert(Field::Bs, line);
+    Ok(())
+}
+
+/// `bssplit`: block sizes with shares, per direction.
+fn opt_bssplit(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "4k/50:64k/50")?;
+    for (d, part) in per_dir(key, v, "4k/50:8k/50,64k/100")?.into_iter().enumerate() {
+        if let Some(p) = part {
+            s.sizes.split[d] = Some(parse_bssplit(key, p).map_err(sv)?);
+        }
+    }
+    s.lines.insert(Field::BsSplit, line);
+    Ok(())
+}
+
+/// `bsrange`, `blocksize_range`: block sizes drawn from a range, per direction.
+fn opt_bsrange(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "1k-64k")?;
+    for (d, part) in per_dir(key, v, "1k-4k,4k-64k")?.into_iter().enumerate() {
+        if let Some(p) = part {
+            s.sizes.range[d] = Some(parse_bsrange(key, p).map_err(sv)?);
+        }
+    }
+    s.lines.insert(Field::BsRange, line);
+    Ok(())
+}
+
+/// `blockalign`, `ba`: where random offsets may start, per direction.
+fn opt_blockalign(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "4k")?;
+    for (d, part) in per_dir(key, v, "4k,64k")?.into_iter().enumerate() {
+        if let Some(p) = part {
+            s.sizes.align[d] = Some(parse_size(key, p).map_err(sv)?);
+        }
+    }
+    s.lines.insert(Field::BlockAlign, line);
+    Ok(())
+}
+
+/// `offset_increment`: each worker's region starts this much after the previous one's.
+fn opt_offset_increment(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "1g")?;
+    no_percent(key, v)?;
+    s.job.offset_increment = parse_size(key, v).map_err(sv)?;
+    s.lines.insert(Field::Offset, line);
+    Ok(())
+}
+
+/// `fill_device`, `fill_fs`: write until the target is full.
+fn opt_fill_device(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.fill = boolean(key, value)?;
+    s.lines.insert(Field::Fill, line);
+    Ok(())
+}
+
+/// `zonemode`: `strided` or `none`.
+fn opt_zonemode(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.zone.0 = Some(match need(key, value, "strided")? {
+        "strided" => true,
+        "none" => false,
+        "zbd" => {
+            return Err("zonemode=zbd (zoned block devices) is not supported; use zonemode=strided with \
+                            zonesize, or remove it"
+                .into())
+        }
+        v => return Err(format!("invalid value for zonemode: \"{v}\"; use none or strided")),
+    });
+    s.zone.4 = line;
+    s.lines.insert(Field::Zones, line);
+    Ok(())
+}
+
+/// `zonesize`: the bytes to move in a zone.
+fn opt_zonesize(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.zone.1 = Some(zone_bytes(s, key, value, line)?);
+    Ok(())
+}
+
+/// `zonerange`: the size of a zone.
+fn opt_zonerange(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.zone.2 = Some(zone_bytes(s, key, value, line)?);
+    Ok(())
+}
+
+/// `zoneskip`: the bytes skipped after a zone.
+fn opt_zoneskip(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.zone.3 = zone_bytes(s, key, value, line)?;
+    Ok(())
+}
+
+/// A strided-zone size (`zonesize`, `zonerange`, `zoneskip`) in bytes; notes its line.
+fn zone_bytes(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<u64, String> {
+    let v = need(key, value, "64m")?;
+    no_percent(key, v)?;
+    let b = parse_size(key, v).map_err(sv)?;
+    s.zone.4 = line;
+    s.lines.insert(Field::Zones, line);
+    Ok(b)
+}
+
+/// `rw_sequencer`: `sequential` or `identical` offsets after `rw=MODE:N`.
+fn opt_rw_sequencer(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    match need(key, value, "sequential")? {
+        "sequential" => s.job.rw_identical = false,
+        "identical" => s.job.rw_identical = true,
+        v => return Err(format!("invalid value for rw_sequencer: \"{v}\"; use sequential or identical")),
+    }
+    Ok(())
+}
+
+/// `percentage_random`: the share of random I/Os in a sequential job.
+fn opt_percentage_random(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "50")?;
+    let mut pct = None;
+    for part in per_dir(key, v, "50,50")?.into_iter().flatten() {
+        let p: u64 = uint(key, part, "50")?;
+        if p > 100 {
+            return Err(format!("invalid value for {key}: {p} is above 100; use 0 to 100, e.g. {key}=50"));
+        }
+        if pct.is_some_and(|q| q != p) {
+            return Err(format!(
+                "{key}={v}: different read and write shares are not supported; give one share such as {key}=50"
+            ));
+        }
+        pct = Some(p);
+    }
+    s.job.percentage_random = pct.filter(|&p| p < 100).map(|p| p as u8);
+    Ok(())
+}
+
+/// `bs_unaligned`: sizes from a range need not be multiples of its minimum.
+fn opt_bs_unaligned(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.sizes.unaligned = boolean(key, value)?;
+    s.lines.insert(Field::BsRange, line);
+    Ok(())
+}
+
+/// `iodepth`: I/Os in flight per worker.
+fn opt_iodepth(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.qd = uint(key, need(key, value, "32")?, "32")?;
+    s.lines.insert(Field::Qd, line);
+    Ok(())
+}
+
+/// `numjobs`: the workers (fio's clones).
+fn opt_numjobs(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.threads = uint(key, need(key, value, "4")?, "4")?;
+    s.lines.insert(Field::Threads, line);
+    Ok(())
+}
+
+/// `size`: the region (or `N%` of the target).
+fn opt_size(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "1G")?;
+    match share_of_target(key, v)? {
+        Some(p) => (s.job.size, s.job.size_pct) = (None, Some(p)),
+        None => (s.job.size, s.job.size_pct) = (Some(parse_size(key, v).map_err(sv)?), None),
+    }
+    s.lines.insert(Field::Size, line);
+    Ok(())
+}
+
+/// `offset`: where the region starts (or `N%` into the target).
+fn opt_offset(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "1M")?;
+    match share_of_target(key, v)? {
+        Some(p) => (s.job.offset, s.job.offset_pct) = (0, Some(p)),
+        None => (s.job.offset, s.job.offset_pct) = (parse_size(key, v).map_err(sv)?, None),
+    }
+    s.lines.insert(Field::Offset, line);
+    Ok(())
+}
+
+/// `runtime`, `timeout`: the time limit.
+fn opt_runtime(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.runtime = parse_duration(key, need(key, value, "30s")?, TimeUnit::Seconds).map_err(sv)?;
+    s.lines.insert(Field::Runtime, line);
+    Ok(())
+}
+
+/// `ramp_time`: the warm-up, not measured.
+fn opt_ramp_time(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.ramp = parse_duration(key, need(key, value, "5s")?, TimeUnit::Seconds).map_err(sv)?;
+    Ok(())
+}
+
+/// `time_based`: run for `runtime` rather than until `size` bytes are done.
+fn opt_time_based(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.time_based = boolean(key, value)?;
+    s.time_based_line = Some(line);
+    Ok(())
+}
+
+/// `direct`: direct I/O on or off.
+fn opt_direct(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.direct = boolean(key, value)?;
+    Ok(())
+}
+
+/// `buffered`: the opposite of `direct`.
+fn opt_buffered(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.direct = !boolean(key, value)?;
+    Ok(())
+}
+
+/// `ioengine`: the engine, with fio's other names run as ours.
+fn opt_ioengine(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "io_uring")?;
+    s.engine_substituted = matches!(v, "libaio" | "sync" | "pvsync" | "pvsync2").then(|| (v.to_string(), line));
+    s.job.engine = match v {
+        "io_uring" | "libaio" => EngineKind::IoUring,
+        "windowsaio" => EngineKind::Iocp,
+        "psync" | "sync" | "pvsync" | "pvsync2" => EngineKind::Psync,
+        "null" => EngineKind::Null,
         _ => {
-            if let Some(kind) = ignored_kind(key) {
-                return match kind {
-                    ValueKind::Any => Ok(()),
-                    ValueKind::Bool => boolean(key, value).map(|_| ()),
-                    ValueKind::Int => uint::<u64>(key, need(key, value, "1")?, "1").map(|_| ()),
-                };
-            }
-            if let Some(hint) = unsupported_hint(key) {
-                return Err(format!("option {key} is not supported: {hint}"));
-            }
-            return Err(unknown_option(key, value));
+            return Err(format!(
+                "invalid value for ioengine: \"{v}\" is not supported; use io_uring (libaio also \
+                     runs as io_uring), psync (also sync, pvsync, pvsync2) or null"
+            ))
         }
+    };
+    Ok(())
+}
+
+/// `random_generator`: accepted; diskmeter draws offsets with its own generator.
+fn opt_random_generator(_s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "tausworthe")?;
+    if !matches!(v, "tausworthe" | "lfsr" | "tausworthe64") {
+        return Err(format!(
+            "invalid value for random_generator: \"{v}\"; fio's generators are tausworthe, lfsr and \
+                 tausworthe64"
+        ));
+    }
+    Ok(())
+}
+
+/// `io_submit_mode`: `inline`, or `offload` (io_uring's SQ polling thread).
+fn opt_io_submit_mode(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    match need(key, value, "inline")? {
+        "inline" => {}
+        "offload" => {
+            s.offload = Some(line);
+            s.job.offload = true;
+        }
+        v => return Err(format!("invalid value for io_submit_mode: \"{v}\"; use inline or offload")),
+    }
+    Ok(())
+}
+
+/// `random_distribution`: the access distribution of random offsets.
+fn opt_random_distribution(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.job.dist = parse_distribution(key, need(key, value, "zipf:1.2")?).map_err(sv)?;
+    s.lines.insert(Field::Dist, line);
+    Ok(())
+}
+
+/// `rate_iops`: the I/O rate per worker and direction.
+fn opt_rate_iops(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "1000")?;
+    s.rate_per_worker = Some((pair(key, v, "500,100", &|k, x| parse_count(k, x).map_err(sv))?, line));
+    Ok(())
+}
+
+/// `rate`: the byte rate per worker and direction.
+fn opt_rate(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "100m")?;
+    s.rate_bytes = Some((pair(key, v, "100m,50m", &|k, x| parse_size(k, x).map_err(sv))?, line));
+    Ok(())
+}
+
+/// `rate_iops_min`: the least I/O rate per worker and direction.
+fn opt_rate_iops_min(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "100")?;
+    s.rate_iops_min = Some(pair(key, v, "100,50", &|k, x| parse_count(k, x).map_err(sv))?);
+    Ok(())
+}
+
+/// `directory`: where the job's files are, several given out to the clones in turn.
+fn opt_directory(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "/mnt/test")?;
+    // fio: several directories, ':'-separated, are given out to the job's clones in turn.
+    let dirs = split_filenames(v);
+    if dirs.iter().any(|d| d.as_os_str().is_empty()) {
+        return Err(format!("directory={v}: an empty name between ':' separators; give DIR or DIR1:DIR2"));
+    }
+    s.directory = Some((dirs, line));
+    Ok(())
+}
+
+/// `nrfiles`, `nr_files`: files per clone.
+fn opt_nrfiles(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let n: usize = uint(key, need(key, value, "1")?, "4")?;
+    if n == 0 || n > MAX_FILES {
+        return Err(format!("invalid value for nrfiles: {n}; give 1 to {MAX_FILES} files"));
+    }
+    s.nrfiles = Some((n, line));
+    Ok(())
+}
+
+/// `file_service_type`: how I/Os move between the files.
+fn opt_file_service_type(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.file_service = parse_file_service(need(key, value, "roundrobin")?)?;
+    Ok(())
+}
+
+/// `filesize`: each file's size (then `size` is the bytes moved).
+fn opt_filesize(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "1g")?;
+    if v.contains('-') || v.contains(':') {
+        return Err(format!("filesize={v}: a range of file sizes is not supported; give one size such as filesize=1g"));
+    }
+    s.filesize = Some((parse_size(key, v).map_err(sv)?, line));
+    Ok(())
+}
+
+/// `rate_min`, `ratemin`: the least byte rate per worker and direction.
+fn opt_rate_min(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "10m")?;
+    s.rate_bytes_min = Some(pair(key, v, "10m,5m", &|k, x| parse_size(k, x).map_err(sv))?);
+    Ok(())
+}
+
+/// `ratecycle`: the window the least rates are averaged over, in ms.
+fn opt_ratecycle(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let ms: u64 = uint(key, need(key, value, "1000")?, "1000")?;
+    if ms == 0 {
+        return Err("invalid value for ratecycle: 0; give the averaging window in ms, e.g. ratecycle=1000".into());
+    }
+    s.job.flow.ratecycle_ms = ms;
+    Ok(())
+}
+
+/// `rate_process`: `linear` or `poisson` arrivals.
+fn opt_rate_process(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.flow.rate_process = match need(key, value, "poisson")? {
+        "linear" => RateProcess::Linear,
+        "poisson" => RateProcess::Poisson,
+        v => return Err(format!("invalid value for rate_process: \"{v}\"; use linear or poisson")),
+    };
+    Ok(())
+}
+
+/// `wait_for`: start after a job earlier in the file has ended.
+fn opt_wait_for(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.wait_for = Some((need(key, value, "jobname")?.to_string(), line));
+    Ok(())
+}
+
+/// `latency_target`: the latency bound of fio's latency search (runs as diskmeter's sla).
+fn opt_latency_target(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.lat_target = Some(latency_ns(key, value)?);
+    Ok(())
+}
+
+/// `latency_window`: the window the latency search judges.
+fn opt_latency_window(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.lat_window = Some(latency_ns(key, value)?);
+    Ok(())
+}
+
+/// A time above zero in ns; fio's unit for `latency_target` and `latency_window` is the
+/// microsecond.
+fn latency_ns(key: &str, value: Option<&str>) -> Result<u64, String> {
+    let d = parse_duration(key, need(key, value, "2ms")?, TimeUnit::Micros).map_err(sv)?;
+    let ns = d.as_nanos() as u64;
+    if ns == 0 {
+        return Err(format!("invalid value for {key}: 0; give a time above zero, e.g. {key}=2ms"));
+    }
+    Ok(ns)
+}
+
+/// `latency_percentile`: the percentile the latency search bounds.
+fn opt_latency_percentile(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let p = parse_percent(key, need(key, value, "99")?).map_err(sv)?;
+    if p <= 0.0 {
+        return Err("invalid value for latency_percentile: 0; give e.g. latency_percentile=99".into());
+    }
+    s.lat_pct = Some(p);
+    Ok(())
+}
+
+/// `flow`: the job's weight in a flow group.
+fn opt_flow(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.flow.flow_weight = uint(key, need(key, value, "2")?, "2")?;
+    Ok(())
+}
+
+/// `flow_id`: the flow group.
+fn opt_flow_id(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.flow.flow_id = uint(key, need(key, value, "1")?, "1")?;
+    Ok(())
+}
+
+/// `flow_sleep`: the pause (µs) of a job ahead of its weight.
+fn opt_flow_sleep(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.flow.flow_sleep_us = uint(key, need(key, value, "1000")?, "1000")?;
+    Ok(())
+}
+
+/// `startdelay`: a delay before the job starts, or a range to draw it from.
+fn opt_startdelay(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "5s")?;
+    let one = |x: &str| -> Result<u64, String> {
+        Ok(parse_duration(key, x.trim(), TimeUnit::Seconds).map_err(sv)?.as_millis() as u64)
+    };
+    s.startdelay = Some(match v.split_once('-') {
+        Some((lo, hi)) => {
+            let (lo, hi) = (one(lo)?, one(hi)?);
+            if lo > hi {
+                return Err(format!(
+                    "invalid value for startdelay: \"{v}\" is a range from high to low; write e.g. startdelay=1-5"
+                ));
+            }
+            (lo, hi)
+        }
+        None => {
+            let d = one(v)?;
+            (d, d)
+        }
+    });
+    Ok(())
+}
+
+/// `exitall`: stop every job when this one ends.
+fn opt_exitall(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.flow.exitall = boolean(key, value)?;
+    Ok(())
+}
+
+/// `exitall_on_error`: stop every job when this one fails.
+fn opt_exitall_on_error(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.flow.exitall_on_error = boolean(key, value)?;
+    Ok(())
+}
+
+/// `continue_on_error`: the errors a job goes on after.
+fn opt_continue_on_error(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "io")?;
+    s.job.flow.continue_on_error = ErrorClass::parse(v)
+        .ok_or_else(|| format!("invalid value for continue_on_error: \"{v}\"; use one of {}", ErrorClass::NAMES))?;
+    Ok(())
+}
+
+/// `write_bw_log`: fio's bandwidth log, named by the value or after the job.
+fn opt_write_bw_log(s: &mut Settings, _key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.log_bw = Some(log_name(s, value, line));
+    Ok(())
+}
+
+/// `write_lat_log`: fio's latency log.
+fn opt_write_lat_log(s: &mut Settings, _key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.log_lat = Some(log_name(s, value, line));
+    Ok(())
+}
+
+/// `write_iops_log`: fio's IOPS log.
+fn opt_write_iops_log(s: &mut Settings, _key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.log_iops = Some(log_name(s, value, line));
+    Ok(())
+}
+
+/// A log's name (`None`: the job's), noting the line of the first log option.
+fn log_name(s: &mut Settings, value: Option<&str>, line: usize) -> Option<String> {
+    if s.log_line == 0 {
+        s.log_line = line;
+    }
+    value.filter(|v| !v.is_empty()).map(str::to_string)
+}
+
+/// `log_avg_msec`: the logs' averaging window (0: every I/O).
+fn opt_log_avg_msec(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.log_avg_ms = Some(uint(key, need(key, value, "1000")?, "1000")?);
+    Ok(())
+}
+
+/// `per_job_logs`: one log file per worker.
+fn opt_per_job_logs(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.per_job_logs = boolean(key, value)?;
+    Ok(())
+}
+
+/// `log_offset`: log each I/O's offset too.
+fn opt_log_offset(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.log_offset = boolean(key, value)?;
+    Ok(())
+}
+
+/// `steadystate`, `ss`: the steady-state criterion `METRIC:LIMIT`.
+fn opt_steadystate(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "iops_slope:0.1%")?;
+    s.ss = Some(parse_ss(key, v)?);
+    s.ss_line = line;
+    Ok(())
+}
+
+/// `steadystate_duration`, `ss_dur`: the steady-state window, whole seconds.
+fn opt_steadystate_duration(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.ss_dur = parse_duration(key, need(key, value, "60s")?, TimeUnit::Seconds).map_err(sv)?;
+    if !s.ss_dur.as_millis().is_multiple_of(1000) {
+        return Err(format!(
+            "invalid value for {key}: diskmeter takes one sample a second; give whole seconds, e.g. {key}=60s"
+        ));
+    }
+    s.ss_line = s.ss_line.max(line);
+    Ok(())
+}
+
+/// `steadystate_check_interval`, `ss_interval`: the steady-state sampling interval, whole seconds.
+fn opt_steadystate_check_interval(
+    s: &mut Settings,
+    key: &str,
+    value: Option<&str>,
+    _line: usize,
+) -> Result<(), String> {
+    let d = parse_duration(key, need(key, value, "10s")?, TimeUnit::Seconds).map_err(sv)?;
+    if d.is_zero() || !d.as_millis().is_multiple_of(1000) {
+        return Err(format!(
+            "invalid value for {key}: diskmeter samples whole seconds; give 1s or more in whole seconds, \
+                 e.g. {key}=10s"
+        ));
+    }
+    s.ss_interval = d.as_secs();
+    Ok(())
+}
+
+/// `steadystate_ramp_time`, `ss_ramp`: the time before steady-state checking starts.
+fn opt_steadystate_ramp_time(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.ss_ramp = parse_duration(key, need(key, value, "10s")?, TimeUnit::Seconds).map_err(sv)?;
+    Ok(())
+}
+
+/// `fsync`: sync after every N writes.
+fn opt_fsync(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.job.fsync = uint(key, need(key, value, "32")?, "32")?;
+    Ok(())
+}
+
+/// `iodepth_batch_submit`, `iodepth_batch`: I/Os submitted at once (0 means 1).
+fn opt_iodepth_batch_submit(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    // fio treats 0 as "the default", which is 1.
+    s.job.submit_batch = uint::<u32>(key, need(key, value, "1")?, "1")?.max(1);
+    Ok(())
+}
+
+/// `verify`: the checksum (`0`/`null`: off).
+fn opt_verify(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let v = need(key, value, "crc32c")?;
+    if v == "0" || v == "null" {
+        s.verify_on = Some(false);
+    } else {
+        s.verify.kind = VerifyKind::parse(v).ok_or_else(|| {
+            format!("invalid value for verify: \"{v}\" is not supported; use one of {}", VerifyKind::NAMES)
+        })?;
+        s.verify_on = Some(true);
+    }
+    s.lines.insert(Field::Verify, line);
+    Ok(())
+}
+
+/// `verify_interval`: bytes per verified chunk.
+fn opt_verify_interval(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.verify.interval = Some(parse_size(key, need(key, value, "4k")?).map_err(sv)?);
+    s.lines.insert(Field::VerifyInterval, line);
+    Ok(())
+}
+
+/// `verify_pattern`: the payload of pattern verification (turns it on without `verify`).
+fn opt_verify_pattern(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    s.verify.pattern = Some(units::parse_verify_pattern(key, need(key, value, "0xdeadbeef")?).map_err(sv)?);
+    // As fio: a pattern without verify= verifies with it.
+    if s.verify_on.is_none() {
+        s.verify.kind = VerifyKind::Pattern;
+        s.verify_on = Some(true);
+    }
+    s.lines.insert(Field::Verify, line);
+    Ok(())
+}
+
+/// `do_verify`: read back after the writes.
+fn opt_do_verify(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.verify.after_writes = boolean(key, value)?;
+    Ok(())
+}
+
+/// `verify_only`: read and check what an earlier run wrote.
+fn opt_verify_only(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.verify.only = boolean(key, value)?;
+    Ok(())
+}
+
+/// `verify_fatal`: stop at the first failure.
+fn opt_verify_fatal(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.verify.fatal = boolean(key, value)?;
+    Ok(())
+}
+
+/// `verify_backlog`: read back every N writes.
+fn opt_verify_backlog(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let n: u64 = uint(key, need(key, value, "1024")?, "1024")?;
+    s.verify.backlog = (n > 0).then_some(n);
+    Ok(())
+}
+
+/// `verify_state_save`: save the state file, named after the job.
+fn opt_verify_state_save(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.verify_state.0 = boolean(key, value)?;
+    Ok(())
+}
+
+/// `verify_state_load`: load the state file.
+fn opt_verify_state_load(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.verify_state.1 = boolean(key, value)?;
+    Ok(())
+}
+
+/// `randseed`: the seed.
+fn opt_randseed(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.randseed = Some(uint(key, need(key, value, "42")?, "42")?);
+    Ok(())
+}
+
+/// `randrepeat`: `0`: a seed that changes from run to run.
+fn opt_randrepeat(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.randrepeat = boolean(key, value)?;
+    Ok(())
+}
+
+/// `stonewall`, `wait_for_previous`: start a new group of jobs, after the ones before. (fio's
+/// switches: on alone or with 1, off with 0.)
+fn opt_stonewall(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.stonewall = boolean(key, value)?;
+    Ok(())
+}
+
+/// `new_group`: start a new reporting group.
+fn opt_new_group(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.new_group = boolean(key, value)?;
+    Ok(())
+}
+
+/// `group_reporting`: report the group as one.
+fn opt_group_reporting(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.group_reporting = boolean(key, value)?;
+    Ok(())
+}
+
+/// `name`: the job's name (else its section's).
+fn opt_name(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    s.name = Some(need(key, value, "randread-4k")?.to_string());
+    Ok(())
+}
+
+/// `loops`: run the job this many times.
+fn opt_loops(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let n: u32 = uint(key, need(key, value, "1")?, "1")?;
+    if n == 0 {
+        return Err("invalid value for loops: 0; give the number of times to run the job, 1 or more".into());
+    }
+    s.job.loops = n;
+    Ok(())
+}
+
+/// `io_size`, `io_limit`: the bytes to move.
+fn opt_io_size(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    let v = need(key, value, "4g")?;
+    no_percent(key, v)?;
+    let b = parse_size(key, v).map_err(sv)?;
+    if b == 0 {
+        return Err(format!("invalid value for {key}: 0; give the bytes to move, e.g. {key}=4g"));
+    }
+    s.job.io_bytes = Some(b);
+    Ok(())
+}
+
+/// `buffer_compress_percentage`: how compressible the written data is.
+fn opt_buffer_compress_percentage(s: &mut Settings, key: &str, value: Option<&str>, line: usize) -> Result<(), String> {
+    let p: u64 = uint(key, need(key, value, "50")?, "50")?;
+    if p > 100 {
+        return Err(format!("invalid value for {key}: {p} is above 100; use a percentage from 0 to 100"));
+    }
+    s.job.data = DataPattern::Compress { pct: p as u8 };
+    s.lines.insert(Field::Data, line);
+    Ok(())
+}
+
+/// `zero_buffers`: write zeros.
+fn opt_zero_buffers(s: &mut Settings, key: &str, value: Option<&str>, _line: usize) -> Result<(), String> {
+    if boolean(key, value)? {
+        s.job.data = DataPattern::Zeros;
+    } else if s.job.data == DataPattern::Zeros {
+        s.job.data = DataPattern::Random;
     }
     Ok(())
 }
@@ -1362,6 +1770,48 @@ fn unknown_option(key: &str, value: Option<&str>) -> String {
         }
     }
     format!("unknown option {key}; supported options are {}", SUPPORTED.join(", "))
+}
+
+/// The job file's words for a failed check ([`crate::validate::Words`]): each field named by the
+/// option that sets it, and set as `option=value`.
+pub struct JobFileWords;
+
+impl Words for JobFileWords {
+    fn name(&self, field: Field) -> &str {
+        match field {
+            Field::Bs => "bs",
+            Field::Qd => "iodepth",
+            Field::Threads => "numjobs",
+            Field::Mix => "rwmixread",
+            Field::Size => "size",
+            Field::Offset => "offset",
+            Field::Runtime => "runtime",
+            Field::RateIops => "rate_iops",
+            Field::Dist => "random_distribution",
+            Field::Data => "buffer_compress_percentage",
+            Field::Verify => "verify",
+            Field::VerifyInterval => "verify_interval",
+            Field::VerifyPattern => "verify_pattern",
+            Field::BsSplit => "bssplit",
+            Field::BsRange => "bsrange",
+            Field::BlockAlign => "blockalign",
+            Field::RwModifier => "rw",
+            Field::Zones => "zonesize",
+            Field::Fill => "fill_device",
+        }
+    }
+    fn example(&self, field: Field, value: &str) -> String {
+        format!("{}={value}", self.name(field))
+    }
+    fn buffered(&self) -> &str {
+        "direct=0"
+    }
+    fn runtime_advice(&self) -> String {
+        format!(
+            "set e.g. {}, or remove time_based to run until size bytes are done",
+            self.example(Field::Runtime, "30s")
+        )
+    }
 }
 
 /// An `ioengine` option naming an engine that runs as another one, and the jobs it applies to.
@@ -1432,15 +1882,15 @@ fn finish_job(
         }
     }
     finish_flow(&mut job, &s, plan)?;
-    if let Err(p) = check_job(&job, Style::Fio) {
-        let line = match p.field {
+    if let Err(e) = check_job(&job) {
+        let line = match e.field {
             Field::Runtime => s.lines.get(&Field::Runtime).copied().or(s.time_based_line),
             Field::RateIops => s.rate_per_worker.or(s.rate_bytes).map(|(_, l)| l),
             f => s.lines.get(&f).copied(),
         }
         .unwrap_or(header);
-        let option = Style::Fio.name(p.field);
-        return Err((line, format!("invalid value for {option} in job [{}]: {}", job.name, p.message)));
+        let option = JobFileWords.name(e.field);
+        return Err((line, format!("invalid value for {option} in job [{}]: {}", job.name, e.message(&JobFileWords))));
     }
     let new_group = match plan.groups.last() {
         None => true,
@@ -1892,6 +2342,55 @@ mod tests {
         assert_eq!(j.engine, d.engine);
         assert_eq!(j.seed, d.seed);
         assert!(!p.groups[0].group_reporting);
+    }
+
+    #[test]
+    fn the_option_table_dispatches_every_key_it_names() {
+        let keys: Vec<&str> = OPTIONS.iter().flat_map(|(keys, _)| keys.iter().copied()).collect();
+        let unique: HashSet<&str> = keys.iter().copied().collect();
+        assert_eq!(unique.len(), keys.len(), "a key named twice");
+        for key in &keys {
+            // Each key reaches its own handler: whatever the value, never the unknown or
+            // unsupported option's error.
+            for value in [None, Some(""), Some("1"), Some("x:y")] {
+                let mut s = Settings::new(&JobSpec::default());
+                if let Err(m) = apply(&mut s, key, value, 7) {
+                    assert!(!m.starts_with("unknown option") && !m.starts_with("option "), "{key}={value:?}: {m}");
+                }
+            }
+            assert!(ignored_kind(key).is_none(), "{key} is both handled and ignored");
+            // (startdelay's hint predates its handler, which wins.)
+            assert!(*key == "startdelay" || unsupported_hint(key).is_none(), "{key} is handled and unsupported");
+        }
+        // The "unknown option" message lists the table's keys; the submit batch is left out of it, and
+        // `include` is a line of its own (spliced in before the options are read).
+        let listed: HashSet<&str> = SUPPORTED.iter().copied().collect();
+        let unlisted: Vec<&str> = keys.iter().copied().filter(|k| !listed.contains(k)).collect();
+        assert_eq!(unlisted, ["iodepth_batch_submit", "iodepth_batch"]);
+        let not_handled: Vec<&str> = SUPPORTED.iter().copied().filter(|k| !unique.contains(k)).collect();
+        assert_eq!(not_handled, ["include"]);
+    }
+
+    #[test]
+    fn keys_outside_the_table_are_ignored_unsupported_or_unknown() {
+        let apply_new = |key: &str, value: Option<&str>| apply(&mut Settings::new(&JobSpec::default()), key, value, 1);
+        let unknown = apply_new("bogus", Some("1")).unwrap_err();
+        assert_eq!(unknown, unknown_option("bogus", Some("1")));
+        assert!(unknown.starts_with("unknown option bogus; supported options are filename, rw, readwrite, "));
+        assert_eq!(apply_new("BS", Some("4k")).unwrap_err(), "unknown option BS; options are case-sensitive, write bs");
+        assert_eq!(apply_new("bs 4k", None).unwrap_err(), "unknown option \"bs 4k\"; did you mean bs=4k?");
+        assert_eq!(apply_new("include", Some("x.fio")).unwrap_err(), unknown_option("include", Some("x.fio")));
+        assert_eq!(
+            apply_new("hipri", None).unwrap_err(),
+            "option hipri is not supported: io_uring tuning is chosen by diskmeter's engine; remove the option"
+        );
+        assert_eq!(apply_new("description", Some("anything at all")), Ok(()));
+        assert_eq!(
+            apply_new("norandommap", Some("2")).unwrap_err(),
+            "invalid value for norandommap: \"2\" is not 0 or 1; write norandommap (same as norandommap=1) or \
+             norandommap=0"
+        );
+        assert!(apply_new("iodepth_low", Some("x")).unwrap_err().starts_with("invalid value for iodepth_low:"));
     }
 
     #[test]
@@ -2584,7 +3083,7 @@ mod tests {
                 assert!(message.starts_with("cannot read the job file: "), "{message}");
                 assert!(message.ends_with("check the path and that it is readable"), "{message}");
             }
-            SpecError::Value { .. } => panic!("{e}"),
+            SpecError::Value { .. } | SpecError::Invalid(_) => panic!("{e}"),
         }
     }
 }

@@ -1,15 +1,16 @@
 //! Parsing and formatting of option values: sizes, durations, counts, percentages,
 //! access distributions and data patterns.
 //!
-//! Every parser takes the name of the option being parsed (`--bs`, or `bs` in a job file)
-//! so that its error says which option is wrong and how to fix it:
+//! Every parser takes the name of the option being parsed, as the caller spells it (`bs` in a
+//! job file, a flag on the command line), so that its error says which option is wrong and how
+//! to fix it:
 //!
 //! ```
 //! use diskmeter_spec::units::parse_size;
-//! let err = parse_size("--bs", "4q").unwrap_err();
+//! let err = parse_size("bs", "4q").unwrap_err();
 //! assert_eq!(
 //!     err.to_string(),
-//!     "invalid value for --bs: \"4q\" is not a size; use a number with an optional \
+//!     "invalid value for bs: \"4q\" is not a size; use a number with an optional \
 //!      k/m/g/t suffix such as 4k or 1M"
 //! );
 //! ```
@@ -678,10 +679,10 @@ mod tests {
     use super::*;
 
     fn size(s: &str) -> u64 {
-        parse_size("--bs", s).unwrap()
+        parse_size("bs", s).unwrap()
     }
     fn size_err(s: &str) -> String {
-        parse_size("--bs", s).unwrap_err().to_string()
+        parse_size("bs", s).unwrap_err().to_string()
     }
 
     #[test]
@@ -720,7 +721,7 @@ mod tests {
     fn size_error_messages() {
         assert_eq!(
             size_err("4q"),
-            "invalid value for --bs: \"4q\" is not a size; use a number with an optional \
+            "invalid value for bs: \"4q\" is not a size; use a number with an optional \
              k/m/g/t suffix such as 4k or 1M"
         );
         assert!(size_err("").contains("empty"));
@@ -743,7 +744,7 @@ mod tests {
 
     #[test]
     fn durations() {
-        let d = |s| parse_duration("--runtime", s, TimeUnit::Seconds).unwrap();
+        let d = |s| parse_duration("runtime", s, TimeUnit::Seconds).unwrap();
         assert_eq!(d("5"), Duration::from_secs(5));
         assert_eq!(d("5s"), Duration::from_secs(5));
         assert_eq!(d("5sec"), Duration::from_secs(5));
@@ -765,8 +766,8 @@ mod tests {
 
     #[test]
     fn duration_errors() {
-        let e = |s| parse_duration("--runtime", s, TimeUnit::Seconds).unwrap_err().to_string();
-        assert!(e("-5s").starts_with("invalid value for --runtime: \"-5s\" is negative"));
+        let e = |s| parse_duration("runtime", s, TimeUnit::Seconds).unwrap_err().to_string();
+        assert!(e("-5s").starts_with("invalid value for runtime: \"-5s\" is negative"));
         assert!(e("5x").contains("\"5x\" is not a duration; use a number with an optional unit"));
         assert!(e("nan").contains("not a duration"));
         assert!(e("NaN").contains("not a duration"));
@@ -781,13 +782,13 @@ mod tests {
 
     #[test]
     fn counts() {
-        let c = |s| parse_count("--rate-iops", s).unwrap();
+        let c = |s| parse_count("rate_iops", s).unwrap();
         assert_eq!(c("500"), 500);
         assert_eq!(c("10k"), 10_000);
         assert_eq!(c("10K"), 10_000);
         assert_eq!(c("1.5k"), 1500);
         assert_eq!(c("2m"), 2_000_000);
-        let e = |s| parse_count("--rate-iops", s).unwrap_err().to_string();
+        let e = |s| parse_count("rate_iops", s).unwrap_err().to_string();
         assert!(e("1.5").contains("not a whole number"));
         assert!(e("-1").contains("negative"));
         assert!(e("10g").contains("not a count"));
@@ -797,14 +798,14 @@ mod tests {
 
     #[test]
     fn percents() {
-        let p = |s| parse_percent("--mix", s).unwrap();
+        let p = |s| parse_percent("mix", s).unwrap();
         assert_eq!(p("70"), 70.0);
         assert_eq!(p("70%"), 70.0);
         assert_eq!(p("99.9"), 99.9);
         assert_eq!(p("0"), 0.0);
         assert_eq!(p("100"), 100.0);
         assert_eq!(p("100.0%"), 100.0);
-        let e = |s| parse_percent("--mix", s).unwrap_err().to_string();
+        let e = |s| parse_percent("mix", s).unwrap_err().to_string();
         assert!(e("100.1").contains("above 100%"));
         assert!(e("101").contains("above 100%"));
         assert!(e("-1").contains("negative"));
@@ -815,7 +816,7 @@ mod tests {
 
     #[test]
     fn distributions() {
-        let d = |s| parse_distribution("--dist", s).unwrap();
+        let d = |s| parse_distribution("dist", s).unwrap();
         assert_eq!(d("uniform"), Distribution::Uniform);
         assert_eq!(d("random"), Distribution::Uniform);
         assert_eq!(d("zipf:1.2"), Distribution::Zipf { theta: 1.2 });
@@ -857,7 +858,7 @@ mod tests {
 
     #[test]
     fn distribution_errors() {
-        let e = |s| parse_distribution("--dist", s).unwrap_err().to_string();
+        let e = |s| parse_distribution("dist", s).unwrap_err().to_string();
         assert!(e("zipf:0").contains("greater than 0"));
         assert!(e("zipf:-1").contains("not a number"));
         assert!(e("zipf:abc").contains("not a number"));
@@ -880,20 +881,20 @@ mod tests {
         assert!(e("gauss").contains("needs a parameter"));
         assert!(e("zoned_abs:50/1G:40/2G").contains("add up to 90, not 100"));
         assert!(e("zoned_abs:50/1G,50/2G").contains("separate read and write zones"));
-        assert!(e("bogus").starts_with("invalid value for --dist: \"bogus\" is not a known"));
+        assert!(e("bogus").starts_with("invalid value for dist: \"bogus\" is not a known"));
         assert!(e("uniform:3").contains("takes no parameter"));
         assert!(e("").contains("empty"));
     }
 
     #[test]
     fn data_patterns() {
-        let d = |s| parse_data("--data", s).unwrap();
+        let d = |s| parse_data("data", s).unwrap();
         assert_eq!(d("random"), DataPattern::Random);
         assert_eq!(d("zeros"), DataPattern::Zeros);
         assert_eq!(d("compress:50"), DataPattern::Compress { pct: 50 });
         assert_eq!(d("compress:0"), DataPattern::Compress { pct: 0 });
         assert_eq!(d("compress:100"), DataPattern::Compress { pct: 100 });
-        let e = |s| parse_data("--data", s).unwrap_err().to_string();
+        let e = |s| parse_data("data", s).unwrap_err().to_string();
         assert!(e("compress:101").contains("0 to 100"));
         assert!(e("compress:-1").contains("0 to 100"));
         assert!(e("compress:5.5").contains("0 to 100"));
@@ -931,7 +932,7 @@ mod tests {
             (Duration::from_nanos(1), "1ns"),
         ] {
             assert_eq!(format_duration_arg(d), text);
-            assert_eq!(parse_duration("--t", text, TimeUnit::Seconds).unwrap(), d);
+            assert_eq!(parse_duration("t", text, TimeUnit::Seconds).unwrap(), d);
         }
     }
 

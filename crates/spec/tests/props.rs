@@ -21,7 +21,9 @@ fn check(text: &str) -> Result<(), TestCaseError> {
             prop_assert!((1..=lines).contains(&line), "line {} of {}: {}", line, lines, message);
             prop_assert!(!message.is_empty());
         }
-        Err(e @ SpecError::Value { .. }) => prop_assert!(false, "not a job-file error: {}", e),
+        Err(e @ (SpecError::Value { .. } | SpecError::Invalid(_))) => {
+            prop_assert!(false, "not a job-file error: {}", e)
+        }
     }
     Ok(())
 }
