@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""The commands reach the engine through its one entry.
+"""The commands reach the engine through its one entry, and the engine the OS through platform.
 
 `app` and `cli` may name `engine::measure` (the entry: a measurement's plan, its run and its
 outcome types), `engine::scan` (the surface scan's own kernel) and the engine's error types at
 its root (`engine::EngineError`, `engine::Result`) — no other engine module. Reads every `.rs`
 file under crates/app and crates/cli (source and tests), comments and strings left out, and
 checks each path that starts with `engine::`, including the items of `use engine::{...}`.
+
+The engine names no OS crate (`libc`, `rustix`, `windows_sys`) outside its backends
+(`crates/engine/src/io/backend/`): every other OS call is `platform`'s.
 
     .ci/engine_entry.py            check the workspace (exit 1 and a list when a rule breaks)
     .ci/engine_entry.py --self-test
@@ -71,6 +74,15 @@ def offences(src: str):
     return found
 
 
+OS_CRATES = re.compile(r"(?<![A-Za-z0-9_:])(libc|rustix|windows_sys)\s*::")
+
+
+def os_calls(src: str):
+    """(line, crate) for every path into an OS crate."""
+    code = strip(src)
+    return [(code.count("\n", 0, m.start()) + 1, m.group(1)) for m in OS_CRATES.finditer(code)]
+
+
 def self_test() -> int:
     bad = {
         "use": "use engine::io::runner::bind;\n",
@@ -93,6 +105,9 @@ def self_test() -> int:
         if offences(src):
             print(f"self-test: a {name} was taken for an engine module: {offences(src)}")
             failed += 1
+    if not os_calls("fn f() { unsafe { libc::mmap(); } }\n") or os_calls('// libc::x\nfn f() { let s = "rustix::fs"; }\n'):
+        print("self-test: the OS-crate check misses a call or takes a comment for one")
+        failed += 1
     print("self-test:", "failed" if failed else f"ok ({len(bad)} planted paths found, {len(good)} clean files clean)")
     return 1 if failed else 0
 
@@ -106,11 +121,23 @@ def main() -> int:
         for p in sorted((root / r).rglob("*.rs")):
             for line, path in offences(p.read_text()):
                 bad.append(f"{p.relative_to(root)}:{line}: {path}")
+    backend = root / "crates/engine/src/io/backend"
+    seam = []
+    for p in sorted((root / "crates/engine").rglob("*.rs")):
+        if backend in p.parents:
+            continue
+        for line, crate in os_calls(p.read_text()):
+            seam.append(f"{p.relative_to(root)}:{line}: {crate}::")
     if bad:
         print("app and cli must reach the engine through engine::measure (or engine::scan):")
         print("\n".join(bad))
+    if seam:
+        print("the engine calls the OS through platform (only io/backend/ may name an OS crate):")
+        print("\n".join(seam))
+    if bad or seam:
         return 1
     print("engine entry: app and cli name only engine::measure, engine::scan and the engine's error types")
+    print("OS seam: the engine names no OS crate outside io/backend/")
     return 0
 
 

@@ -6,7 +6,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::fs::{self, File, OpenOptions};
 use std::hash::Hasher;
 use std::io::Read;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -34,7 +34,7 @@ fn skip(why: &str) {
 
 /// The lock and a temp dir, or None (with a note) when the environment cannot run these tests.
 fn setup(test: &str, tools: &[&str]) -> Option<(MutexGuard<'static, ()>, tempfile::TempDir)> {
-    if !rustix::process::geteuid().is_root() {
+    if !platform::host::is_root() {
         skip(&format!("{test} skipped: needs root for loop devices"));
         return None;
     }
@@ -341,7 +341,7 @@ fn exclusively_open_device_is_refused_even_with_flag() {
     let Some(lo) = Loop::attach(&img, false) else {
         return;
     };
-    let holder = OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(&lo.0).expect("exclusive open");
+    let holder = platform::block::hold_exclusively(&lo.0).expect("exclusive open");
     let m = unsafe_msg(check_block_write(&lo.0, Some(&lo.0)));
     assert!(m.contains("busy"), "{m}");
     drop(holder);

@@ -1,5 +1,6 @@
 //! The kernel's TASKSTATS generic-netlink family: per-process block-I/O and swap-in delay
-//! (iotop's IO% and SWAPIN), hand-written over a libc netlink socket.
+//! (iotop's IO% and SWAPIN), hand-written over the platform's generic-netlink socket
+//! (`platform::netlink`).
 //!
 //! Protocol (include/uapi/linux/genetlink.h, taskstats.h): resolve the family id with
 //! `CTRL_CMD_GETFAMILY` ("TASKSTATS"), then send `TASKSTATS_CMD_GET` with
@@ -13,39 +14,31 @@
 //! (thread) reply also carries `ac_pid`, `ac_comm` and the storage I/O bytes of that thread.
 //!
 //! Linux only: the parsers build everywhere (they read bytes), but the client ([`Taskstats`])
-//! opens a socket only on Linux; elsewhere [`Taskstats::open`] fails with
+//! gets a socket only on Linux; elsewhere [`Taskstats::open`] fails with
 //! [`TsError::Unsupported`] and `top` shows IO% as unavailable.
 
+use platform::netlink;
 use std::borrow::Cow;
 use std::fmt;
-#[cfg(target_os = "linux")]
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
 
 const NLMSG_HDRLEN: usize = 16;
 const GENL_HDRLEN: usize = 4;
 const NLA_HDRLEN: usize = 4;
 const NLMSG_ERROR: u16 = 2;
 const NLMSG_DONE: u16 = 3;
-#[cfg(any(target_os = "linux", test))]
 const NLM_F_REQUEST: u16 = 1;
 const NLA_TYPE_MASK: u16 = 0x3fff;
 
 const GENL_ID_CTRL: u16 = 0x10;
-#[cfg(any(target_os = "linux", test))]
 const CTRL_CMD_GETFAMILY: u8 = 3;
 const CTRL_ATTR_FAMILY_ID: u16 = 1;
-#[cfg(any(target_os = "linux", test))]
 const CTRL_ATTR_FAMILY_NAME: u16 = 2;
 
-#[cfg(any(target_os = "linux", test))]
 const TASKSTATS_GENL_NAME: &[u8] = b"TASKSTATS\0";
-#[cfg(target_os = "linux")]
 const TASKSTATS_GENL_VERSION: u8 = 1;
-#[cfg(any(target_os = "linux", test))]
 const TASKSTATS_CMD_GET: u8 = 1;
-#[cfg(target_os = "linux")]
 const TASKSTATS_CMD_ATTR_PID: u16 = 1;
-#[cfg(any(target_os = "linux", test))]
 const TASKSTATS_CMD_ATTR_TGID: u16 = 2;
 const TASKSTATS_TYPE_PID: u16 = 1;
 const TASKSTATS_TYPE_TGID: u16 = 2;
@@ -142,6 +135,7 @@ impl std::error::Error for TsError {}
 /// architecture): named here so the parsers build on every OS.
 mod errno {
     pub const EPERM: i32 = 1;
+    pub const EINTR: i32 = 4;
     pub const ENOENT: i32 = 2;
     pub const ESRCH: i32 = 3;
     pub const EACCES: i32 = 13;
@@ -353,7 +347,6 @@ pub fn parse_aggregate(attrs: &[u8]) -> Result<(u32, TaskStats), TsError> {
     Err(TsError::Malformed("no aggregate attribute"))
 }
 
-#[cfg(any(target_os = "linux", test))]
 /// Build a request: netlink header, genetlink header, one attribute. Returns its length.
 fn request(out: &mut [u8; 64], kind: u16, seq: u32, cmd: u8, version: u8, attr: u16, value: &[u8]) -> usize {
     let attr_len = NLA_HDRLEN + value.len();
@@ -375,80 +368,49 @@ fn request(out: &mut [u8; 64], kind: u16, seq: u32, cmd: u8, version: u8, attr: 
     len
 }
 
-#[cfg(target_os = "linux")]
 /// Room for any reply (a taskstats reply is about 500 bytes; the controller's family reply
 /// lists the ops and groups).
 const RECV_BUF: usize = 16 * 1024;
 
+/// The kernel answers within sendmsg; the receive timeout only guards against a lost reply.
+const RECV_TIMEOUT: Duration = Duration::from_secs(1);
+
 /// A TASKSTATS client: one netlink socket, reused for every query; one request buffer on the
 /// stack and one reply buffer allocated once.
-#[cfg(target_os = "linux")]
 pub struct Taskstats {
-    fd: OwnedFd,
+    socket: netlink::Socket,
     family: u16,
     seq: u32,
     buf: Vec<u8>,
 }
 
-#[cfg(target_os = "linux")]
 impl fmt::Debug for Taskstats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Taskstats").field("fd", &self.fd.as_raw_fd()).field("family", &self.family).finish()
+        f.debug_struct("Taskstats").field("socket", &self.socket).field("family", &self.family).finish()
     }
 }
 
-#[cfg(target_os = "linux")]
-fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+/// A socket's error as a query's (the errno of a refused or failed send or receive).
+fn socket_error(e: netlink::Error) -> TsError {
+    match e {
+        netlink::Error::Unsupported => TsError::Unsupported,
+        netlink::Error::NoFamily => TsError::NoFamily,
+        netlink::Error::Interrupted => TsError::Os(errno::EINTR),
+        netlink::Error::Os(e) => errno_error(e),
+    }
 }
 
-#[cfg(target_os = "linux")]
 impl Taskstats {
-    /// Open the socket and resolve the family. `NoFamily` when the kernel has no taskstats.
-    /// Opening needs no privilege; queries do (see [`TsError::Permission`]).
+    /// Open the socket and resolve the family. `NoFamily` when the kernel has no taskstats;
+    /// `Unsupported` off Linux. Opening needs no privilege; queries do (see
+    /// [`TsError::Permission`]).
     pub fn open() -> Result<Taskstats, TsError> {
-        // SAFETY: socket(2) takes no pointers; the result is checked before use.
-        let raw = unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_RAW | libc::SOCK_CLOEXEC, libc::NETLINK_GENERIC) };
-        if raw < 0 {
-            let e = last_errno();
-            return Err(if e == libc::EAFNOSUPPORT || e == libc::EPROTONOSUPPORT {
-                TsError::NoFamily
-            } else {
-                TsError::Os(e)
-            });
-        }
-        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: sockaddr_nl is a plain C struct for which all-zero bytes are a valid value.
-        let mut sa: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-        sa.nl_family = libc::AF_NETLINK as libc::sa_family_t;
-        // SAFETY: `sa` is a valid sockaddr_nl and the length passed is its size.
-        let rc = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sa as *const libc::sockaddr_nl).cast::<libc::sockaddr>(),
-                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(TsError::Os(last_errno()));
-        }
-        // The kernel answers within sendmsg; the timeout only guards against a lost reply.
-        let tv = libc::timeval { tv_sec: 1, tv_usec: 0 };
-        // SAFETY: `tv` is a valid timeval and the length passed is its size.
-        let rc = unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&tv as *const libc::timeval).cast::<libc::c_void>(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(TsError::Os(last_errno()));
-        }
-        let mut ts = Taskstats { fd, family: 0, seq: 0, buf: vec![0u8; RECV_BUF] };
+        let socket = netlink::Socket::open(RECV_TIMEOUT).map_err(|e| match e {
+            // The socket's own errors as they are (not a query's refusal).
+            netlink::Error::Os(e) => TsError::Os(e),
+            e => socket_error(e),
+        })?;
+        let mut ts = Taskstats { socket, family: 0, seq: 0, buf: vec![0u8; RECV_BUF] };
         let mut req = [0u8; 64];
         let seq = ts.next_seq();
         let n = request(&mut req, GENL_ID_CTRL, seq, CTRL_CMD_GETFAMILY, 1, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME);
@@ -468,60 +430,20 @@ impl Taskstats {
     }
 
     fn send(&self, req: &[u8]) -> Result<(), TsError> {
-        // SAFETY: sockaddr_nl is a plain C struct for which all-zero bytes are a valid value.
-        let mut to: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-        to.nl_family = libc::AF_NETLINK as libc::sa_family_t;
-        loop {
-            // SAFETY: `req` and `to` are valid for the lengths passed; the fd is open.
-            let rc = unsafe {
-                libc::sendto(
-                    self.fd.as_raw_fd(),
-                    req.as_ptr().cast::<libc::c_void>(),
-                    req.len(),
-                    0,
-                    (&to as *const libc::sockaddr_nl).cast::<libc::sockaddr>(),
-                    std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-                )
-            };
-            if rc >= 0 {
-                return Ok(());
-            }
-            match last_errno() {
-                libc::EINTR => continue,
-                e => return Err(errno_error(e)),
-            }
-        }
+        self.socket.send(req).map_err(socket_error)
     }
 
     /// Read datagrams from the kernel until `parse` finds the answer (at most a few: stale
     /// replies to an earlier, timed-out request are skipped).
     fn receive<T>(&mut self, mut parse: impl FnMut(&[u8]) -> Option<Result<T, TsError>>) -> Result<T, TsError> {
         for _ in 0..8 {
-            // SAFETY: sockaddr_nl is a plain C struct for which all-zero bytes are a valid value.
-            let mut from: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-            let mut from_len = std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
-            // SAFETY: `buf`, `from` and `from_len` are valid for writes of the sizes passed;
-            // MSG_TRUNC only makes the return value the datagram's full length.
-            let rc = unsafe {
-                libc::recvfrom(
-                    self.fd.as_raw_fd(),
-                    self.buf.as_mut_ptr().cast::<libc::c_void>(),
-                    self.buf.len(),
-                    libc::MSG_TRUNC,
-                    (&mut from as *mut libc::sockaddr_nl).cast::<libc::sockaddr>(),
-                    &mut from_len,
-                )
+            let (n, from_kernel) = match self.socket.recv(&mut self.buf) {
+                Ok(r) => r,
+                Err(netlink::Error::Interrupted) => continue,
+                Err(e) => return Err(socket_error(e)),
             };
-            if rc < 0 {
-                match last_errno() {
-                    libc::EINTR => continue,
-                    libc::EAGAIN => return Err(TsError::Os(libc::ETIMEDOUT)),
-                    e => return Err(errno_error(e)),
-                }
-            }
-            let n = rc as usize;
             // Only the kernel (port 0) answers; anything else is not ours.
-            if from.nl_pid != 0 {
+            if !from_kernel {
                 continue;
             }
             if n > self.buf.len() {
@@ -556,37 +478,6 @@ impl Taskstats {
     /// Everything about one thread (`ac_pid`, `ac_comm`, I/O bytes and delays).
     pub fn pid(&mut self, tid: i32) -> Result<TaskStats, TsError> {
         self.get(TASKSTATS_CMD_ATTR_PID, tid)
-    }
-}
-
-/// A TASKSTATS client where the OS has none: it cannot be made ([`Taskstats::open`] fails
-/// with [`TsError::Unsupported`]), so its queries are never reached.
-#[cfg(not(target_os = "linux"))]
-#[derive(Debug)]
-pub struct Taskstats {
-    never: std::convert::Infallible,
-}
-
-#[cfg(not(target_os = "linux"))]
-impl Taskstats {
-    /// Always [`TsError::Unsupported`]: taskstats is Linux's.
-    pub fn open() -> Result<Taskstats, TsError> {
-        Err(TsError::Unsupported)
-    }
-
-    /// The generic-netlink id of the TASKSTATS family (never reached: no client exists).
-    pub fn family(&self) -> u16 {
-        match self.never {}
-    }
-
-    /// Delay totals of a whole process (never reached: no client exists).
-    pub fn tgid(&mut self, _tgid: i32) -> Result<TaskStats, TsError> {
-        match self.never {}
-    }
-
-    /// Everything about one thread (never reached: no client exists).
-    pub fn pid(&mut self, _tid: i32) -> Result<TaskStats, TsError> {
-        match self.never {}
     }
 }
 

@@ -11,7 +11,7 @@ pub mod fixture;
 
 pub(crate) mod model;
 pub use model::{
-    parse_scheduler, split_dev, transport_of, Device, Ident, NotListed, Partition, Queue, Roots, Transport,
+    join_dev, parse_scheduler, split_dev, transport_of, Device, Ident, NotListed, Partition, Queue, Roots, Transport,
 };
 
 /// The block-device walker over one set of [`Roots`].
@@ -209,6 +209,43 @@ pub fn dev_numbers(path: &Path) -> Option<(u32, u32)> {
     }
 }
 
+/// Opens the block device at `path` for reading exclusively and closes it again: the kernel's
+/// own in-use check (Linux `O_EXCL`), which fails with `EBUSY` while a mounted file system,
+/// RAID, LVM or another program holds the device. `Unsupported` where the OS has no such check.
+pub fn open_exclusively(path: &Path) -> std::io::Result<()> {
+    hold_exclusively(path).map(drop)
+}
+
+/// The device at `path` opened exclusively and held (Linux: `O_EXCL` on a block device, which
+/// no mount, swap or other exclusive holder may share); where the OS has no such open,
+/// `Unsupported`. What [`open_exclusively`] tries, kept open (a test's busy device).
+pub fn hold_exclusively(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL | libc::O_CLOEXEC).open(path)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
+
+/// What Windows' physical drive `n` (`\\.\PhysicalDriveN`) holds: its volumes, whether one is the
+/// system's, its partitions in use (`windows::volume`). `Unsupported` on every other OS.
+pub fn physical_drive_facts(n: u32) -> std::io::Result<crate::winpath::DriveFacts> {
+    #[cfg(windows)]
+    {
+        crate::windows::volume::physical_drive_facts(n)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = n;
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,5 +258,10 @@ mod tests {
         assert_eq!(split_dev(0x0801), (8, 1));
         assert_eq!(split_dev(0xfe00), (254, 0));
         assert_eq!(split_dev((259 << 8) | 3), (259, 3));
+        for (major, minor) in [(8, 1), (259, 70000), (4095, 255), (4096, 1 << 20), (u32::MAX, u32::MAX)] {
+            assert_eq!(split_dev(join_dev(major, minor)), (major, minor));
+        }
+        #[cfg(target_os = "linux")]
+        assert_eq!(join_dev(259, 70000), libc::makedev(259, 70000));
     }
 }

@@ -1,4 +1,5 @@
-//! The monotonic clock of the per-I/O hot path.
+//! The monotonic clock of the per-I/O hot path, and the wall clock ([`unix_ns`]) of what outlives
+//! the process (a verify record).
 //!
 //! Every I/O is timed twice (issue, completion), so at tens of millions of I/Os per second the
 //! clock read itself shows. `std::time::Instant` goes through the C library's `clock_gettime`;
@@ -71,6 +72,21 @@ impl Stopwatch {
     }
 }
 
+/// The wall clock now, Unix time in nanoseconds: on Linux `CLOCK_REALTIME` through the vDSO (no
+/// system call, as the stopwatch's reads); elsewhere std's `SystemTime` (0 before 1970).
+#[inline]
+pub fn unix_ns() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,6 +105,15 @@ mod tests {
         assert!(a >= 20_000_000, "{a}");
         assert!(a <= by_instant + 50_000 && by_instant <= b + 50_000, "{a} {by_instant} {b}");
         assert!(b >= a, "monotonic: {a} then {b}");
+    }
+
+    #[test]
+    fn unix_ns_is_the_system_time() {
+        let a = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_nanos();
+        let t = u128::from(unix_ns());
+        let b = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("after 1970").as_nanos();
+        // The same clock (std's SystemTime reads CLOCK_REALTIME too), within a few microseconds.
+        assert!(a <= t + 50_000 && t <= b + 50_000, "{a} {t} {b}");
     }
 
     #[test]

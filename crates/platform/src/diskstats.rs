@@ -9,7 +9,7 @@
 use crate::block::Roots;
 
 pub(crate) mod counters;
-pub use counters::{extend_u32, from_disk_performance, Counters, DiskPerformance};
+pub use counters::{drive_name, drive_number, extend_u32, from_disk_performance, Counters, DiskPerformance};
 
 /// One parsed line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,22 +122,46 @@ pub fn read(roots: &Roots) -> std::io::Result<(Vec<DiskLine>, usize)> {
     read_text(roots).map(|t| parse(&t))
 }
 
-// ---------------------------------------------------------------- Windows's counters (pure)
-
-/// The name a physical drive's counters go by: `PhysicalDrive3` (its device is
-/// `\\.\PhysicalDrive3`).
-pub fn drive_name(n: u32) -> String {
-    format!("PhysicalDrive{n}")
-}
-
-/// The drive number of a counters name made by [`drive_name`]: `PhysicalDrive3` → 3.
-pub fn drive_number(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix("PhysicalDrive")?;
-    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
+/// The drive whose counters a device view reads, under a target the OS names by its volume
+/// (`at`: the target, or the directory of a file that does not exist yet): on Windows the
+/// physical drive (`PhysicalDrive2`) of a `\\.\PhysicalDriveN` target, else the first drive the
+/// volume holding it has extents on; `None` when it cannot be found, and on every other OS
+/// (there the block device under a file is found from its device numbers).
+pub fn drive_under(at: &std::path::Path) -> Option<String> {
+    #[cfg(windows)]
+    {
+        crate::windows::diskperf::drive_under(at)
     }
-    digits.parse().ok()
+    #[cfg(not(windows))]
+    {
+        let _ = at;
+        None
+    }
 }
+
+/// The OS's own device view of a target (`path`; `at`: the file, or its directory when it does
+/// not exist yet) whose drive is `device`, where the OS has one: on Windows the drive and the
+/// volume's other drives when `readable` says its counters can be read, else why not
+/// (`diskperf -y`, a volume whose disk cannot be found). `None` on every other OS: there the
+/// device under the target and the devices under it are the kernel's block devices.
+pub fn drive_view(
+    path: &std::path::Path,
+    at: &std::path::Path,
+    device: Option<&str>,
+    readable: impl Fn(&str) -> bool,
+) -> Option<Result<(String, Vec<String>), String>> {
+    #[cfg(windows)]
+    {
+        Some(crate::windows::diskperf::drive_view(path, at, device, readable))
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = (path, at, device, readable);
+        None
+    }
+}
+
+// ---------------------------------------------------------------- Windows's counters (pure)
 
 /// One line in `/proc/diskstats`'s 14-column layout, which [`parse_line`] reads back whole: the
 /// discard and flush groups are not written.

@@ -4,6 +4,9 @@
 
 use std::io;
 
+pub mod errno;
+pub use errno::Errno;
+
 /// The meaning of an I/O error, whatever the OS. One classifier for the engine's results, the
 /// surface scan and the file checks: each decides what a class means for it (a surface scan
 /// records `Media` and goes on, stops on `Vanished`).
@@ -120,6 +123,12 @@ impl OsCode {
     pub fn name(self) -> String {
         code_name(self.0)
     }
+
+    /// Which of the [`Errno`] names it is, if one.
+    #[inline]
+    pub fn errno(self) -> Option<Errno> {
+        errno_of_code(self.0)
+    }
 }
 
 impl std::fmt::Debug for OsCode {
@@ -132,6 +141,62 @@ impl std::fmt::Debug for OsCode {
 impl From<OsCode> for io::Error {
     fn from(c: OsCode) -> Self {
         io::Error::from_raw_os_error(c.0)
+    }
+}
+
+impl Errno {
+    /// The name of the OS error `e` carries, where it is one of these.
+    #[inline]
+    pub fn of(e: &io::Error) -> Option<Errno> {
+        OsCode::of(e)?.errno()
+    }
+
+    /// This OS's code of it; `None` where the OS has none of that meaning.
+    pub fn code(self) -> Option<OsCode> {
+        errno_code(self).map(OsCode)
+    }
+
+    /// The OS's error of it, as std shows it (`No locks available (os error 37)`); where the OS
+    /// has no such code, an error of its name.
+    pub fn error(self) -> io::Error {
+        match self.code() {
+            Some(c) => c.into(),
+            None => io::Error::other(self.name()),
+        }
+    }
+}
+
+/// This OS's code of `e` ([`Errno::code`]).
+fn errno_code(e: Errno) -> Option<i32> {
+    #[cfg(target_os = "linux")]
+    {
+        Some(crate::linux::errno::code_of_errno(e))
+    }
+    #[cfg(windows)]
+    {
+        crate::windows::errno::code_of_errno(e)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        let _ = e;
+        None
+    }
+}
+
+/// The [`Errno`] of the OS code `code`, where it is one.
+fn errno_of_code(code: i32) -> Option<Errno> {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::errno::errno(code)
+    }
+    #[cfg(windows)]
+    {
+        crate::windows::errno::errno(code)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        let _ = code;
+        None
     }
 }
 
@@ -224,6 +289,20 @@ mod tests {
         assert_eq!(OsCode::of(&io::Error::other("x")), None);
         assert_eq!(OsCode::of_class(IoErrorClass::Other), None);
         assert_eq!(std::mem::size_of::<OsCode>(), 4);
+    }
+
+    #[test]
+    fn every_errno_with_a_code_is_named_back() {
+        for e in Errno::ALL {
+            if let Some(c) = e.code() {
+                assert_eq!(c.errno(), Some(e), "{e:?} via {c:?}");
+                assert_eq!(Errno::of(&e.error()), Some(e), "{e:?}");
+            } else {
+                assert_ne!(std::env::consts::OS, "linux", "Linux has every errno: {e:?}");
+                assert_eq!(e.error().to_string(), e.name());
+            }
+        }
+        assert_eq!(Errno::of(&io::Error::other("x")), None);
     }
 
     #[test]

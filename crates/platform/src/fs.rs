@@ -334,6 +334,85 @@ pub fn fs_name(path: &Path) -> Option<String> {
     }
 }
 
+/// Bytes of `[offset, offset + len)` of `file` that were never written (holes), so that reads
+/// of them can be prevented or flagged. Bytes beyond the end of the file count as unwritten;
+/// file systems that cannot tell holes (and block devices) give 0 within the file. Linux:
+/// `lseek(SEEK_DATA/SEEK_HOLE)`, the file position saved and restored; Windows: what
+/// `FSCTL_QUERY_ALLOCATED_RANGES` leaves out of a sparse file; elsewhere only the bytes beyond
+/// the end.
+pub fn unwritten_bytes(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::fs::unwritten_bytes(file, offset, len)
+    }
+    #[cfg(windows)]
+    {
+        crate::windows::target::unwritten_bytes(file, offset, len)
+    }
+    #[cfg(not(any(target_os = "linux", windows)))]
+    {
+        let end = offset.saturating_add(len);
+        Ok(end - end.min(file.metadata()?.len()).max(offset))
+    }
+}
+
+/// The magic number of the file system holding `path` (Linux's `statfs` `f_type`: `0xEF53`
+/// ext2/3/4, `0x01021994` tmpfs, …); `None` where the OS has none.
+pub fn fs_magic(path: &Path) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::fs::fs_magic(path)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = path;
+        None
+    }
+}
+
+/// Whether `file` is compressed by its file system (NTFS compression: every read and write then
+/// goes through the compressor); false where the OS has no such attribute.
+pub fn is_compressed(file: &std::fs::File) -> std::io::Result<bool> {
+    #[cfg(windows)]
+    {
+        crate::windows::target::is_compressed(crate::target::raw(file))
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = file;
+        Ok(false)
+    }
+}
+
+/// Turns the file system's compression of `file` off (NTFS); `Ok` where there is none to turn
+/// off.
+pub fn set_uncompressed(file: &std::fs::File) -> std::io::Result<()> {
+    #[cfg(windows)]
+    {
+        crate::windows::target::set_uncompressed(crate::target::raw(file))
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = file;
+        Ok(())
+    }
+}
+
+/// Advises the OS that the cached pages of `len` bytes at `offset` of `file` are not needed
+/// any more (Linux: `posix_fadvise(POSIX_FADV_DONTNEED)`), so that a later read finds the
+/// device, not the page cache. Advice only, best effort; nothing where the OS has no such
+/// advice (Windows).
+pub fn drop_cached(file: &std::fs::File, offset: u64, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        crate::linux::fs::drop_cached(file, offset, len);
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, offset, len);
+    }
+}
+
 /// Makes the entries of directory `dir` durable (a rename into it, a new file): `fsync` of the
 /// directory on Unix. Windows has no such call (a directory cannot be flushed; NTFS journals
 /// its metadata), so there it is `Ok` once `dir` is a directory.

@@ -66,6 +66,22 @@ pub fn hostname_and_release() -> (String, String) {
     }
 }
 
+/// The kernel's release and the host's name as `uname(2)` gives them on Linux
+/// (`6.1.0-18-amd64`, `db1`); elsewhere the OS's version stands for the kernel's
+/// ([`hostname_and_release`]: `Windows 10.0.19045`). Empty where unknown.
+pub fn kernel_and_hostname() -> (String, String) {
+    #[cfg(target_os = "linux")]
+    {
+        let uname = rustix::system::uname();
+        (uname.release().to_string_lossy().into_owned(), uname.nodename().to_string_lossy().into_owned())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let (hostname, kernel) = hostname_and_release();
+        (kernel, hostname)
+    }
+}
+
 /// The OS's name as Rust spells it: `linux`, `windows`, … (`std::env::consts::OS`).
 pub fn os_name() -> &'static str {
     std::env::consts::OS

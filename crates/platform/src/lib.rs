@@ -29,6 +29,7 @@ pub mod lock;
 pub mod mark;
 pub mod mem;
 pub mod mounts;
+pub mod netlink;
 pub mod process;
 pub mod rawio;
 pub mod signals;

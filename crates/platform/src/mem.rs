@@ -182,6 +182,99 @@ impl ZeroedPages {
     }
 }
 
+/// Size of a transparent huge page on x86-64 and arm64 with 4 KiB pages.
+pub const HUGE_PAGE: usize = 2 << 20;
+
+/// Windows gives `VirtualAlloc` regions on 64 KiB boundaries.
+#[cfg(windows)]
+const VIRTUAL_ALIGN: usize = 64 << 10;
+
+/// Zeroed memory of the OS's own pages for I/O buffers, given back on drop. Where and how the
+/// OS gives it ([`IoPages::new`]) is the OS's: Linux maps buffers that want huge pages
+/// 2 MiB-aligned and asks for transparent huge pages; Windows gives every buffer
+/// `VirtualAlloc` pages, 64 KiB-aligned (as DiskSpd's buffers). Taken once per buffer pool,
+/// never per I/O.
+pub struct IoPages {
+    ptr: std::ptr::NonNull<u8>,
+    size: usize,
+    huge: bool,
+    #[cfg(target_os = "linux")]
+    _map: crate::linux::mem::AnonMap,
+    #[cfg(windows)]
+    _map: crate::windows::mem::AnonMap,
+}
+
+// SAFETY: the pages are owned exclusively, as a Box owns its allocation.
+unsafe impl Send for IoPages {}
+// SAFETY: shared references only read through `ptr`.
+unsafe impl Sync for IoPages {}
+
+impl IoPages {
+    /// `len` bytes aligned to `align`, for buffers that want huge pages (`huge`: they hold
+    /// large I/Os, whose pages must fit a queue's segment limit), where the OS gives such pages
+    /// for them; `None` where it does not (or refuses): the caller then allocates on the heap.
+    ///
+    /// - Linux: only where `huge` and `align` ≤ [`HUGE_PAGE`]: a 2 MiB-aligned anonymous
+    ///   mapping of whole huge pages (`len` rounded up), advised for transparent huge pages
+    ///   (`MADV_HUGEPAGE`) and touched page by page, since huge pages are allocated at the first
+    ///   fault and [`IoPages::huge`] looks for them;
+    /// - Windows: wherever `align` ≤ 64 KiB: committed `VirtualAlloc` pages (`len` rounded up
+    ///   to whole 4 KiB pages; [`IoPages::size`] is `len`).
+    pub fn new(len: usize, align: usize, huge: bool) -> Option<IoPages> {
+        #[cfg(target_os = "linux")]
+        {
+            if !huge || align > HUGE_PAGE {
+                return None;
+            }
+            let size = len.checked_next_multiple_of(HUGE_PAGE)?;
+            let map = crate::linux::mem::AnonMap::aligned(size, HUGE_PAGE)?;
+            map.advise_huge_pages();
+            let ptr = std::ptr::NonNull::new(map.ptr())?;
+            // SAFETY: the mapping is `size` bytes, readable and writable, and owned here.
+            let all = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), size) };
+            for page in all.chunks_mut(4096) {
+                page[0] = 0;
+            }
+            let huge = anon_huge_bytes(ptr.as_ptr() as usize).is_some_and(|b| b >= size);
+            Some(IoPages { ptr, size, huge, _map: map })
+        }
+        #[cfg(windows)]
+        {
+            let _ = huge;
+            if align > VIRTUAL_ALIGN {
+                return None;
+            }
+            let map = crate::windows::mem::AnonMap::new(len.checked_next_multiple_of(4096)?)?;
+            let ptr = std::ptr::NonNull::new(map.ptr())?;
+            Some(IoPages { ptr, size: len, huge: false, _map: map })
+        }
+        #[cfg(not(any(target_os = "linux", windows)))]
+        {
+            let _ = (len, align, huge);
+            None
+        }
+    }
+
+    /// The first byte.
+    #[inline]
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// The bytes usable from [`IoPages::ptr`] on.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Whether the kernel put all of it on transparent huge pages (physically contiguous in
+    /// 2 MiB pieces).
+    #[inline]
+    pub fn huge(&self) -> bool {
+        self.huge
+    }
+}
+
 /// CPU time of the calling thread, where the OS keeps one per thread.
 pub fn thread_cpu_time() -> Option<std::time::Duration> {
     #[cfg(target_os = "linux")]
@@ -211,6 +304,25 @@ mod tests {
         assert!(z.as_slice().iter().all(|&x| x == 0));
         z.as_mut_slice()[12345] = 7;
         assert_eq!(z.as_slice()[12345], 7);
+    }
+
+    #[test]
+    fn io_pages_are_aligned_zeroed_and_as_large_as_asked() {
+        match IoPages::new(3 << 20, 4096, true) {
+            Some(p) => {
+                let align = if cfg!(windows) { 64 << 10 } else { HUGE_PAGE };
+                assert_eq!(p.ptr() as usize % align, 0);
+                assert_eq!(p.size(), if cfg!(windows) { 3 << 20 } else { 4 << 20 });
+                // SAFETY: the pages hold `size` bytes and live as long as `p`.
+                let s = unsafe { std::slice::from_raw_parts_mut(p.ptr(), p.size()) };
+                assert!(s.iter().all(|&b| b == 0));
+                s[p.size() - 1] = 1;
+            }
+            None => assert!(!["linux", "windows"].contains(&std::env::consts::OS), "the OS gave no pages"),
+        }
+        // Linux maps only what wants huge pages; nobody maps past its alignment.
+        assert_eq!(IoPages::new(4096, 4096, false).is_some(), cfg!(windows));
+        assert!(IoPages::new(4 << 20, 4 << 20, true).is_none());
     }
 
     #[test]

@@ -51,6 +51,19 @@ pub fn stat(roots: &Roots, pid: u32) -> Result<Stat, ProcessError> {
     }
 }
 
+/// Raises this process's soft limit on open files to its hard limit (RLIMIT_NOFILE), best
+/// effort: for runs that hold many files open at once. Nothing where the OS has no such limit.
+pub fn raise_open_files_limit() {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+        let lim = getrlimit(Resource::Nofile);
+        if lim.current < lim.maximum {
+            let _ = setrlimit(Resource::Nofile, Rlimit { current: lim.maximum, ..lim });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -33,20 +33,14 @@ pub struct BufferPool {
 
 enum Backing {
     Heap(Layout),
-    /// An anonymous mapping of this many bytes at `ptr`.
-    #[cfg(target_os = "linux")]
-    Mapped(usize),
-    /// Pages of the OS's own (Windows: `VirtualAlloc`, 64 KiB-aligned, as DiskSpd's buffers).
-    #[cfg(windows)]
-    Virtual(#[allow(dead_code)] platform::mem::AnonMap),
+    /// Pages of the OS's own (`platform::mem::IoPages`: Linux's 2 MiB-aligned mapping advised
+    /// for huge pages; Windows' `VirtualAlloc`, 64 KiB-aligned, as DiskSpd's buffers). Freed
+    /// by their own drop.
+    Os(#[allow(dead_code)] platform::mem::IoPages),
 }
 
-/// Windows gives `VirtualAlloc` regions on 64 KiB boundaries.
-#[cfg(windows)]
-const VIRTUAL_ALIGN: usize = 64 << 10;
-
 /// Size of a transparent huge page on x86-64 and arm64 with 4 KiB pages.
-pub const HUGE_PAGE: usize = 2 << 20;
+pub const HUGE_PAGE: usize = platform::mem::HUGE_PAGE;
 
 // SAFETY: the pool owns its allocation; slots are handed out by index to a single worker
 // thread and never aliased across threads.
@@ -55,18 +49,11 @@ unsafe impl Send for BufferPool {}
 impl BufferPool {
     pub fn new(slots: usize, slot_len: usize, align: usize) -> Option<Self> {
         let total = slots.checked_mul(slot_len)?.max(1);
-        #[cfg(windows)]
-        if align <= VIRTUAL_ALIGN {
-            let len = total.checked_next_multiple_of(CHUNK)?;
-            let map = platform::mem::AnonMap::new(len)?;
-            let ptr = NonNull::new(map.ptr())?;
-            return Some(Self { ptr, backing: Backing::Virtual(map), len: total, slot_len, slots, huge: false });
-        }
-        #[cfg(target_os = "linux")]
-        if Self::wants_huge(slots, slot_len) && align <= HUGE_PAGE {
-            if let Some(p) = Self::mapped(total, slots, slot_len) {
-                return Some(p);
-            }
+        // Pages of the OS's where it gives them for such a pool (see `IoPages::new`): touched,
+        // so the pool says whether the kernel gave huge pages.
+        if let Some(pages) = platform::mem::IoPages::new(total, align, Self::wants_huge(slots, slot_len)) {
+            let (ptr, len, huge) = (NonNull::new(pages.ptr())?, pages.size(), pages.huge());
+            return Some(Self { ptr, backing: Backing::Os(pages), len, slot_len, slots, huge });
         }
         let layout = Layout::from_size_align(total, align.max(CHUNK)).ok()?;
         // SAFETY: layout has non-zero size.
@@ -88,53 +75,6 @@ impl BufferPool {
         } else {
             total.next_multiple_of(CHUNK)
         }
-    }
-
-    /// A 2 MiB-aligned anonymous mapping advised for huge pages, touched so the pages exist.
-    #[cfg(target_os = "linux")]
-    fn mapped(total: usize, slots: usize, slot_len: usize) -> Option<Self> {
-        let len = total.checked_next_multiple_of(HUGE_PAGE)?;
-        let span = len.checked_add(HUGE_PAGE)?;
-        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                span,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            return None;
-        }
-        let start = raw as usize;
-        let aligned = start.next_multiple_of(HUGE_PAGE);
-        let head = aligned - start;
-        let tail = span - head - len;
-        // SAFETY: both ranges lie inside the mapping made above and are not used afterwards.
-        unsafe {
-            if head > 0 {
-                libc::munmap(raw, head);
-            }
-            if tail > 0 {
-                libc::munmap((aligned + len) as *mut libc::c_void, tail);
-            }
-            // Advice only: without THP the pool still works, on ordinary pages.
-            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-        }
-        let ptr = NonNull::new(aligned as *mut u8)?;
-        let mut pool = Self { ptr, backing: Backing::Mapped(len), len, slot_len, slots, huge: false };
-        // Touch every page now (the fill writes them again): huge pages are allocated at the
-        // first fault, and the check below needs them present.
-        // SAFETY: the mapping is `len` bytes, readable and writable, and owned by `pool`.
-        let all = unsafe { std::slice::from_raw_parts_mut(pool.ptr.as_ptr(), len) };
-        for page in all.chunks_mut(CHUNK) {
-            page[0] = 0;
-        }
-        pool.huge = platform::mem::anon_huge_bytes(aligned).is_some_and(|b| b >= len);
-        Some(pool)
     }
 
     /// True when the whole pool sits on transparent huge pages (physically contiguous in 2 MiB
@@ -183,14 +123,8 @@ impl Drop for BufferPool {
         match self.backing {
             // SAFETY: allocated in `new` with this layout.
             Backing::Heap(layout) => unsafe { dealloc(self.ptr.as_ptr(), layout) },
-            // SAFETY: mapped in `mapped` with this length; nothing refers to it any more.
-            #[cfg(target_os = "linux")]
-            Backing::Mapped(len) => unsafe {
-                libc::munmap(self.ptr.as_ptr().cast(), len);
-            },
-            // The map frees itself.
-            #[cfg(windows)]
-            Backing::Virtual(_) => {}
+            // The pages give themselves back.
+            Backing::Os(_) => {}
         }
     }
 }

@@ -174,8 +174,8 @@ pub fn threads_record(threads: u32) -> stats::Handoff {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use platform::target::{Native, OpenHow, TargetOps};
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
 
     /// A file just written through the page cache: the first direct read must wait for its dirty
     /// pages to be written, and io_uring hands it off; the probe's second read shows how the
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn a_files_dirty_pages_do_not_make_a_hand_off() {
         let dir = tempfile::tempdir().unwrap();
-        let kind = rustix::fs::statfs(dir.path()).map(|s| s.f_type).unwrap_or(0);
+        let kind = platform::fs::fs_magic(dir.path()).unwrap_or(0);
         // Only on a disk file system that takes direct reads without blocking (ext4/ext2/ext3, xfs).
         if ![0xEF53, 0x5846_5342].contains(&kind) {
             eprintln!(
@@ -194,7 +194,7 @@ mod tests {
         }
         let p = dir.path().join("dirty");
         std::fs::File::create(&p).unwrap().write_all(&vec![7u8; 1 << 20]).unwrap();
-        let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&p).unwrap();
+        let f = Native::open(&p, OpenHow { direct: true, ..OpenHow::default() }).unwrap();
         assert_eq!(target_hands_off(platform::target::raw(&f), 0, 4096), Some(false));
     }
 }

@@ -436,15 +436,7 @@ fn pread_all(fd: Raw, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
 /// Nanoseconds since the Unix epoch (CLOCK_REALTIME through the vDSO: no system call).
 #[inline]
 fn unix_ns() -> u64 {
-    #[cfg(target_os = "linux")]
-    {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        crate::io::wallclock::unix_ns_now()
-    }
+    platform::clock::unix_ns()
 }
 
 #[cfg(test)]

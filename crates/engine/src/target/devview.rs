@@ -3,11 +3,10 @@
 //! `IOCTL_DISK_PERFORMANCE` counters, named `PhysicalDriveN` (`platform::diskstats`), and a
 //! target's entry is the drive under its volume.
 
-use crate::target::probe::Probe;
-#[cfg(not(windows))]
-use crate::target::probe::TargetKind;
+use crate::target::probe::{Probe, TargetKind};
 use stats::DiskCounters;
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Where a target's I/O can be watched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,28 +19,36 @@ pub enum Watch {
 
 /// The watch for a probed target.
 pub fn watch_for(p: &Probe) -> Watch {
-    #[cfg(not(windows))]
+    // The OS's own view of the drives under a volume (Windows: the physical drive's
+    // `IOCTL_DISK_PERFORMANCE` counters), where it has one.
+    if let Some(view) =
+        platform::diskstats::drive_view(&p.path, at(p), p.device.as_deref(), |name| snapshot_one(name).is_some())
     {
-        match &p.device {
-            Some(name) if snapshot_one(name).is_some() => Watch::Device { name: name.clone(), backing: backing(name) },
-            Some(name) => Watch::None(format!("{name} is not in /proc/diskstats")),
-            None => Watch::None(match (p.kind, p.filesystem.as_deref()) {
-                (TargetKind::File, Some(fs)) => format!("{fs} has no block device under it"),
-                _ => "no block device under the target".to_string(),
-            }),
-        }
-    }
-    #[cfg(windows)]
-    {
-        match windows::watch_for(p, |name| snapshot_one(name).is_some()) {
+        return match view {
             Ok((name, backing)) => Watch::Device { name, backing },
             Err(why) => Watch::None(why),
-        }
+        };
+    }
+    match &p.device {
+        Some(name) if snapshot_one(name).is_some() => Watch::Device { name: name.clone(), backing: backing(name) },
+        Some(name) => Watch::None(format!("{name} is not in /proc/diskstats")),
+        None => Watch::None(match (p.kind, p.filesystem.as_deref()) {
+            (TargetKind::File, Some(fs)) => format!("{fs} has no block device under it"),
+            _ => "no block device under the target".to_string(),
+        }),
+    }
+}
+
+/// Where the target's volume is looked up: the file, its directory before it exists, or the
+/// device itself.
+fn at(p: &Probe) -> &Path {
+    match (p.kind, p.exists, p.path.parent()) {
+        (TargetKind::File, false, Some(dir)) if !dir.as_os_str().is_empty() => dir,
+        _ => &p.path,
     }
 }
 
 /// Devices under `name`: a loop device's backing file's device, a dm/md device's members.
-#[cfg(not(windows))]
 fn backing(name: &str) -> Vec<String> {
     let Some(dev) = platform::block::Topology::default().device(name) else { return Vec::new() };
     let mut out = Vec::new();
@@ -86,76 +93,6 @@ pub fn snapshot(names: &[String]) -> BTreeMap<String, DiskCounters> {
         .filter(|d| names.iter().any(|n| n == &d.name))
         .map(|d| (d.name.clone(), counters(&d.counters)))
         .collect()
-}
-
-/// Windows: the physical drive under the target's volume, and why not.
-#[cfg(windows)]
-mod windows {
-    use crate::target::probe::{Probe, TargetKind};
-    use platform::diskstats::{drive_name, drive_number};
-    use platform::windows::diskperf;
-    use std::path::Path;
-
-    /// The watch for a probed target: its drive and the volume's other drives when `readable`
-    /// says the drive's counters can be read; otherwise why not.
-    pub(super) fn watch_for(p: &Probe, readable: impl Fn(&str) -> bool) -> Result<(String, Vec<String>), String> {
-        match &p.device {
-            Some(name) if readable(name) => Ok((name.clone(), other_drives(p, name))),
-            Some(name) => Err(unreadable(name)),
-            None => Err(no_drive(p)),
-        }
-    }
-
-    /// Where the target's volume is looked up: the file, its directory before it exists, or
-    /// the device itself.
-    fn at(p: &Probe) -> &Path {
-        match (p.kind, p.exists, p.path.parent()) {
-            (TargetKind::File, false, Some(dir)) if !dir.as_os_str().is_empty() => dir,
-            _ => &p.path,
-        }
-    }
-
-    /// The volume's drives other than `name` (a volume spanning disks), for a file or volume
-    /// target; none for a physical drive.
-    fn other_drives(p: &Probe, name: &str) -> Vec<String> {
-        let s = p.path.to_string_lossy();
-        if platform::winpath::physical_drive(&s).is_some() {
-            return Vec::new();
-        }
-        let drives = match platform::winpath::volume_device(&s) {
-            Some(letter) => platform::windows::volume::drive_of_volume(letter),
-            None => diskperf::drives_of_path(at(p)).1,
-        };
-        drives.unwrap_or_default().into_iter().map(drive_name).filter(|d| d != name).collect()
-    }
-
-    /// Why the counters of drive `name` cannot be read.
-    fn unreadable(name: &str) -> String {
-        let Some(n) = drive_number(name) else { return format!("{name} is not a physical drive") };
-        match diskperf::read(n) {
-            Err(e) if diskperf::is_unsupported(&e) => format!(
-                "the disk counters of \\\\.\\{name} are not kept here ({e}); on Windows `diskperf -y` (as \
-                 administrator) turns them on"
-            ),
-            Err(e) => format!("the disk counters of \\\\.\\{name} cannot be read ({e})"),
-            Ok(_) => format!("\\\\.\\{name} is not among the drives whose counters were read"),
-        }
-    }
-
-    /// Why no drive was found under the target.
-    fn no_drive(p: &Probe) -> String {
-        let s = p.path.to_string_lossy();
-        if let Some(letter) = platform::winpath::volume_device(&s) {
-            return match platform::windows::volume::drive_of_volume(letter) {
-                Err(e) => format!("the disk under {letter}: cannot be found ({e})"),
-                Ok(_) => format!("the disk under {letter}: cannot be found"),
-            };
-        }
-        match diskperf::drives_of_path(at(p)) {
-            (root, Err(e)) => format!("the disk under {root} cannot be read ({e})"),
-            (root, Ok(_)) => format!("the disk under {root} cannot be read"),
-        }
-    }
 }
 
 #[cfg(test)]

@@ -85,22 +85,19 @@ pub fn write_faults_from_env() -> Option<std::sync::Arc<Hook>> {
 mod imp {
     use super::plan::{NullFault, ENV};
     use crate::io::backend::{Completion, Op};
+    use platform::error::Errno;
     use platform::OsCode;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
 
     /// The errors a rule can inject, by the name both variables use: Linux's errnos (the
-    /// variables name them so).
-    #[cfg(unix)]
-    const ERRNOS: [(&str, i32); 4] =
-        [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)];
-    /// The same names on Windows, as the Win32 codes of their classes (ERROR_IO_DEVICE,
-    /// ERROR_CRC, ERROR_DEVICE_NOT_CONNECTED, ERROR_DISK_FULL).
-    #[cfg(windows)]
-    const ERRNOS: [(&str, i32); 4] = [("eio", 1117), ("enodata", 23), ("enodev", 1167), ("enospc", 112)];
+    /// variables name them so); on Windows the Win32 codes of the same meaning
+    /// (ERROR_IO_DEVICE, ERROR_CRC, ERROR_DEVICE_NOT_CONNECTED, ERROR_DISK_FULL: `Errno`).
+    const ERRNOS: [(&str, Errno); 4] =
+        [("eio", Errno::EIO), ("enodata", Errno::ENODATA), ("enodev", Errno::ENODEV), ("enospc", Errno::ENOSPC)];
 
     fn errno_named(name: &str) -> Option<OsCode> {
-        ERRNOS.iter().find(|(n, _)| *n == name).map(|&(_, e)| OsCode::from_raw(e))
+        ERRNOS.iter().find(|(n, _)| *n == name).and_then(|&(_, e)| e.code())
     }
 
     impl NullFault {
@@ -494,10 +491,11 @@ impl<B: crate::io::backend::Backend> crate::io::backend::Backend for Faulty<B> {
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use platform::error::Errno;
     use platform::OsCode;
     use std::time::{Duration, Instant};
 
@@ -520,7 +518,7 @@ mod tests {
         let h = Hook::parse("eio@4096+512,first=2").unwrap();
         assert!(h.before(Op::Read, 0, 4096).is_none());
         assert!(h.before(Op::Read, 4608, 512).is_none());
-        assert_eq!(h.before(Op::Write, 0, 8192).and_then(|e| e.raw_os_error()), Some(libc::EIO));
+        assert_eq!(h.before(Op::Write, 0, 8192).and_then(|e| e.raw_os_error()), Errno::EIO.code().map(OsCode::raw));
         assert!(h.before(Op::Read, 4096, 512).is_some());
         assert!(h.before(Op::Read, 4096, 512).is_none(), "first=2 is used up");
     }
@@ -542,18 +540,18 @@ mod tests {
     #[test]
     fn both_variables_name_errors_alike() {
         for (name, errno) in
-            [("eio", libc::EIO), ("enodata", libc::ENODATA), ("enodev", libc::ENODEV), ("enospc", libc::ENOSPC)]
+            [("eio", Errno::EIO), ("enodata", Errno::ENODATA), ("enodev", Errno::ENODEV), ("enospc", Errno::ENOSPC)]
         {
             let h = Hook::parse(&format!("{name}@0+512")).unwrap();
-            assert_eq!(h.before(Op::Read, 0, 512).and_then(|e| e.raw_os_error()), Some(errno), "{name}");
-            let code = OsCode::from_raw(errno);
+            let code = errno.code().unwrap();
+            assert_eq!(h.before(Op::Read, 0, 512).and_then(|e| e.raw_os_error()), Some(code.raw()), "{name}");
             assert_eq!(NullFault::parse(&format!("{name}@7")), Some(NullFault { after_ops: 7, code }), "{name}");
         }
     }
 
     #[test]
     fn null_fault_parses_kind_at_count() {
-        let (eio, enospc) = (OsCode::from_raw(libc::EIO), OsCode::from_raw(libc::ENOSPC));
+        let (eio, enospc) = (Errno::EIO.code().unwrap(), Errno::ENOSPC.code().unwrap());
         assert_eq!(NullFault::parse("eio@1000"), Some(NullFault { after_ops: 1000, code: eio }));
         assert_eq!(NullFault::parse("enospc@0"), Some(NullFault { after_ops: 0, code: enospc }));
         // Malformed values are ignored (None), as the variable always was.
@@ -565,7 +563,7 @@ mod tests {
     #[test]
     fn null_counter_fails_every_io_after_the_count() {
         use Completion::{Done, Failed};
-        let (eio, enospc) = (OsCode::from_raw(libc::EIO), OsCode::from_raw(libc::ENOSPC));
+        let (eio, enospc) = (Errno::EIO.code().unwrap(), Errno::ENOSPC.code().unwrap());
         let mut c = NullCounter::new(Some(NullFault { after_ops: 3, code: enospc }));
         let got: Vec<Completion> = (0..6).map(|_| c.result(Done(4096))).collect();
         assert_eq!(got, [Done(4096), Done(4096), Done(4096), Failed(enospc), Failed(enospc), Failed(enospc)]);

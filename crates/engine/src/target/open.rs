@@ -10,6 +10,7 @@ use crate::io::buffers::fill_pattern;
 use crate::target::probe::{self, Probe, TargetKind};
 use crate::target::safety;
 use crate::target::sparse;
+use platform::error::Errno;
 use platform::target::{Native, OpenHow, TargetOps};
 use spec::DataPattern;
 use stats::codes;
@@ -248,7 +249,7 @@ pub fn open_existing(
     let open = |direct: bool| Native::open(path, how(direct));
     let (file, direct) = match open(access.direct) {
         Ok(f) => (f, access.direct),
-        Err(e) if access.direct && access.buffered_fallback && e.raw_os_error() == Some(libc::EINVAL) => {
+        Err(e) if access.direct && access.buffered_fallback && Errno::of(&e) == Some(Errno::EINVAL) => {
             (open(false).map_err(|e| open_error(path, p, access, e))?, false)
         }
         Err(e) => return Err(open_error(path, p, access, e)),
@@ -268,7 +269,7 @@ fn lock(
     files::lock::lock_exclusive(file, path, when_busy, stop, &mut |m| progress(TargetEvent::Waiting(m))).map_err(|e| {
         match e {
             files::FileError::Usage(m) => EngineError::Invalid(m),
-            files::FileError::Runtime(m) => EngineError::io(m, std::io::Error::from_raw_os_error(libc::ENOLCK)),
+            files::FileError::Runtime(m) => EngineError::io(m, Errno::ENOLCK.error()),
         }
     })
 }
@@ -290,29 +291,29 @@ fn still_same(file: &File, path: &Path) -> bool {
 fn open_error(path: &Path, p: &Probe, access: &Access, e: std::io::Error) -> EngineError {
     let shown = path.display();
     let scan = access.purpose == Purpose::Scan;
-    match e.raw_os_error() {
+    match Errno::of(&e) {
         // A block device refuses only O_DIRECT with EINVAL.
-        Some(libc::EINVAL) if !scan && (access.direct || p.kind == TargetKind::Block) => {
+        Some(Errno::EINVAL) if !scan && (access.direct || p.kind == TargetKind::Block) => {
             direct_hint(path, p.filesystem.as_deref(), &e)
         }
-        Some(libc::EACCES) | Some(libc::EPERM) => {
+        Some(Errno::EACCES) | Some(Errno::EPERM) => {
             EngineError::Invalid(format!("cannot open {shown}: {e}; {}", probe::denied_advice()))
         }
-        Some(libc::ETXTBSY) => EngineError::Invalid(format!(
+        Some(Errno::ETXTBSY) => EngineError::Invalid(format!(
             "cannot write to {shown}: it is a program that is running (ETXTBSY); choose another target"
         )),
-        Some(libc::EROFS) if scan => EngineError::Invalid(format!("cannot open {shown} for writing: {e}")),
-        Some(libc::EROFS) => EngineError::Invalid(format!(
+        Some(Errno::EROFS) if scan => EngineError::Invalid(format!("cannot open {shown} for writing: {e}")),
+        Some(Errno::EROFS) => EngineError::Invalid(format!(
             "cannot write to {shown}: it is on a read-only file system; test with a read-only workload \
              (--rw read/randread) or choose a writable target"
         )),
-        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) if !scan => {
+        Some(Errno::ENAMETOOLONG) | Some(Errno::ELOOP) | Some(Errno::ENOTDIR) | Some(Errno::EISDIR) if !scan => {
             EngineError::Invalid(format!("cannot open {shown}: {e}; check the path"))
         }
-        Some(libc::EBUSY) if scan => {
+        Some(Errno::EBUSY) if scan => {
             EngineError::Unsafe(format!("refusing to write {shown}: it is busy (mounted or held by the system): {e}"))
         }
-        Some(libc::EBUSY) => EngineError::Unsafe(format!("{shown} is busy (in use by the system): {e}")),
+        Some(Errno::EBUSY) => EngineError::Unsafe(format!("{shown} is busy (in use by the system): {e}")),
         _ => EngineError::io(format!("cannot open {shown}"), e),
     }
 }
@@ -320,14 +321,14 @@ fn open_error(path: &Path, p: &Probe, access: &Access, e: std::io::Error) -> Eng
 /// Errors creating a test file.
 fn create_error(path: &Path, e: std::io::Error) -> EngineError {
     let shown = path.display();
-    match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+    match Errno::of(&e) {
+        Some(Errno::EACCES) | Some(Errno::EPERM) | Some(Errno::EROFS) => {
             EngineError::Invalid(format!("cannot create {shown}: {e}; choose a writable directory"))
         }
-        Some(libc::ENAMETOOLONG) | Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::EISDIR) => {
+        Some(Errno::ENAMETOOLONG) | Some(Errno::ELOOP) | Some(Errno::ENOTDIR) | Some(Errno::EISDIR) => {
             EngineError::Invalid(format!("cannot create {shown}: {e}; check the path"))
         }
-        Some(libc::ENOENT) => EngineError::Invalid(format!("cannot create {shown}: its directory does not exist")),
+        Some(Errno::ENOENT) => EngineError::Invalid(format!("cannot create {shown}: its directory does not exist")),
         _ => EngineError::io(format!("cannot create {shown}"), e),
     }
 }
@@ -423,8 +424,7 @@ fn open_target_once(
 ) -> Result<Option<OpenTarget>> {
     // A Windows disk or volume: the guard before anything else, so that a drive whose facts
     // cannot be read is refused for writing, not probed.
-    #[cfg(windows)]
-    if probe::is_windows_device(path) && (needs.writes || opts.prefill) {
+    if platform::target::is_device_path(path) && (needs.writes || opts.prefill) {
         check_block_access(path, true, opts.destroy_data.as_deref(), String::new)?;
     }
     let p = probe::probe(path)?;
@@ -523,7 +523,7 @@ impl Step<'_, '_> {
         };
         let file = match Native::open(path, how) {
             Ok(f) => f,
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && needs.direct => {
+            Err(e) if Errno::of(&e) == Some(Errno::EINVAL) && needs.direct => {
                 let _ = std::fs::remove_file(path);
                 return Err(direct_hint(path, p.filesystem.as_deref(), &e));
             }
@@ -538,8 +538,7 @@ impl Step<'_, '_> {
         set_mark(&file);
         // NTFS compression would measure the compressor; the test file never has it (a
         // folder's compression attribute is inherited by new files).
-        #[cfg(windows)]
-        platform::windows::target::set_uncompressed(platform::target::raw(&file))
+        platform::fs::set_uncompressed(&file)
             .map_err(|e| EngineError::io(format!("cannot turn NTFS compression off on {}", path.display()), e))?;
         reserve(&file, path, start, size)?;
         let filled = if self.opts.no_fill { 0 } else { self.fill(&file, start, size, mem_align(&p))? };
@@ -622,11 +621,10 @@ impl Step<'_, '_> {
                 }
             }
         }
-        #[cfg(windows)]
-        if platform::windows::target::is_compressed(platform::target::raw(&file)).unwrap_or(false) {
+        if platform::fs::is_compressed(&file).unwrap_or(false) {
             if ours {
                 // diskmeter's own test file (kept, then compressed by hand or by its folder).
-                platform::windows::target::set_uncompressed(platform::target::raw(&file)).map_err(|e| {
+                platform::fs::set_uncompressed(&file).map_err(|e| {
                     EngineError::io(format!("cannot turn NTFS compression off on {}", path.display()), e)
                 })?;
             } else {
@@ -642,7 +640,6 @@ impl Step<'_, '_> {
 
 /// The warning for an NTFS-compressed file diskmeter did not create (it never changes such a
 /// file's attributes; the files it creates are never compressed).
-#[cfg_attr(not(windows), allow(dead_code))]
 fn compressed_warning(path: &Path) -> String {
     format!(
         "{} is NTFS-compressed: every read and write goes through the file system's compressor, so the figures \
@@ -701,15 +698,8 @@ pub fn probe_info(path: &Path, p: &Probe) -> stats::TargetInfo {
 /// Many files open at once (fio `nrfiles`): the soft limit on open files rises to the hard one
 /// (best effort; opening then fails with EMFILE past it).
 pub fn raise_open_files_limit(files: usize) {
-    #[cfg(not(target_os = "linux"))]
-    let _ = files;
-    #[cfg(target_os = "linux")]
     if files > 256 {
-        use rustix::process::{getrlimit, setrlimit, Resource};
-        let lim = getrlimit(Resource::Nofile);
-        if lim.current < lim.maximum {
-            let _ = setrlimit(Resource::Nofile, rustix::process::Rlimit { current: lim.maximum, ..lim });
-        }
+        platform::process::raise_open_files_limit();
     }
 }
 

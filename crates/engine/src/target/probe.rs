@@ -72,8 +72,8 @@ pub struct HostFacts {
 /// (`exists == false`, `size_bytes == 0`) so callers learn the file system and
 /// alignment before creating it.
 pub fn probe(path: &Path) -> Result<Probe, EngineError> {
-    #[cfg(windows)]
-    if is_windows_device(path) {
+    // A disk or volume by the OS's device name (Windows' `\\.\PhysicalDriveN`, `\\.\D:`).
+    if platform::target::is_device_path(path) {
         return probe_block(path, None);
     }
     // Too long, a trailing '/', a dangling symlink, a loop: the user's to fix, before any I/O.
@@ -98,13 +98,6 @@ fn not_a_target(path: &Path, meta: &fs::Metadata) -> EngineError {
     EngineError::Invalid(format!("{} is {what}; give a file path or a block device", path.display()))
 }
 
-/// A Windows device path: a whole disk (`\\.\PhysicalDriveN`) or a volume (`\\.\D:`).
-#[cfg(windows)]
-pub(crate) fn is_windows_device(path: &Path) -> bool {
-    let s = path.to_string_lossy();
-    platform::winpath::physical_drive(&s).is_some() || platform::winpath::volume_device(&s).is_some()
-}
-
 fn meta_error(path: &Path, e: io::Error) -> EngineError {
     use platform::IoErrorClass::{NameTooLong, NotADirectory};
     let lookup = matches!(platform::classify(&e), NameTooLong | NotADirectory) || is_loop(&e);
@@ -120,15 +113,7 @@ fn meta_error(path: &Path, e: io::Error) -> EngineError {
 
 /// A symbolic-link loop (ELOOP), which std has no kind for.
 fn is_loop(e: &io::Error) -> bool {
-    #[cfg(unix)]
-    {
-        e.raw_os_error() == Some(libc::ELOOP)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = e;
-        false
-    }
+    platform::error::Errno::of(e) == Some(platform::error::Errno::ELOOP)
 }
 
 /// What to do about EACCES/EPERM: as a user, gain the rights; as root, nothing will help from
@@ -241,8 +226,7 @@ fn probe_file(path: &Path, at: &Path, meta: &fs::Metadata, exists: bool) -> Resu
     } else {
         p.backing_is_ram = fs_is_ram;
     }
-    #[cfg(windows)]
-    windows_disk(&mut p, at);
+    os_drive(&mut p, at);
     if p.identity.key.is_none() {
         // No block device under the file (tmpfs, a network file system, Windows): its folder,
         // made absolute.
@@ -269,10 +253,7 @@ fn settle_key(p: &mut Probe) {
 
 fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, EngineError> {
     // (Windows: through the OS's open, which shares the device with its other users.)
-    #[cfg(windows)]
-    let file = Native::open(path, platform::target::OpenHow::default()).map_err(|e| open_error(path, e))?;
-    #[cfg(not(windows))]
-    let file = fs::File::open(path).map_err(|e| open_error(path, e))?;
+    let file = platform::target::open_to_read(path).map_err(|e| open_error(path, e))?;
     let size_bytes =
         Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {}", path.display()), e))?;
     let sectors = Native::sector_sizes(&file)
@@ -307,8 +288,7 @@ fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, Engine
         p.state.stack = stack_of(&bd.name);
         p.backing_is_ram = device_is_ram(&bd.name);
     }
-    #[cfg(windows)]
-    windows_disk(&mut p, path);
+    os_drive(&mut p, path);
     settle_key(&mut p);
     Ok(p)
 }
@@ -388,7 +368,6 @@ pub(crate) fn block_dev_from_dev_t(dev: u64) -> Option<BlockDev> {
 }
 
 /// Block device by kernel name.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn block_dev_by_name(name: &str) -> Option<BlockDev> {
     topology().device(name).map(BlockDev::from)
 }
@@ -454,18 +433,7 @@ pub(crate) const TMPFS_MAGIC: u32 = 0x0102_1994;
 pub(crate) const RAMFS_MAGIC: u32 = 0x8584_58f6;
 
 fn fs_magic(path: &Path) -> Option<u32> {
-    #[cfg(target_os = "linux")]
-    {
-        let st = rustix::fs::statfs(path).ok()?;
-        // f_type is a signed word of platform width; the magic lives in the low 32 bits.
-        #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
-        Some((st.f_type as u64 & 0xffff_ffff) as u32)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = path;
-        None
-    }
+    platform::fs::fs_magic(path)
 }
 
 /// statfs magic → file-system name.
@@ -500,14 +468,8 @@ fn magic_name(magic: u32) -> Option<&'static str> {
 
 /// Kernel, CPU and memory facts for the result envelope.
 pub fn host_facts() -> HostFacts {
-    #[cfg(target_os = "linux")]
-    let (kernel, hostname) = {
-        let uname = rustix::system::uname();
-        (uname.release().to_string_lossy().into_owned(), uname.nodename().to_string_lossy().into_owned())
-    };
-    // Elsewhere the OS's version stands for the kernel's ("Windows 10.0.19045").
-    #[cfg(not(target_os = "linux"))]
-    let (hostname, kernel) = platform::host::hostname_and_release();
+    // uname(2); elsewhere the OS's version stands for the kernel's ("Windows 10.0.19045").
+    let (kernel, hostname) = platform::host::kernel_and_hostname();
     let hostname = (!hostname.is_empty()).then_some(hostname);
     let cpus = std::thread::available_parallelism().map(|n| u32::try_from(n.get()).unwrap_or(u32::MAX)).unwrap_or(1);
     let cpu_model = platform::host::cpu_model();
@@ -519,26 +481,18 @@ pub fn page_cache_relevant_ram() -> u64 {
     platform::mem::total_bytes().unwrap_or(0)
 }
 
-// ---------------------------------------------------------------- Windows: the disk under a target
+// ---------------------------------------------------------------- a disk the OS names by its volume
 
 /// Windows: the physical drive whose counters (`IOCTL_DISK_PERFORMANCE`) the device view reads,
 /// as `device` and `disk` (`PhysicalDrive2`): the drive itself for `\\.\PhysicalDriveN`; for a
 /// volume (`\\.\D:`) or a file (`at`: the file, or its directory when it does not exist yet),
 /// the first drive the volume holding it has extents on (the others are the device view's
-/// `backing`). Left `None` when that cannot be found (a folder mount point, a share, Wine):
-/// the device view then says why.
-#[cfg(windows)]
-fn windows_disk(p: &mut Probe, at: &Path) {
-    let s = at.to_string_lossy();
-    let drive = if let Some(n) = platform::winpath::physical_drive(&s) {
-        Some(n)
-    } else if let Some(letter) = platform::winpath::volume_device(&s) {
-        platform::windows::volume::drive_of_volume(letter).ok().and_then(|d| d.first().copied())
-    } else {
-        platform::windows::diskperf::drives_of_path(at).1.ok().and_then(|d| d.first().copied())
-    };
-    if let Some(n) = drive {
-        p.device = Some(platform::diskstats::drive_name(n));
+/// `backing`). Left `None` when that cannot be found (a folder mount point, a share, Wine): the
+/// device view then says why. Nothing on an OS whose block devices are found from device
+/// numbers (`platform::diskstats::drive_under`).
+fn os_drive(p: &mut Probe, at: &Path) {
+    if let Some(d) = platform::diskstats::drive_under(at) {
+        p.device = Some(d);
         p.disk = p.device.clone();
     }
 }

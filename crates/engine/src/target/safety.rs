@@ -7,25 +7,20 @@
 //! drive's first and last MiB; the rules are [`physical_drive_refusal`]'s, tested on a fake
 //! topology on every OS.
 
-#[cfg(target_os = "linux")]
 use std::collections::BTreeSet;
-use std::fs::File;
-#[cfg(target_os = "linux")]
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File};
 use std::io;
-#[cfg(target_os = "linux")]
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use crate::error::EngineError;
 use crate::target::probe::open_error;
-#[cfg(target_os = "linux")]
 use crate::target::probe::{
     block_dev_by_name, block_dev_from_dev_t, device_stack, longest_mount, read_mountinfo, topology, BlockDev,
     MountEntry,
 };
+use platform::error::Errno;
 use platform::target::{Native, TargetOps};
 use platform::winpath::DriveFacts;
 
@@ -53,30 +48,43 @@ const HEAD_LEN: u64 = 1 << 20;
 /// Decide whether `device` (a block device) may be written. `destroy_data` is the
 /// value of `--destroy-data`. Mounted, swap, held, busy and system devices are
 /// refused even with the flag; signatures are refused unless the flag names the
-/// same device.
-#[cfg(target_os = "linux")]
+/// same device. A disk the OS names in its device namespace (Windows'
+/// `\\.\PhysicalDriveN`) has its own guard ([`check_physical_drive`]); a device that is a file
+/// (Unix) this one.
 pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
+    if platform::target::is_device_path(device) {
+        check_physical_drive(device, destroy_data)
+    } else {
+        check_block_device(device, destroy_data)
+    }
+}
+
+/// The guard of a block device that is a file (Linux): see [`check_block_write`].
+fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
     let shown = device.display().to_string();
     let refuse = |why: String| EngineError::Unsafe(format!("refusing to write {shown}: {why}"));
 
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let meta = fs::metadata(device).map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => EngineError::Invalid(format!("{shown} does not exist")),
         io::ErrorKind::PermissionDenied => open_error(device, e),
         _ => EngineError::io(format!("cannot stat {shown}"), e),
     })?;
-    if !meta.file_type().is_block_device() {
+    if !platform::fs::is_block_device(&meta.file_type()) {
         return Err(EngineError::Invalid(format!("{shown} is not a block device")));
     }
     let canon = fs::canonicalize(device).map_err(|e| EngineError::io(format!("cannot resolve {shown}"), e))?;
-    let rdev = meta.rdev();
+    let rdev = platform::fs::rdev(&meta).unwrap_or(0);
 
     // 1. --destroy-data must name this very device.
     let destroy_ok = match destroy_data {
         None => false,
         Some(p) => {
             let same = match (fs::canonicalize(p), fs::metadata(p)) {
-                (Ok(pc), Ok(pm)) => pc == canon && pm.file_type().is_block_device() && pm.rdev() == rdev,
+                (Ok(pc), Ok(pm)) => {
+                    pc == canon
+                        && platform::fs::is_block_device(&pm.file_type())
+                        && platform::fs::rdev(&pm) == Some(rdev)
+                }
                 _ => false,
             };
             if !same {
@@ -132,8 +140,8 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
     // 4. Active swap.
     for sw in platform::mounts::swaps(&platform::block::Roots::default()) {
         if let Ok(sm) = fs::metadata(&sw) {
-            if sm.file_type().is_block_device() {
-                if let Some((member, _)) = members.iter().find(|(_, d)| *d == sm.rdev()) {
+            if platform::fs::is_block_device(&sm.file_type()) {
+                if let Some((member, _)) = members.iter().find(|(_, d)| Some(*d) == platform::fs::rdev(&sm)) {
                     return Err(refuse(format!(
                         "{} is in use as swap; run swapoff {} first ({no_override})",
                         label(member),
@@ -169,9 +177,9 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
         }
     }
     for (member, p) in &excl_paths {
-        match OpenOptions::new().read(true).custom_flags(libc::O_EXCL | libc::O_CLOEXEC).open(p) {
-            Ok(f) => drop(f),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+        match platform::block::open_exclusively(p) {
+            Ok(()) => {}
+            Err(e) if Errno::of(&e) == Some(Errno::EBUSY) => {
                 return Err(refuse(format!(
                     "{} is busy (an exclusive open failed with EBUSY): a mounted file system, RAID, \
                      LVM or another program has it open; stop that first ({no_override})",
@@ -183,7 +191,7 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
     }
 
     // 7. Signatures.
-    let file = File::open(device).map_err(|e| open_error(device, e))?;
+    let file = platform::target::open_to_read(device).map_err(|e| open_error(device, e))?;
     let size = Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {shown}"), e))?;
     let (head, tail) = read_head_tail(&file, size).map_err(|e| EngineError::io(format!("cannot read {shown}"), e))?;
     drop(file);
@@ -251,8 +259,7 @@ pub fn physical_drive_refusal(shown: &str, facts: &DriveFacts, destroy_named: bo
 /// The Windows guard: `device` must be a physical drive (`\\.\PhysicalDriveN`; a volume's
 /// handle is read-only), `--destroy-data` must name that drive, and [`physical_drive_refusal`]
 /// must find nothing against it. A fact that cannot be read refuses: the guard fails safe.
-#[cfg(windows)]
-pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
+fn check_physical_drive(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
     use platform::winpath;
     let shown = device.display().to_string();
     let refuse = |why: String| EngineError::Unsafe(format!("refusing to write {shown}: {why}"));
@@ -276,25 +283,23 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
             true
         }
     };
-    let facts = platform::windows::volume::physical_drive_facts(number)
+    let facts = platform::block::physical_drive_facts(number)
         .map_err(|e| refuse(format!("cannot tell what it holds ({e}), so diskmeter will not write it")))?;
     if let Some(why) = physical_drive_refusal(&shown, &facts, destroy_named) {
         return Err(refuse(why));
     }
-    let file = Native::open(device, platform::target::OpenHow::default()).map_err(|e| open_error(device, e))?;
+    let file = platform::target::open_to_read(device).map_err(|e| open_error(device, e))?;
     let size = Native::size(&file).map_err(|e| EngineError::io(format!("cannot read the size of {shown}"), e))?;
     let (head, tail) = read_head_tail(&file, size).map_err(|e| EngineError::io(format!("cannot read {shown}"), e))?;
     let signatures = detect_signatures(&head, &tail, size);
     Ok(SafetyReport { overridden: !signatures.is_empty(), signatures })
 }
 
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn is_ext(name: &str) -> bool {
     matches!(name, "ext2" | "ext3" | "ext4")
 }
 
 /// "an ext4 file system signature (at byte 1080)".
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn describe(s: &Signature) -> String {
     const FILE_SYSTEMS: &[&str] = &[
         "ext2", "ext3", "ext4", "xfs", "btrfs", "FAT", "exFAT", "NTFS", "ISO9660", "squashfs", "f2fs", "ZFS", "jfs",
@@ -330,19 +335,17 @@ fn describe(s: &Signature) -> String {
 }
 
 /// Partitions of a whole device: (name, dev_t).
-#[cfg(target_os = "linux")]
 fn partitions_of(name: &str) -> Vec<(String, u64)> {
     topology()
         .partitions(name)
         .into_iter()
         .filter(|p| p.major != 0)
-        .map(|p| (p.name, rustix::fs::makedev(p.major, p.minor)))
+        .map(|p| (p.name, platform::block::join_dev(p.major, p.minor)))
         .collect()
 }
 
-#[cfg(target_os = "linux")]
 fn find_mount<'a>(mounts: &'a [MountEntry], dev: u64, member: &str, canon_device: &Path) -> Option<&'a MountEntry> {
-    let (maj, min) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    let (maj, min) = platform::block::split_dev(dev);
     let dev_path = Path::new("/dev").join(member);
     mounts.iter().find(|m| {
         if maj != 0 && m.major == maj && m.minor == min {
@@ -357,7 +360,6 @@ fn find_mount<'a>(mounts: &'a [MountEntry], dev: u64, member: &str, canon_device
 }
 
 /// Why `bd` is (part of) the disk holding `/` or the running binary, if it is.
-#[cfg(target_os = "linux")]
 fn system_disk_reason(bd: &BlockDev) -> Option<String> {
     let mounts = read_mountinfo();
     let mut checks: Vec<(String, PathBuf)> = vec![("the root file system".into(), "/".into())];
@@ -390,11 +392,9 @@ fn system_disk_reason(bd: &BlockDev) -> Option<String> {
 }
 
 /// The block device a path's file system lives on.
-#[cfg(target_os = "linux")]
 fn device_of_path(path: &Path, mounts: &[MountEntry]) -> Option<BlockDev> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let m = fs::metadata(path).ok()?;
-    if let Some(b) = block_dev_from_dev_t(m.dev()) {
+    if let Some(b) = platform::fs::dev(&m).and_then(block_dev_from_dev_t) {
         return Some(b);
     }
     let canon = fs::canonicalize(path).ok()?;
@@ -403,10 +403,10 @@ fn device_of_path(path: &Path, mounts: &[MountEntry]) -> Option<BlockDev> {
         return None;
     }
     let sm = fs::metadata(&mount.source).ok()?;
-    if !sm.file_type().is_block_device() {
+    if !platform::fs::is_block_device(&sm.file_type()) {
         return None;
     }
-    block_dev_from_dev_t(sm.rdev())
+    platform::fs::rdev(&sm).and_then(block_dev_from_dev_t)
 }
 
 fn read_head_tail(file: &File, size: u64) -> io::Result<(Vec<u8>, Vec<u8>)> {
@@ -420,7 +420,6 @@ fn read_head_tail(file: &File, size: u64) -> io::Result<(Vec<u8>, Vec<u8>)> {
 
 // ---------------------------------------------------------------- blkid
 
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn find_tool(name: &str) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> =
         std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
@@ -432,7 +431,6 @@ fn find_tool(name: &str) -> Option<PathBuf> {
 
 /// `blkid -p -o export DEVICE` as a second opinion. Exit 2 means nothing found;
 /// exit 8 means several conflicting signatures (itself a reason to refuse).
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn blkid_signatures(device: &Path) -> Vec<Signature> {
     let Some(blkid) = find_tool("blkid") else {
         return Vec::new();
@@ -453,7 +451,6 @@ fn blkid_signatures(device: &Path) -> Vec<Signature> {
     }
 }
 
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn parse_blkid_export(text: &str) -> Vec<Signature> {
     let get =
         |key: &str| text.lines().find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('='))).map(str::trim);
@@ -497,7 +494,6 @@ fn parse_blkid_export(text: &str) -> Vec<Signature> {
 
 /// A `&'static str` for a blkid type name we have no constant for. Each distinct
 /// name is leaked once, so memory stays bounded by the number of blkid types.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn intern(s: String) -> &'static str {
     static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());

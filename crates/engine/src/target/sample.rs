@@ -71,16 +71,7 @@ pub fn zero_blocks(file: &File, start: u64, end: u64, block: u64, mem_align: usi
     }
     // Buffered reads leave the samples in the page cache, where the run would find them.
     // (Windows has no such advice; its device targets are read unbuffered.)
-    // SAFETY: a valid fd; advice only.
-    #[cfg(target_os = "linux")]
-    unsafe {
-        libc::posix_fadvise(
-            platform::target::raw(file),
-            start as libc::off_t,
-            (end - start) as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        )
-    };
+    platform::fs::drop_cached(file, start, end - start);
     Some(s)
 }
 

@@ -162,6 +162,13 @@ pub fn split_dev(dev: u64) -> (u32, u32) {
     (major as u32, minor as u32)
 }
 
+/// The device number of `major:minor` (Linux's encoding, as glibc's `makedev`): the inverse of
+/// [`split_dev`].
+pub fn join_dev(major: u32, minor: u32) -> u64 {
+    let (major, minor) = (u64::from(major), u64::from(minor));
+    ((major & 0xffff_f000) << 32) | ((major & 0xfff) << 8) | ((minor & 0xffff_ff00) << 12) | (minor & 0xff)
+}
+
 /// The active scheduler: the bracketed word, or the only word.
 pub fn parse_scheduler(s: &str) -> Option<String> {
     if let (Some(a), Some(b)) = (s.find('['), s.find(']')) {

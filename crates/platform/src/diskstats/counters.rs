@@ -125,3 +125,18 @@ pub fn extend_u32(last: u64, now: u32) -> u64 {
         v
     }
 }
+
+/// The name a physical drive's counters go by: `PhysicalDrive3` (its device is
+/// `\\.\PhysicalDrive3`).
+pub fn drive_name(n: u32) -> String {
+    format!("PhysicalDrive{n}")
+}
+
+/// The drive number of a counters name made by [`drive_name`]: `PhysicalDrive3` → 3.
+pub fn drive_number(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix("PhysicalDrive")?;
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}

@@ -1,5 +1,6 @@
 //! Linux errno values: their class and their name.
 
+use crate::error::errno::Errno;
 use crate::IoErrorClass as C;
 
 /// The class of an errno.
@@ -56,6 +57,45 @@ pub fn name(code: i32) -> Option<&'static str> {
         libc::EOPNOTSUPP => "EOPNOTSUPP",
         _ => return None,
     })
+}
+
+/// The errnos the layers above name ([`Errno`]), with their numbers.
+const ERRNOS: [(Errno, i32); 25] = [
+    (Errno::EACCES, libc::EACCES),
+    (Errno::EBUSY, libc::EBUSY),
+    (Errno::EDQUOT, libc::EDQUOT),
+    (Errno::EINVAL, libc::EINVAL),
+    (Errno::EIO, libc::EIO),
+    (Errno::EISDIR, libc::EISDIR),
+    (Errno::ELOOP, libc::ELOOP),
+    (Errno::ENAMETOOLONG, libc::ENAMETOOLONG),
+    (Errno::ENODATA, libc::ENODATA),
+    (Errno::ENODEV, libc::ENODEV),
+    (Errno::ENOENT, libc::ENOENT),
+    (Errno::ENOLCK, libc::ENOLCK),
+    (Errno::ENOLINK, libc::ENOLINK),
+    (Errno::ENOMEDIUM, libc::ENOMEDIUM),
+    (Errno::ENOMEM, libc::ENOMEM),
+    (Errno::ENOSPC, libc::ENOSPC),
+    (Errno::ENOSYS, libc::ENOSYS),
+    (Errno::ENOTDIR, libc::ENOTDIR),
+    (Errno::ENOTTY, libc::ENOTTY),
+    (Errno::ENXIO, libc::ENXIO),
+    (Errno::EOPNOTSUPP, libc::EOPNOTSUPP),
+    (Errno::EPERM, libc::EPERM),
+    (Errno::EROFS, libc::EROFS),
+    (Errno::ESHUTDOWN, libc::ESHUTDOWN),
+    (Errno::ETXTBSY, libc::ETXTBSY),
+];
+
+/// The [`Errno`] of an errno, where the layers above name it.
+pub fn errno(code: i32) -> Option<Errno> {
+    ERRNOS.iter().find(|&&(_, c)| c == code).map(|&(e, _)| e)
+}
+
+/// The number of an [`Errno`].
+pub fn code_of_errno(e: Errno) -> i32 {
+    ERRNOS.iter().find(|&&(n, _)| n == e).map_or(libc::EIO, |&(_, c)| c)
 }
 
 /// A representative errno of a class.
@@ -131,6 +171,11 @@ mod tests {
             assert_eq!(classify(code), want, "{code}");
         }
         assert_eq!(name(libc::EREMOTEIO), Some("EREMOTEIO"));
+        for e in Errno::ALL {
+            assert_eq!(errno(code_of_errno(e)), Some(e), "{e:?}");
+        }
+        assert_eq!(code_of_errno(Errno::ETXTBSY), libc::ETXTBSY);
+        assert_eq!(errno(libc::EAGAIN), None);
         assert_eq!(name(12345), None);
     }
 }

@@ -206,9 +206,45 @@ impl AnonMap {
         Some(AnonMap { ptr: std::ptr::NonNull::new(p.cast::<u8>())?, len })
     }
 
+    /// `len` bytes at an address that is a multiple of `align` (a power of two): a mapping of
+    /// `len + align` bytes with the part before and after that range unmapped again.
+    pub fn aligned(len: usize, align: usize) -> Option<AnonMap> {
+        let span = len.checked_add(align)?;
+        let whole = AnonMap::new(span)?;
+        let start = whole.ptr() as usize;
+        let aligned = start.next_multiple_of(align);
+        let head = aligned - start;
+        let tail = span - head - len;
+        // The ranges below are unmapped by hand; `whole` must not unmap the span.
+        std::mem::forget(whole);
+        // SAFETY: both ranges lie inside the mapping made above and are not used afterwards.
+        unsafe {
+            if head > 0 {
+                libc::munmap(start as *mut libc::c_void, head);
+            }
+            if tail > 0 {
+                libc::munmap((aligned + len) as *mut libc::c_void, tail);
+            }
+        }
+        Some(AnonMap { ptr: std::ptr::NonNull::new(aligned as *mut u8)?, len })
+    }
+
+    /// Asks the kernel for transparent huge pages under the mapping (`MADV_HUGEPAGE`). Advice
+    /// only: without THP the mapping still works, on ordinary pages.
+    pub fn advise_huge_pages(&self) {
+        // SAFETY: advice on exactly this mapping, which is ours.
+        unsafe { libc::madvise(self.ptr.as_ptr().cast(), self.len, libc::MADV_HUGEPAGE) };
+    }
+
     #[inline]
     pub fn ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
+    }
+
+    /// Its length in bytes.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.len
     }
 }
 

@@ -43,6 +43,37 @@ pub const NO_RAW: Raw = -1;
 #[cfg(windows)]
 pub const NO_RAW: Raw = usize::MAX;
 
+/// Whether `path` names a disk or volume in the OS's device namespace rather than a file:
+/// Windows' `\\.\PhysicalDriveN` (a whole disk) and `\\.\D:` (a volume). None do elsewhere (a
+/// Unix device is a file, told by its metadata), so there the same string is a file name.
+pub fn is_device_path(path: &std::path::Path) -> bool {
+    #[cfg(windows)]
+    {
+        let s = path.to_string_lossy();
+        crate::winpath::physical_drive(&s).is_some() || crate::winpath::volume_device(&s).is_some()
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Opens `path` only to read what it is (a device's size and sector sizes, its first and last
+/// bytes), sharing it with its other users: std's read-only open where a device is a file
+/// (Unix); Windows' own ([`TargetOps::open`] with no flags: an overlapped handle, so read it
+/// through [`crate::fs::read_at`] and its kin).
+pub fn open_to_read(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    #[cfg(windows)]
+    {
+        <Native as TargetOps>::open(path, OpenHow::default())
+    }
+    #[cfg(not(windows))]
+    {
+        std::fs::File::open(path)
+    }
+}
+
 /// The flags a target opened as `how` carries into each handle an asynchronous engine opens
 /// of its own (Windows: `FILE_FLAG_NO_BUFFERING` for direct I/O, `FILE_FLAG_WRITE_THROUGH`);
 /// 0 where the engine shares the one descriptor (Linux).

@@ -178,6 +178,82 @@ pub fn is_unsupported(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::Unsupported
 }
 
+/// The physical drive under `at` (a target, or the directory of a file that does not exist
+/// yet), as `PhysicalDriveN`: the drive itself for `\\.\PhysicalDriveN`; for a volume
+/// (`\\.\D:`) or a file, the first drive the volume holding it has extents on. `None` when that
+/// cannot be found (a folder mount point, a share, Wine).
+pub fn drive_under(at: &std::path::Path) -> Option<String> {
+    let s = at.to_string_lossy();
+    let drive = if let Some(n) = crate::winpath::physical_drive(&s) {
+        Some(n)
+    } else if let Some(letter) = crate::winpath::volume_device(&s) {
+        super::volume::drive_of_volume(letter).ok().and_then(|d| d.first().copied())
+    } else {
+        drives_of_path(at).1.ok().and_then(|d| d.first().copied())
+    };
+    drive.map(crate::diskstats::counters::drive_name)
+}
+
+/// The device view of a target (`path`; `at`: the file, or its directory when it does not exist
+/// yet) whose drive is `device`: that drive and the volume's other drives when `readable` says
+/// the drive's counters can be read; otherwise why not.
+pub fn drive_view(
+    path: &std::path::Path,
+    at: &std::path::Path,
+    device: Option<&str>,
+    readable: impl Fn(&str) -> bool,
+) -> Result<(String, Vec<String>), String> {
+    match device {
+        Some(name) if readable(name) => Ok((name.to_string(), other_drives(path, at, name))),
+        Some(name) => Err(unreadable(name)),
+        None => Err(no_drive(path, at)),
+    }
+}
+
+/// The volume's drives other than `name` (a volume spanning disks), for a file or volume
+/// target; none for a physical drive.
+fn other_drives(path: &std::path::Path, at: &std::path::Path, name: &str) -> Vec<String> {
+    let s = path.to_string_lossy();
+    if crate::winpath::physical_drive(&s).is_some() {
+        return Vec::new();
+    }
+    let drives = match crate::winpath::volume_device(&s) {
+        Some(letter) => super::volume::drive_of_volume(letter),
+        None => drives_of_path(at).1,
+    };
+    drives.unwrap_or_default().into_iter().map(crate::diskstats::counters::drive_name).filter(|d| d != name).collect()
+}
+
+/// Why the counters of drive `name` cannot be read.
+fn unreadable(name: &str) -> String {
+    let Some(n) = crate::diskstats::counters::drive_number(name) else {
+        return format!("{name} is not a physical drive");
+    };
+    match read(n) {
+        Err(e) if is_unsupported(&e) => format!(
+            "the disk counters of \\\\.\\{name} are not kept here ({e}); on Windows `diskperf -y` (as \
+             administrator) turns them on"
+        ),
+        Err(e) => format!("the disk counters of \\\\.\\{name} cannot be read ({e})"),
+        Ok(_) => format!("\\\\.\\{name} is not among the drives whose counters were read"),
+    }
+}
+
+/// Why no drive was found under the target.
+fn no_drive(path: &std::path::Path, at: &std::path::Path) -> String {
+    let s = path.to_string_lossy();
+    if let Some(letter) = crate::winpath::volume_device(&s) {
+        return match super::volume::drive_of_volume(letter) {
+            Err(e) => format!("the disk under {letter}: cannot be found ({e})"),
+            Ok(_) => format!("the disk under {letter}: cannot be found"),
+        };
+    }
+    match drives_of_path(at) {
+        (root, Err(e)) => format!("the disk under {root} cannot be read ({e})"),
+        (root, Ok(_)) => format!("the disk under {root} cannot be read"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

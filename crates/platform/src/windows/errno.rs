@@ -2,6 +2,7 @@
 //! converted) in the classes the layers above speak ([`IoErrorClass`]), and back: the code a
 //! backend reports for a class it found without an OS error.
 
+use crate::error::errno::Errno;
 use crate::IoErrorClass as C;
 
 // Win32 error codes (winerror.h) the classes are made of.
@@ -44,6 +45,7 @@ const ERROR_INVALID_FUNCTION: i32 = 1;
 const ERROR_CALL_NOT_IMPLEMENTED: i32 = 120;
 const ERROR_DEVICE_REMOVED: i32 = 1617;
 const ERROR_NO_MEDIA_IN_DRIVE: i32 = 1112;
+const ERROR_LOCK_FAILED: i32 = 167;
 
 /// The class of a Win32 error code.
 pub fn classify(code: i32) -> C {
@@ -81,6 +83,44 @@ pub fn classify(code: i32) -> C {
         ERROR_TIMEOUT => C::TimedOut,
         _ => crate::other::classify_code(code),
     }
+}
+
+/// The Win32 codes of the POSIX names the layers above use ([`Errno`]), by meaning; the first
+/// of a name is its code, the others name it too (a missing path is `ENOENT` as a missing
+/// file is). `EISDIR`, `ENOLINK`, `ENXIO`, `EPERM`, `ESHUTDOWN` and `ETXTBSY` have none.
+const ERRNOS: [(Errno, i32); 22] = [
+    (Errno::EACCES, ERROR_ACCESS_DENIED),
+    (Errno::EBUSY, ERROR_BUSY),
+    (Errno::EDQUOT, ERROR_DISK_QUOTA_EXCEEDED),
+    (Errno::EINVAL, ERROR_INVALID_PARAMETER),
+    (Errno::EIO, ERROR_IO_DEVICE),
+    (Errno::ELOOP, ERROR_CANT_RESOLVE_FILENAME),
+    (Errno::ENAMETOOLONG, ERROR_FILENAME_EXCED_RANGE),
+    (Errno::ENODATA, ERROR_CRC),
+    (Errno::ENODEV, ERROR_DEVICE_NOT_CONNECTED),
+    (Errno::ENOENT, ERROR_FILE_NOT_FOUND),
+    (Errno::ENOENT, ERROR_PATH_NOT_FOUND),
+    (Errno::ENOLCK, ERROR_LOCK_FAILED),
+    (Errno::ENOMEDIUM, ERROR_NO_MEDIA_IN_DRIVE),
+    (Errno::ENOMEM, ERROR_NOT_ENOUGH_MEMORY),
+    (Errno::ENOMEM, ERROR_OUTOFMEMORY),
+    (Errno::ENOSPC, ERROR_DISK_FULL),
+    (Errno::ENOSPC, ERROR_HANDLE_DISK_FULL),
+    (Errno::ENOSYS, ERROR_CALL_NOT_IMPLEMENTED),
+    (Errno::ENOTDIR, ERROR_DIRECTORY),
+    (Errno::ENOTTY, ERROR_INVALID_FUNCTION),
+    (Errno::EOPNOTSUPP, ERROR_NOT_SUPPORTED),
+    (Errno::EROFS, ERROR_WRITE_PROTECT),
+];
+
+/// The [`Errno`] a Win32 code means, where it is one of those.
+pub fn errno(code: i32) -> Option<Errno> {
+    ERRNOS.iter().find(|&&(_, c)| c == code).map(|&(e, _)| e)
+}
+
+/// The Win32 code of an [`Errno`], where Windows has one of that meaning.
+pub fn code_of_errno(e: Errno) -> Option<i32> {
+    ERRNOS.iter().find(|&&(n, _)| n == e).map(|&(_, c)| c)
 }
 
 /// The Win32 code that stands for `class`, where one does.
@@ -165,5 +205,11 @@ mod tests {
         }
         assert_eq!(classify(ERROR_HANDLE_DISK_FULL), C::NoSpace);
         assert_eq!(name(ERROR_IO_DEVICE), Some("ERROR_IO_DEVICE"));
+        // The injected faults' names, as the fault variables always gave them on Windows.
+        for (e, code) in [(Errno::EIO, 1117), (Errno::ENODATA, 23), (Errno::ENODEV, 1167), (Errno::ENOSPC, 112)] {
+            assert_eq!(code_of_errno(e), Some(code), "{e:?}");
+        }
+        assert_eq!(errno(ERROR_PATH_NOT_FOUND), Some(Errno::ENOENT));
+        assert_eq!(code_of_errno(Errno::ETXTBSY), None);
     }
 }

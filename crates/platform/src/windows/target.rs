@@ -410,6 +410,33 @@ pub fn allocated_ranges(h: usize, offset: u64, len: u64) -> io::Result<Vec<(u64,
     }
 }
 
+/// Bytes of `[offset, offset + len)` that are holes in `file`: what
+/// `FSCTL_QUERY_ALLOCATED_RANGES` leaves out of a sparse file (a file that is not sparse has
+/// none); bytes beyond the end of the file count as unwritten; where the file system cannot
+/// say, 0 within the file.
+pub fn unwritten_bytes(file: &File, offset: u64, len: u64) -> io::Result<u64> {
+    let end = offset.saturating_add(len);
+    if len == 0 {
+        return Ok(0);
+    }
+    let size = file.metadata()?.len();
+    let within_end = end.min(size);
+    let beyond = end - within_end.max(offset);
+    if within_end <= offset {
+        return Ok(beyond);
+    }
+    let h = file.as_raw_handle() as usize;
+    if !is_sparse(h).unwrap_or(false) {
+        return Ok(beyond);
+    }
+    let Ok(ranges) = allocated_ranges(h, offset, within_end - offset) else {
+        return Ok(beyond);
+    };
+    let data: u64 =
+        ranges.iter().map(|&(o, l)| o.saturating_add(l).min(within_end).saturating_sub(o.max(offset))).sum();
+    Ok((within_end - offset).saturating_sub(data) + beyond)
+}
+
 /// The file's attributes (`GetFileInformationByHandle`).
 fn attributes(h: usize) -> io::Result<u32> {
     let mut i = BY_HANDLE_FILE_INFORMATION::default();

@@ -241,7 +241,7 @@ mod tests {
             (0, Completion::Done(4096)),
             (max_slot, Completion::Done(u32::MAX)),
             (7, Completion::Done(0)),
-            (max_slot, Completion::Failed(OsCode::from_raw(libc::EIO))),
+            (max_slot, Completion::Failed(OsCode::from_raw(EIO))),
             (1, Completion::Failed(OsCode::from_raw(-1))),
             (2, Completion::Failed(OsCode::from_raw(i32::MIN))),
             (3, Completion::Failed(OsCode::from_raw(0))),

@@ -250,8 +250,9 @@ pub fn allowed_cpus() -> Vec<usize> {
 /// it by changing the command (exit 2) rather than it being a fault (exit 1).
 #[cfg(target_os = "linux")]
 pub fn uring_setup_message(e: &UringSetupError, depth: u32) -> (String, bool) {
+    use platform::error::Errno;
     match e {
-        UringSetupError::Buffers(e) if e.raw_os_error() == Some(libc::ENOMEM) => (
+        UringSetupError::Buffers(e) if Errno::of(e) == Some(Errno::ENOMEM) => (
             "io_uring could not pin the registered buffers (ENOMEM): raise RLIMIT_MEMLOCK \
              (`ulimit -l`), lower --qd/--bs, or add --no-register-buffers"
                 .to_string(),
@@ -260,12 +261,10 @@ pub fn uring_setup_message(e: &UringSetupError, depth: u32) -> (String, bool) {
         UringSetupError::Buffers(e) => {
             (format!("io_uring could not register the I/O buffers ({e}); add --no-register-buffers"), false)
         }
-        UringSetupError::Ring { error, .. }
-            if matches!(error.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) =>
-        {
+        UringSetupError::Ring { error, .. } if matches!(Errno::of(error), Some(Errno::ENOSYS) | Some(Errno::EPERM)) => {
             (format!("io_uring is not available here ({error}); use --engine psync"), true)
         }
-        UringSetupError::Ring { entries, error } if error.raw_os_error() == Some(libc::ENOMEM) => (
+        UringSetupError::Ring { entries, error } if Errno::of(error) == Some(Errno::ENOMEM) => (
             format!(
                 "io_uring could not allocate a ring of {entries} entries for --qd {depth} (ENOMEM): the kernel is \
                  short of memory, or (before Linux 5.12) RLIMIT_MEMLOCK is too small for the ring; lower --qd, \
