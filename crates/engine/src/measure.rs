@@ -33,11 +33,11 @@ pub use crate::io::worker::IO_LOG_MAX;
 pub use crate::target::devview::{snapshot as device_counters, watch_for, Watch};
 pub use crate::target::fault::Hook as FaultHook;
 pub use crate::target::fault::{null_fault_from_env, write_faults_from_env};
-pub use crate::target::probe::{host_facts, page_cache_relevant_ram, HostFacts, Probe, TargetKind};
-pub use crate::target::purge::{purge, PurgeOutcome};
-pub use crate::target::{
+pub use crate::target::open::{
     created_by_diskmeter, direct_block, mem_align, target_info, Needs, OpenTarget, TargetEvent, TargetOptions, WhenBusy,
 };
+pub use crate::target::probe::{host_facts, page_cache_relevant_ram, HostFacts, Probe, TargetKind};
+pub use crate::target::purge::{purge, PurgeOutcome};
 pub use crate::verify::{state as verify_state, CheckKind};
 
 /// What is at a path before anything is opened: `None` when nothing can be learnt (it does

@@ -62,6 +62,7 @@ pub fn prepare(ring: &mut Uring, forced: bool, cpus: &[usize], depth: u32) -> Op
 
 impl Watch {
     /// The worker's requests are handed off, and placed as [`prepare`] says.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn forced(&self) -> bool {
         self.end.forced
     }

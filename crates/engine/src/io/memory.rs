@@ -25,6 +25,7 @@ pub const HIST_BYTES: u64 = 64 << 10;
 /// pages.
 pub const HIST_BYTES_NULL: u64 = 8 << 10;
 /// Kernel memory per io_uring request in flight (struct io_kiocb, with slack).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub const URING_REQ_BYTES: u64 = 256;
 /// Worker bookkeeping per I/O slot: the slot (24 bytes), the free list (4), a synchronous
 /// engine's completion list (8) and the registered-buffer iovec (16).
