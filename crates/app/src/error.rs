@@ -1,6 +1,6 @@
 //! One error type for every command, and the exit code it means.
 
-use crate::spec_words;
+use crate::{engine_words, spec_words};
 use engine::EngineError;
 use spec::validate::{FieldError, ValidationError};
 use spec::SpecError;
@@ -73,12 +73,15 @@ impl From<ValidationError> for Error {
     }
 }
 
+/// The engine's error, in the command line's words ([`engine_words`]): bad input or a refusal
+/// of the safety guard exits 2, a fault 1.
 impl From<EngineError> for Error {
     fn from(e: EngineError) -> Self {
+        let message = engine_words::message(&e);
         if e.is_usage() {
-            Self::Usage(e.to_string())
+            Self::Usage(message)
         } else {
-            Self::Runtime(e.to_string())
+            Self::Runtime(message)
         }
     }
 }

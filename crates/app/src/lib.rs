@@ -7,6 +7,7 @@ pub mod checks;
 pub mod cluster;
 pub mod compare;
 pub mod doctor;
+mod engine_words;
 pub mod error;
 pub mod fio_import;
 mod fioflow;

@@ -683,11 +683,7 @@ pub fn run(cfg: &Config, stop: Arc<AtomicBool>, obs: &mut dyn Observer) -> Resul
         let wall = t0.elapsed().as_secs_f64();
         let after = snapshot(&watch);
         obs.phase_done();
-        let out = match out {
-            Ok(o) => o,
-            Err(e) if e.usage => return Err(Error::usage(e.message)),
-            Err(e) => return Err(Error::runtime(e.message)),
-        };
+        let out = out?;
         result.realigned = mapper.realigned;
         result.clamped = mapper.clamped;
         let mut job = pass_job(cfg, pass, &out, qd, (s.min_len.clamp(1, max_len), max_len));

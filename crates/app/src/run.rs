@@ -671,10 +671,9 @@ fn job_files(
     f.paths
         .iter()
         .map(|p| {
-            let t =
-                targets.get(p).ok_or_else(|| engine::EngineError::Invalid(format!("{} is not open", p.display())))?;
+            let t = targets.get(p).ok_or_else(|| engine::EngineError::usage(format!("{} is not open", p.display())))?;
             if t.probe.size_bytes < end {
-                return Err(engine::EngineError::Invalid(format!(
+                return Err(engine::EngineError::usage(format!(
                     "{} holds {} bytes, fewer than the job's region ({end} bytes) that each of its files must hold; \
                      lower size or filesize",
                     p.display(),

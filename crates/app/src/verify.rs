@@ -79,7 +79,7 @@ pub fn prepare(
 
 /// A state file, or the one line that says why it cannot be used.
 pub fn load_state(path: &Path) -> Result<state::VerifyState> {
-    state::load_state(path).map_err(|e| EngineError::Invalid(format!("--verify-state {}: {e}", path.display())))
+    state::load_state(path).map_err(|e| EngineError::usage(format!("--verify-state {}: {e}", path.display())))
 }
 
 /// Checks that need no target, made before any target is opened (so that bad input writes
@@ -90,7 +90,7 @@ pub fn precheck(jobs: &[&JobSpec], default_target: &Path) -> Result<()> {
         let Some(v) = j.verify.as_ref().filter(|v| v.only) else { continue };
         let target = j.target.clone().unwrap_or_else(|| default_target.to_path_buf());
         if !target.exists() {
-            return Err(EngineError::Invalid(format!(
+            return Err(EngineError::usage(format!(
                 "--verify-only reads what an earlier run wrote, and {} does not exist; name that run's target with \
                  --target (a test file diskmeter created is removed unless that run had --keep)",
                 target.display()
@@ -116,7 +116,7 @@ fn load_into(job: &mut VerifyJob, path: &Path, b: &BoundJob, target: &Path, size
     let s = load_state(path)?;
     let shown = path.display();
     if s.interval != job.interval || s.kind != job.kind {
-        return Err(EngineError::Invalid(format!(
+        return Err(EngineError::usage(format!(
             "--verify-state {shown}: it was saved by a run with {} chunks of {} bytes; run this check with \
              --verify {} --verify-interval {}",
             s.kind.name(),
@@ -126,14 +126,14 @@ fn load_into(job: &mut VerifyJob, path: &Path, b: &BoundJob, target: &Path, size
         )));
     }
     let Some(region) = s.regions.iter().find(|r| r.start == b.region_offset) else {
-        return Err(EngineError::Invalid(format!(
+        return Err(EngineError::usage(format!(
             "--verify-state {shown}: it holds no region starting at offset {}; use the --offset of the run that \
              saved it",
             b.region_offset
         )));
     };
     if s.target.size != size {
-        return Err(EngineError::Invalid(format!(
+        return Err(EngineError::usage(format!(
             "--verify-state {shown}: it was saved for a target of {} bytes ({}), this one has {size} ({})",
             s.target.size,
             s.target.path,

@@ -19,10 +19,15 @@ use spec::JobSpec;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-pub use crate::io::memory::{Available, Knobs};
+/// The engine's errors as data (what went wrong, with its numbers and paths), for the caller
+/// to put into words: [`crate::EngineError`]'s parts.
+pub use crate::error::{
+    Invalid, Knobs, MemoryCause, MemoryShort, Refusal, Relation, Setup, Shrink, Signature, SystemPart, Unsafe, Verb,
+    Writer,
+};
+pub use crate::io::memory::Available;
 pub use crate::io::replay::{
-    replay, Lane, OpFigures, ReplayConfig, ReplayItem, ReplayOp, ReplayOutcome, ReplaySetupError, ReplaySource, Timing,
-    CHUNK,
+    replay, Lane, OpFigures, ReplayConfig, ReplayItem, ReplayOp, ReplayOutcome, ReplaySource, Timing, CHUNK,
 };
 pub use crate::io::runner::{
     allowed_cpus, report_slots, unix_ns_now, BoundJob, GroupOutcome, RunControl, ThreadLog, Tick, TickKind, Window,

@@ -276,7 +276,7 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         verdict: String::new(),
     };
     if points.is_empty() {
-        return Err(engine::EngineError::Invalid(format!(
+        return Err(engine::EngineError::usage(format!(
             "no point of the {} matrix can run on {}: its direct-I/O unit is {} bytes",
             cfg.matrix_name,
             cfg.target.path.display(),
@@ -284,7 +284,7 @@ fn steady(cfg: &Config, opts: &SessionOptions, obs: &mut dyn Observer) -> engine
         )));
     }
     if s.tracking.is_empty() {
-        return Err(engine::EngineError::Invalid(format!(
+        return Err(engine::EngineError::usage(format!(
             "no tracking variable (4K 0/100, 64K 65/35, 1M 100/0) can run on {}",
             cfg.target.path.display()
         )));

@@ -5,10 +5,10 @@
 //! points compare the largest group with [`available`] before any target is created, so an
 //! impossible plan is a usage error (exit 2) instead of an OOM kill half-way through.
 
-use crate::error::{EngineError, Result};
+pub use crate::error::Knobs;
+use crate::error::{Invalid, MemoryCause, MemoryShort, Result, Shrink};
 #[cfg(target_os = "linux")]
 use crate::io::backend::uring::uring_entries;
-use spec::units::format_size;
 use spec::{EngineKind, JobSpec, RwMode};
 
 const PAGE: u64 = 4096;
@@ -40,17 +40,6 @@ const SERIES_POINT_BYTES: u64 = 128;
 const HISTS_PER_WORKER_DIR: u64 = 2;
 const HISTS_PER_SLOT_DIR: u64 = 2;
 
-/// Bytes for a message: one decimal in the largest binary unit (`64.1 GiB`, `512.0 MiB`).
-pub fn human(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (unit, name) in UNITS {
-        if bytes >= unit {
-            return format!("{:.1} {name}", bytes as f64 / unit as f64);
-        }
-    }
-    format!("{bytes} B")
-}
-
 fn page_round(n: u64) -> u64 {
     n.div_ceil(PAGE).saturating_mul(PAGE)
 }
@@ -75,7 +64,7 @@ pub struct Footprint {
     /// Worker threads in all.
     pub workers: u64,
     /// The job with the largest buffers: (workers, per-worker depth, buffer bytes per I/O
-    /// slot, buffers in all), for the message.
+    /// slot, buffers in all), for the refusal.
     pub largest: Option<(u64, u64, u64, u64)>,
 }
 
@@ -91,37 +80,21 @@ impl Footprint {
             .saturating_add(self.jobs_mem)
     }
 
-    /// What dominates, and the options that shrink it.
-    fn knobs(&self, jobs: usize, k: &Knobs) -> String {
+    /// What dominates (`jobs`: how many run at once), and so what would shrink it.
+    fn shrink(&self, jobs: usize) -> Shrink {
         let per_thread = self.histograms.saturating_add(self.workers_mem).saturating_add(self.jobs_mem);
         if self.regions >= self.buffers && self.regions >= self.rings && self.regions >= per_thread {
-            format!("lower {} (the mem engine's region)", k.size)
+            Shrink::Region
         } else if self.buffers >= self.rings && self.buffers >= per_thread {
-            format!("lower {}, {} or {}", k.qd, k.threads, k.bs)
+            Shrink::Buffers
         } else if self.rings >= per_thread {
-            format!("lower {} or {}", k.qd, k.threads)
+            Shrink::Rings
         } else if jobs > 1 {
-            format!("lower {}, or run fewer jobs at once (stonewall in a job file)", k.threads)
+            Shrink::Jobs
         } else {
-            format!("lower {} (or {} with psync)", k.threads, k.qd)
+            Shrink::Threads
         }
     }
-}
-
-/// How the command spells the options that size a run, for the refusal's advice.
-#[derive(Debug, Clone, Copy)]
-pub struct Knobs {
-    pub qd: &'static str,
-    pub threads: &'static str,
-    pub bs: &'static str,
-    pub size: &'static str,
-}
-
-impl Knobs {
-    /// `run`, `mark`, `compare`.
-    pub const CLI: Knobs = Knobs { qd: "--qd", threads: "--threads", bs: "--bs", size: "--size" };
-    /// `sla`: the deepest point of its grid.
-    pub const SLA: Knobs = Knobs { qd: "--max-qd", threads: "--max-threads", bs: "--bs", size: "--size" };
 }
 
 fn is_mixed(s: &JobSpec) -> bool {
@@ -219,12 +192,9 @@ impl Available {
         let b = self.bytes();
         b.saturating_sub((b / 10).max(128 << 20))
     }
-    fn describe(&self) -> String {
-        let b = human(self.bytes());
-        match self.cgroup {
-            Some(c) if c < self.meminfo => format!("{b} is available (the memory cgroup's limit)"),
-            _ => format!("{b} is available"),
-        }
+    /// The memory cgroup's limit is what leaves less than MemAvailable.
+    fn cgroup_bound(&self) -> bool {
+        self.cgroup.is_some_and(|c| c < self.meminfo)
     }
 }
 
@@ -234,30 +204,29 @@ pub fn verdict(need: &Footprint, jobs: usize, knobs: &Knobs, avail: &Available) 
     if total <= avail.usable() {
         return Ok(());
     }
-    let why = match need.largest {
-        _ if need.regions >= total / 2 => format!(" (a {} mem-engine region)", human(need.regions)),
-        Some((w, d, per, bytes)) if bytes >= total / 2 => format!(
-            " ({w} worker{} x QD {d} x {} buffers = {})",
-            if w == 1 { "" } else { "s" },
-            format_size(per),
-            human(bytes)
-        ),
-        _ => format!(
-            " ({} worker threads: {} buffers, {} rings, {} latency histograms, {} threads and state)",
-            need.workers,
-            human(need.buffers),
-            human(need.rings),
-            human(need.histograms),
-            human(need.workers_mem.saturating_add(need.jobs_mem).saturating_add(BASE_BYTES))
-        ),
+    let cause = match need.largest {
+        _ if need.regions >= total / 2 => MemoryCause::Region(need.regions),
+        Some((workers, depth, per_io, bytes)) if bytes >= total / 2 => {
+            MemoryCause::Buffers { workers, depth, per_io, bytes }
+        }
+        _ => MemoryCause::Threads {
+            workers: need.workers,
+            buffers: need.buffers,
+            rings: need.rings,
+            histograms: need.histograms,
+            rest: need.workers_mem.saturating_add(need.jobs_mem).saturating_add(BASE_BYTES),
+        },
     };
-    Err(EngineError::Invalid(format!(
-        "this run needs {} of memory{why} but {}, of which a run may plan on {}; {}",
-        human(total),
-        avail.describe(),
-        human(avail.usable()),
-        need.knobs(jobs, knobs)
-    )))
+    Err(Invalid::Memory(MemoryShort {
+        need: total,
+        available: avail.bytes(),
+        cgroup: avail.cgroup_bound(),
+        usable: avail.usable(),
+        cause,
+        shrink: need.shrink(jobs),
+        knobs: *knobs,
+    })
+    .into())
 }
 
 /// Refuse (a usage error, before anything is created) a plan whose largest concurrent
@@ -273,6 +242,7 @@ pub fn check(need: &Footprint, jobs: usize, knobs: &Knobs) -> Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::error::EngineError;
     use std::time::Duration;
 
     const KIB: u64 = 1 << 10;
@@ -356,35 +326,35 @@ mod tests {
         assert_eq!((f, n), (group_footprint(&big, false), 1));
     }
 
+    /// The refusal's data, for a plan that does not fit.
+    fn short(need: &Footprint, jobs: usize, knobs: Knobs, avail: &Available) -> MemoryShort {
+        match verdict(need, jobs, &knobs, avail) {
+            Err(EngineError::Invalid(Invalid::Memory(m))) => m,
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn refusal_names_need_availability_and_knobs() {
         let need = group_footprint(&[job(EngineKind::Null, RwMode::Write, MIB, 65_536, 1024)], false);
         let avail = Available { meminfo: 23 * GIB, cgroup: None };
-        let e = verdict(&need, 1, &Knobs::CLI, &avail).unwrap_err();
-        assert!(e.is_usage());
-        let m = e.to_string();
-        assert!(
-            m.starts_with("this run needs 64.0 TiB of memory (1024 workers x QD 65536 x 1 MiB buffers = 64.0 TiB)"),
-            "{m}"
-        );
-        assert!(m.contains("but 23.0 GiB is available, of which a run may plan on 20.7 GiB;"), "{m}");
-        assert!(m.ends_with("lower --qd, --threads or --bs"), "{m}");
-        assert_eq!(m.lines().count(), 1);
+        assert!(verdict(&need, 1, &Knobs::CLI, &avail).unwrap_err().is_usage());
+        let m = short(&need, 1, Knobs::CLI, &avail);
+        assert_eq!(m.need, need.total());
+        assert_eq!(m.cause, MemoryCause::Buffers { workers: 1024, depth: 65_536, per_io: MIB, bytes: 64 << 40 });
+        assert_eq!((m.available, m.cgroup, m.usable), (23 * GIB, false, avail.usable()));
+        assert_eq!((m.shrink, m.knobs), (Shrink::Buffers, Knobs::CLI));
         // A cgroup limit tighter than the machine is named.
         let tight = Available { meminfo: 23 * GIB, cgroup: Some(GIB) };
         let small = group_footprint(&[job(EngineKind::IoUring, RwMode::RandRead, MIB, 1024, 1)], false);
-        let m = verdict(&small, 1, &Knobs::CLI, &tight).unwrap_err().to_string();
-        assert!(m.contains("1.0 GiB is available (the memory cgroup's limit)"), "{m}");
-        assert_eq!(human(64 * GIB + 100 * MIB), "64.1 GiB");
-        assert_eq!(human(512 * KIB), "512.0 KiB");
-        assert_eq!(human(12), "12 B");
+        let m = short(&small, 1, Knobs::CLI, &tight);
+        assert_eq!((m.available, m.cgroup), (GIB, true));
         // sla names its own options; many small jobs point at the job count.
-        let m = verdict(&need, 1, &Knobs::SLA, &avail).unwrap_err().to_string();
-        assert!(m.ends_with("lower --max-qd, --max-threads or --bs"), "{m}");
+        assert_eq!(short(&need, 1, Knobs::SLA, &avail).knobs, Knobs::SLA);
         let many = group_footprint(&vec![job(EngineKind::Null, RwMode::RandRead, 4096, 1, 1000); 1000], false);
-        let m = verdict(&many, 1000, &Knobs::CLI, &avail).unwrap_err().to_string();
-        assert!(m.contains("(1000000 worker threads:"), "{m}");
-        assert!(m.ends_with("lower --threads, or run fewer jobs at once (stonewall in a job file)"), "{m}");
+        let m = short(&many, 1000, Knobs::CLI, &avail);
+        assert!(matches!(m.cause, MemoryCause::Threads { workers: 1_000_000, .. }), "{m:?}");
+        assert_eq!(m.shrink, Shrink::Jobs);
         verdict(&small, 1, &Knobs::CLI, &avail).unwrap();
         // Headroom: a tenth (at least 128 MiB) stays free.
         assert_eq!(Available { meminfo: 10 * GIB, cgroup: None }.usable(), 9 * GIB);
@@ -398,11 +368,8 @@ mod tests {
         let f = group_footprint(std::slice::from_ref(&m), false);
         assert_eq!(f.regions, 40 * GIB + PAGE);
         assert_eq!(f.buffers, 8 * MIB);
-        let e = verdict(&f, 1, &Knobs::CLI, &Available { meminfo: 23 * GIB, cgroup: None }).unwrap_err();
-        assert!(e.is_usage());
-        let msg = e.to_string();
-        assert!(msg.starts_with("this run needs 40.0 GiB of memory (a 40.0 GiB mem-engine region)"), "{msg}");
-        assert!(msg.ends_with("lower --size (the mem engine's region)"), "{msg}");
+        let r = short(&f, 1, Knobs::CLI, &Available { meminfo: 23 * GIB, cgroup: None });
+        assert_eq!((r.cause, r.shrink), (MemoryCause::Region(40 * GIB + PAGE), Shrink::Region));
         // Without --size: the default region; other engines have none.
         m.size = None;
         assert_eq!(group_footprint(std::slice::from_ref(&m), false).regions, crate::io::backend::mem::DEFAULT_REGION);

@@ -5,6 +5,7 @@
 //! sequential workers do not re-read the same blocks from a device cache); random
 //! workers draw over the whole region from the configured distribution.
 
+use crate::error::Invalid;
 use crate::io::files::{FileGen, FileWalk};
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::Distribution as _;
@@ -252,11 +253,11 @@ impl LenPick {
 impl IoLens {
     /// The lengths of a job: `bs` for every I/O, or the job's variable block sizes. `unit` is
     /// the step of `bs_unaligned` ranges (the direct-I/O block, or 1 for buffered I/O).
-    /// Errors name the option: a range of more than [`MAX_LENS`] sizes.
-    pub fn for_job(bs: u64, sizes: Option<&spec::BlockSizes>, unit: u64) -> Result<Self, String> {
+    /// The error: a range of more than [`MAX_LENS`] sizes.
+    pub fn for_job(bs: u64, sizes: Option<&spec::BlockSizes>, unit: u64) -> Result<Self, Invalid> {
         let Some(b) = sizes else { return Ok(Self::One(bs as u32)) };
         let mut base = 0u32;
-        let mut dir = |d: &spec::DirSizes| -> Result<LenDraw, String> {
+        let mut dir = |d: &spec::DirSizes| -> Result<LenDraw, Invalid> {
             let pick = match &d.sizes {
                 spec::SizeChoice::Fixed { bs } => LenPick::Fixed(*bs as u32),
                 spec::SizeChoice::Split { parts } => {
@@ -280,10 +281,7 @@ impl IoLens {
                     let step = if b.unaligned { unit.max(1) } else { *min };
                     let steps = if b.unaligned { (max - min) / step + 1 } else { max / min };
                     if steps > MAX_LENS {
-                        return Err(format!(
-                            "bsrange {min}-{max} in steps of {step} bytes has {steps} sizes, more than {MAX_LENS}; \
-                             narrow the range or drop bs_unaligned"
-                        ));
+                        return Err(Invalid::TooManySizes { min: *min, max: *max, step, steps, limit: MAX_LENS });
                     }
                     LenPick::Range { min: *min as u32, step: step as u32, steps: steps as u32 }
                 }
@@ -903,7 +901,10 @@ mod tests {
         let r = spec::DirSizes { sizes: spec::SizeChoice::Range { min: 1, max: 1 << 20 }, align: None };
         let b = spec::BlockSizes { read: r.clone(), write: r, unaligned: true };
         let e = IoLens::for_job(1 << 20, Some(&b), 1).unwrap_err();
-        assert!(e.starts_with("bsrange 1-1048576 in steps of 1 bytes has"), "{e}");
+        assert!(
+            matches!(e, Invalid::TooManySizes { min: 1, max: 1_048_576, step: 1, steps: 1_048_576, limit: MAX_LENS }),
+            "{e:?}"
+        );
     }
 
     fn walked(rw: RwMode, region: u64, w: Walk) -> OffsetGen {

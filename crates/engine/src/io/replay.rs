@@ -15,6 +15,7 @@
 //! `original` timing (as `--rate-iops` does: a backlog shows as latency), from the issue
 //! otherwise; the service time (issue → completion) is kept as well.
 
+use crate::error::{EngineError, Setup};
 use crate::io::backend::null::Null;
 use crate::io::backend::psync::Psync;
 #[cfg(target_os = "linux")]
@@ -22,7 +23,7 @@ use crate::io::backend::uring::Uring;
 use crate::io::backend::{code_of_error, reg_buf, sync_discard, Backend, BackendConfig, Completion, Op, RegBuf};
 use crate::io::buffers::{stamp, BufferPool};
 #[cfg(target_os = "linux")]
-use crate::io::runner::uring_setup_message;
+use crate::io::runner::uring_setup;
 use crate::io::runner::{RunControl, Tick};
 use platform::clock::Stopwatch;
 use platform::target::Raw;
@@ -175,13 +176,6 @@ pub struct ReplayOutcome {
     pub interrupted: bool,
 }
 
-/// Why a replay could not start: the message, and whether the user can fix it (exit 2).
-#[derive(Debug)]
-pub struct ReplaySetupError {
-    pub message: String,
-    pub usage: bool,
-}
-
 /// The reader side: fills a chunk with the next requests (clearing it first). `Ok(false)`
 /// at the end of the trace; `Err(message)` stops the replay with partial results.
 pub trait ReplaySource: Send {
@@ -195,14 +189,11 @@ pub fn replay(
     cfg: &ReplayConfig,
     ctl: &RunControl,
     tick: &mut dyn FnMut(&Tick),
-) -> Result<ReplayOutcome, ReplaySetupError> {
+) -> Result<ReplayOutcome, EngineError> {
     let qd = cfg.qd.max(1);
     let slots = qd as usize;
-    let mut pool =
-        BufferPool::new(slots * 2, cfg.slot_len.max(512), cfg.align.max(512)).ok_or_else(|| ReplaySetupError {
-            message: format!("cannot allocate {slots} × 2 buffers of {} bytes", cfg.slot_len),
-            usage: true,
-        })?;
+    let mut pool = BufferPool::new(slots * 2, cfg.slot_len.max(512), cfg.align.max(512))
+        .ok_or(Setup::ReplayBuffers { slots, len: cfg.slot_len })?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(cfg.seed);
     pool.fill(DataPattern::Random, &mut rng);
     let iovecs: Vec<RegBuf> = (0..pool.slots()).map(|i| reg_buf(pool.slot_ptr(i), pool.slot_len())).collect();
@@ -233,9 +224,8 @@ pub fn replay(
                     match Uring::new(&config(l)) {
                         Ok(r) => rings.push(r),
                         Err(e) => {
-                            let (message, usage) = uring_setup_message(&e, qd);
                             ctl.stop.store(true, Ordering::Relaxed);
-                            return Err(ReplaySetupError { message, usage });
+                            return Err(uring_setup(e, qd).into());
                         }
                     }
                 }
@@ -250,8 +240,7 @@ pub fn replay(
                         Ok(p) => ports.push(p),
                         Err(e) => {
                             ctl.stop.store(true, Ordering::Relaxed);
-                            let message = format!("cannot set up the completion port: {e}");
-                            return Err(ReplaySetupError { message, usage: false });
+                            return Err(Setup::CompletionPort(e).into());
                         }
                     }
                 }
@@ -260,18 +249,12 @@ pub fn replay(
             #[cfg(not(target_os = "linux"))]
             EngineKind::IoUring => {
                 ctl.stop.store(true, Ordering::Relaxed);
-                Err(ReplaySetupError {
-                    message: EngineKind::IoUring.unavailable().unwrap_or_default().into(),
-                    usage: true,
-                })
+                Err(Setup::Unavailable(EngineKind::IoUring).into())
             }
             #[cfg(not(windows))]
             EngineKind::Iocp => {
                 ctl.stop.store(true, Ordering::Relaxed);
-                Err(ReplaySetupError {
-                    message: EngineKind::Iocp.unavailable().unwrap_or_default().into(),
-                    usage: true,
-                })
+                Err(Setup::Unavailable(EngineKind::Iocp).into())
             }
             EngineKind::Psync => {
                 let b = lanes.iter().map(|l| Psync::new(&config(l))).collect();

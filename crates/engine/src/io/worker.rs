@@ -58,7 +58,7 @@ pub struct IoFault {
 }
 
 /// What a worker reports when it finishes.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default)]
 pub struct WorkerEnd {
     /// io_uring handed this worker's requests to its kernel workers (see [`crate::io::handoff`]).
     pub handoff: Option<HandoffEnd>,
@@ -88,8 +88,10 @@ pub struct WorkerEnd {
     /// When its measured window began, ns after the group's start (after the ramp, and any
     /// start delay).
     pub t0_ns: u64,
-    pub setup_error: Option<String>,
-    pub setup_error_usage: bool,
+    /// Why the worker could not be set up (the collector takes it; `setup_failed` stays).
+    pub setup_error: Option<crate::error::Setup>,
+    /// The worker could not be set up: it did no I/O.
+    pub setup_failed: bool,
     /// Completions of the measured window by length, `(bytes, reads, writes)`, when the
     /// job's I/Os have more than one length (empty otherwise).
     pub bs_counts: Vec<(u32, u64, u64)>,

@@ -35,7 +35,7 @@ mod state;
 pub use config::{Mode, Pattern, Quiet, SurfaceConfig, SurfaceObserver};
 pub use dev::{classify, errno_name, errno_text, Dev, IoClass};
 
-use crate::error::{EngineError, Result};
+use crate::error::{Invalid, Result};
 use crate::target::fault::{self, Hook};
 use open::{open_target, Opened, Warning};
 use state::{Scan, Stop};
@@ -65,7 +65,7 @@ pub struct Scanned {
 /// target, the safety guard, opening); runtime faults end the scan with partial results and
 /// [`Scanned::error`] set.
 pub fn scan(path: &Path, cfg: &SurfaceConfig, stop: &AtomicBool, obs: &mut dyn SurfaceObserver) -> Result<Scanned> {
-    let hook = Hook::from_env().map_err(|e| EngineError::Invalid(format!("{}: {e}", fault::ENV)))?;
+    let hook = Hook::from_env().map_err(|error| Invalid::FaultPlan { var: fault::ENV, error })?;
     scan_with(path, cfg, stop, obs, hook)
 }
 
@@ -129,18 +129,13 @@ pub fn block_offsets(offset: u64, size: u64, block: u64, sample: Option<u64>) ->
 /// The combinations of modes a scan refuses.
 fn check_modes(cfg: &SurfaceConfig) -> Result<()> {
     if cfg.access_only && cfg.mode != Mode::Read {
-        return Err(EngineError::Invalid(
-            "--access-only measures random reads only; it cannot be combined with --mode nondestructive/destructive"
-                .into(),
-        ));
+        return Err(Invalid::ScanAccessOnlyWrites.into());
     }
     if cfg.qd > 1 && cfg.mode != Mode::Read {
-        return Err(EngineError::Invalid(
-            "--qd applies to the read mode; the writing modes work one block at a time".into(),
-        ));
+        return Err(Invalid::ScanDepthWrites.into());
     }
     if cfg.mode == Mode::Destructive && cfg.patterns.is_empty() {
-        return Err(EngineError::Invalid("--patterns needs at least one pattern, e.g. 0xaa,0x55,0xff,0x00".into()));
+        return Err(Invalid::ScanNoPatterns.into());
     }
     Ok(())
 }
@@ -152,10 +147,7 @@ fn span(cfg: &SurfaceConfig, t: &Opened) -> Result<(u64, u64, Vec<Warning>)> {
     let raw = cfg.size.unwrap_or(t.probe.size_bytes - start);
     let size = raw / t.lb * t.lb;
     if size == 0 {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --size: the span ({raw} bytes) is shorter than one logical block ({} bytes)",
-            t.lb
-        )));
+        return Err(Invalid::ScanSpanShort { span: raw, lb: t.lb }.into());
     }
     let mut warnings = t.warnings.clone();
     if size < raw {

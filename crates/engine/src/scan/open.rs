@@ -3,7 +3,7 @@
 //! about what the figures of this target will not mean.
 
 use super::config::{Mode, SurfaceConfig};
-use crate::error::{EngineError, Result};
+use crate::error::{Invalid, Result, Writer};
 use crate::target::probe::{self, Probe, TargetKind};
 use crate::target::{self, Access, Purpose, WhenBusy};
 use stats::codes;
@@ -26,31 +26,21 @@ pub struct Opened {
 
 pub fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
     let p = probe::probe(path)?;
-    let shown = path.display();
     if !p.exists {
-        return Err(EngineError::Invalid(format!(
-            "{shown} does not exist; surface scans an existing block device or file"
-        )));
+        return Err(Invalid::ScanMissing { path: path.to_path_buf() }.into());
     }
     let writes = cfg.mode != Mode::Read;
     let lb = target::direct_block(&p);
     check_span(&p, cfg, lb, path)?;
     match p.kind {
         // The guard refuses mounted, swap, held and system devices outright, and devices
-        // with signatures unless --destroy-data names them.
-        TargetKind::Block => target::check_block_access(path, writes, cfg.destroy_data.as_deref(), || {
-            format!(
-                "the {} mode writes to the block device {shown} (a crash mid-block loses that block); \
-                 if that is intended, add --destroy-data {shown}",
-                cfg.mode.name()
-            )
-        })?,
+        // with signatures unless the override (`destroy_data`) names them.
+        TargetKind::Block => {
+            let by = Writer::Scan { mode: cfg.mode.name() };
+            target::check_block_access(path, writes, cfg.destroy_data.as_deref(), by)?
+        }
         TargetKind::File if writes && !cfg.overwrite => {
-            return Err(EngineError::Invalid(format!(
-                "{shown} is an existing file and the {} mode writes to it; add --overwrite to allow that \
-                 (the non-destructive mode puts the data back, but a crash mid-block loses that block)",
-                cfg.mode.name()
-            )));
+            return Err(Invalid::ScanWritesFile { path: path.to_path_buf(), mode: cfg.mode.name() }.into());
         }
         TargetKind::File => {}
     }
@@ -73,33 +63,21 @@ pub fn open_target(path: &Path, cfg: &SurfaceConfig) -> Result<Opened> {
 
 /// The span and block against the target: whole logical blocks, inside the target.
 fn check_span(p: &Probe, cfg: &SurfaceConfig, lb: u64, path: &Path) -> Result<()> {
-    let shown = path.display();
     if cfg.block == 0 || !cfg.block.is_multiple_of(lb) {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --block: {} is not a multiple of {shown}'s logical block size ({lb} bytes); \
-             use a multiple such as 1M",
-            cfg.block
-        )));
+        return Err(Invalid::ScanBlockUnaligned { block: cfg.block, path: path.to_path_buf(), lb }.into());
     }
     if !cfg.offset.is_multiple_of(lb) {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --offset: {} is not a multiple of the logical block size ({lb} bytes)",
-            cfg.offset
-        )));
+        return Err(Invalid::ScanOffsetUnaligned { offset: cfg.offset, lb }.into());
     }
     if cfg.offset >= p.size_bytes {
-        return Err(EngineError::Invalid(format!(
-            "invalid value for --offset: {} is at or past the end of {shown} ({} bytes)",
-            cfg.offset, p.size_bytes
-        )));
+        return Err(
+            Invalid::ScanOffsetPastEnd { offset: cfg.offset, path: path.to_path_buf(), size: p.size_bytes }.into()
+        );
     }
     if let Some(s) = cfg.size {
-        if cfg.offset.saturating_add(s) > p.size_bytes {
-            return Err(EngineError::Invalid(format!(
-                "invalid value for --size: the span ends at {} bytes but {shown} holds only {} bytes",
-                cfg.offset.saturating_add(s),
-                p.size_bytes
-            )));
+        let end = cfg.offset.saturating_add(s);
+        if end > p.size_bytes {
+            return Err(Invalid::ScanSpanPastEnd { end, path: path.to_path_buf(), size: p.size_bytes }.into());
         }
     }
     Ok(())

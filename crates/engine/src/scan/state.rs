@@ -6,7 +6,7 @@
 use super::config::SurfaceConfig;
 use super::dev::{self, Dev, IoClass};
 use super::slow::SlowDetector;
-use crate::error::{EngineError, Result};
+use crate::error::{Invalid, Result};
 use crate::io::buffers::BufferPool;
 use stats::surface::{BadSector, PatternPass, SlowBlock};
 use stats::ErrorInfo;
@@ -74,10 +74,7 @@ impl<'a> Scan<'a> {
         block: u64,
         align: usize,
     ) -> Result<Self> {
-        let pool = || {
-            BufferPool::new(1, block.max(4096) as usize, align)
-                .ok_or_else(|| EngineError::Invalid(format!("cannot allocate a {block}-byte buffer; lower --block")))
-        };
+        let pool = || BufferPool::new(1, block.max(4096) as usize, align).ok_or(Invalid::ScanBuffer { block });
         Ok(Scan {
             dev,
             cfg,

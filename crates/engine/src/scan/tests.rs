@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
+use crate::error::EngineError;
 use crate::io::buffers::fill_pattern;
 use spec::DataPattern;
 use stats::codes;
@@ -171,7 +172,7 @@ fn writing_modes_need_overwrite_for_files() {
     for mode in [Mode::NonDestructive, Mode::Destructive] {
         let stop = AtomicBool::new(false);
         let e = scan_with(&p, &SurfaceConfig { mode, ..cfg() }, &stop, &mut Quiet, Hook::default()).unwrap_err();
-        assert!(e.is_usage() && e.to_string().contains("--overwrite"), "{e}");
+        assert!(matches!(e, EngineError::Invalid(Invalid::ScanWritesFile { .. })), "{e}");
     }
     assert_eq!(std::fs::read(&p).unwrap(), before);
 }
@@ -181,14 +182,19 @@ fn bad_input_against_the_target() {
     let dir = tempfile::tempdir().unwrap();
     let p = image(dir.path(), "t.img", MIB);
     let stop = AtomicBool::new(false);
-    let err = |c: SurfaceConfig| scan_with(&p, &c, &stop, &mut Quiet, Hook::default()).unwrap_err().to_string();
-    assert!(err(SurfaceConfig { block: 1000, ..cfg() }).contains("--block"));
-    assert!(err(SurfaceConfig { offset: 100, ..cfg() }).contains("--offset"));
-    assert!(err(SurfaceConfig { offset: 2 * MIB, ..cfg() }).contains("--offset"));
-    assert!(err(SurfaceConfig { size: Some(2 * MIB), ..cfg() }).contains("--size"));
+    let err = |c: SurfaceConfig| match scan_with(&p, &c, &stop, &mut Quiet, Hook::default()) {
+        Err(EngineError::Invalid(i)) => i,
+        other => panic!("{:?}", other.err()),
+    };
+    assert!(matches!(err(SurfaceConfig { block: 1000, ..cfg() }), Invalid::ScanBlockUnaligned { block: 1000, .. }));
+    assert!(matches!(err(SurfaceConfig { offset: 100, ..cfg() }), Invalid::ScanOffsetUnaligned { offset: 100, .. }));
+    let past = err(SurfaceConfig { offset: 2 * MIB, ..cfg() });
+    assert!(matches!(past, Invalid::ScanOffsetPastEnd { offset, size: MIB, .. } if offset == 2 * MIB));
+    let long = err(SurfaceConfig { size: Some(2 * MIB), ..cfg() });
+    assert!(matches!(long, Invalid::ScanSpanPastEnd { end, size: MIB, .. } if end == 2 * MIB));
     let missing = dir.path().join("nope");
     let e = scan_with(&missing, &cfg(), &stop, &mut Quiet, Hook::default()).unwrap_err();
-    assert!(e.is_usage() && e.to_string().contains("does not exist"));
+    assert!(e.is_usage() && matches!(e, EngineError::Invalid(Invalid::ScanMissing { .. })));
 }
 
 #[test]
@@ -228,7 +234,8 @@ fn queue_depth_reads_every_block_once() {
     assert_eq!(s.bad_sectors.iter().map(|b| b.offset).collect::<Vec<_>>(), vec![at]);
     let stop = AtomicBool::new(false);
     let c = SurfaceConfig { qd: 4, mode: Mode::NonDestructive, overwrite: true, ..cfg() };
-    assert!(scan_with(&p, &c, &stop, &mut Quiet, Hook::default()).unwrap_err().to_string().contains("--qd"));
+    let e = scan_with(&p, &c, &stop, &mut Quiet, Hook::default()).unwrap_err();
+    assert!(matches!(e, EngineError::Invalid(Invalid::ScanDepthWrites)), "{e}");
 }
 
 #[test]

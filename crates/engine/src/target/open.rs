@@ -5,7 +5,7 @@
 //! an existing file diskmeter did not create is only read unless `overwrite`; a block
 //! device is only written after the safety guard passes.
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Invalid, Refusal, Result, Unsafe, Verb, Writer};
 use crate::io::buffers::fill_pattern;
 use crate::target::probe::{self, Probe, TargetKind};
 use crate::target::safety;
@@ -152,28 +152,18 @@ pub fn mem_align(p: &Probe) -> usize {
     p.dio_mem_align.unwrap_or(4096).max(4096) as usize
 }
 
-/// The data-safety rules for a block device: a writing command passes the guard
-/// ([`safety::check_block_write`]) and needs `--destroy-data` naming the device (without it
-/// the command is refused with `refusal()`); a `--destroy-data` naming another device is
-/// refused either way.
-pub fn check_block_access(
-    path: &Path,
-    writes: bool,
-    destroy_data: Option<&Path>,
-    refusal: impl FnOnce() -> String,
-) -> Result<()> {
+/// The data-safety rules for a block device: a writing command (`by`) passes the guard
+/// ([`safety::check_block_write`]) and needs the override (`destroy_data`) naming the device
+/// (without it, [`Unsafe::NotNamed`]); an override naming another device is refused either way.
+pub fn check_block_access(path: &Path, writes: bool, destroy_data: Option<&Path>, by: Writer) -> Result<()> {
     if writes {
         safety::check_block_write(path, destroy_data)?;
         if destroy_data.is_none() {
-            return Err(EngineError::Unsafe(refusal()));
+            return Err(Unsafe::NotNamed { device: path.to_path_buf(), by }.into());
         }
     } else if let Some(d) = destroy_data {
         if std::fs::canonicalize(d).ok() != std::fs::canonicalize(path).ok() {
-            return Err(EngineError::Unsafe(format!(
-                "--destroy-data {} does not name the target {}; name the exact device being tested",
-                d.display(),
-                path.display()
-            )));
+            return Err(Unsafe::NamesAnother { named: d.to_path_buf(), target: path.to_path_buf() }.into());
         }
     }
     Ok(())
@@ -268,7 +258,7 @@ fn lock(
 ) -> Result<Locked> {
     files::lock::lock_exclusive(file, path, when_busy, stop, &mut |m| progress(TargetEvent::Waiting(m))).map_err(|e| {
         match e {
-            files::FileError::Usage(m) => EngineError::Invalid(m),
+            files::FileError::Usage(m) => Invalid::Lock(m).into(),
             files::FileError::Runtime(m) => EngineError::io(m, Errno::ENOLCK.error()),
         }
     })
@@ -289,58 +279,45 @@ fn still_same(file: &File, path: &Path) -> bool {
 
 /// Errors opening an existing target that the user can fix (exit 2) rather than runtime faults.
 fn open_error(path: &Path, p: &Probe, access: &Access, e: std::io::Error) -> EngineError {
-    let shown = path.display();
     let scan = access.purpose == Purpose::Scan;
+    let path_buf = || path.to_path_buf();
     match Errno::of(&e) {
         // A block device refuses only O_DIRECT with EINVAL.
         Some(Errno::EINVAL) if !scan && (access.direct || p.kind == TargetKind::Block) => {
-            direct_hint(path, p.filesystem.as_deref(), &e)
+            direct_hint(path, p.filesystem.as_deref(), e)
         }
         Some(Errno::EACCES) | Some(Errno::EPERM) => {
-            EngineError::Invalid(format!("cannot open {shown}: {e}; {}", probe::denied_advice()))
+            Invalid::Denied { path: path_buf(), verb: Verb::Open, error: Some(e) }.into()
         }
-        Some(Errno::ETXTBSY) => EngineError::Invalid(format!(
-            "cannot write to {shown}: it is a program that is running (ETXTBSY); choose another target"
-        )),
-        Some(Errno::EROFS) if scan => EngineError::Invalid(format!("cannot open {shown} for writing: {e}")),
-        Some(Errno::EROFS) => EngineError::Invalid(format!(
-            "cannot write to {shown}: it is on a read-only file system; test with a read-only workload \
-             (--rw read/randread) or choose a writable target"
-        )),
+        Some(Errno::ETXTBSY) => Invalid::RunningProgram { path: path_buf() }.into(),
+        Some(Errno::EROFS) if scan => Invalid::NotWritable { path: path_buf(), error: e }.into(),
+        Some(Errno::EROFS) => Invalid::ReadOnlyFs { path: path_buf() }.into(),
         Some(Errno::ENAMETOOLONG) | Some(Errno::ELOOP) | Some(Errno::ENOTDIR) | Some(Errno::EISDIR) if !scan => {
-            EngineError::Invalid(format!("cannot open {shown}: {e}; check the path"))
+            Invalid::BadPath { path: path_buf(), verb: Verb::Open, error: e }.into()
         }
-        Some(Errno::EBUSY) if scan => {
-            EngineError::Unsafe(format!("refusing to write {shown}: it is busy (mounted or held by the system): {e}"))
-        }
-        Some(Errno::EBUSY) => EngineError::Unsafe(format!("{shown} is busy (in use by the system): {e}")),
-        _ => EngineError::io(format!("cannot open {shown}"), e),
+        Some(Errno::EBUSY) if scan => Unsafe::Refused { device: path_buf(), why: Refusal::InUse(e) }.into(),
+        Some(Errno::EBUSY) => Unsafe::Busy { path: path_buf(), error: e }.into(),
+        _ => EngineError::io(format!("cannot open {}", path.display()), e),
     }
 }
 
 /// Errors creating a test file.
 fn create_error(path: &Path, e: std::io::Error) -> EngineError {
-    let shown = path.display();
+    let path_buf = path.to_path_buf();
     match Errno::of(&e) {
         Some(Errno::EACCES) | Some(Errno::EPERM) | Some(Errno::EROFS) => {
-            EngineError::Invalid(format!("cannot create {shown}: {e}; choose a writable directory"))
+            Invalid::CannotCreate { path: path_buf, error: e }.into()
         }
         Some(Errno::ENAMETOOLONG) | Some(Errno::ELOOP) | Some(Errno::ENOTDIR) | Some(Errno::EISDIR) => {
-            EngineError::Invalid(format!("cannot create {shown}: {e}; check the path"))
+            Invalid::BadPath { path: path_buf, verb: Verb::Create, error: e }.into()
         }
-        Some(Errno::ENOENT) => EngineError::Invalid(format!("cannot create {shown}: its directory does not exist")),
-        _ => EngineError::io(format!("cannot create {shown}"), e),
+        Some(Errno::ENOENT) => Invalid::DirectoryGone { path: path_buf }.into(),
+        _ => EngineError::io(format!("cannot create {}", path.display()), e),
     }
 }
 
-fn direct_hint(path: &Path, fs: Option<&str>, e: &std::io::Error) -> EngineError {
-    EngineError::Invalid(format!(
-        "{} does not support direct I/O ({}{}); test on another file system or add --buffered \
-         (which measures the page cache, not the disk)",
-        path.display(),
-        e,
-        fs.map(|f| format!(", file system {f}")).unwrap_or_default()
-    ))
+fn direct_hint(path: &Path, fs: Option<&str>, e: std::io::Error) -> EngineError {
+    Invalid::NoDirectIo { path: path.to_path_buf(), error: e, filesystem: fs.map(str::to_string) }.into()
 }
 
 /// Write `[from, to)` of the file with incompressible random data, 4 MiB at a time.
@@ -354,7 +331,7 @@ pub fn fill_region(
 ) -> Result<u64> {
     const CHUNK: usize = 4 << 20;
     let mut pool = crate::io::buffers::BufferPool::new(1, CHUNK, align.max(4096))
-        .ok_or_else(|| EngineError::Invalid("cannot allocate the fill buffer".into()))?;
+        .ok_or(EngineError::Invalid(Invalid::FillBuffer))?;
     let mut rng = crate::io::offsets::worker_rng(0x5eed_f111, 0, 0);
     let mut pos = from;
     while pos < to {
@@ -408,10 +385,7 @@ pub fn open_target(
             return Ok(t);
         }
     }
-    Err(EngineError::Invalid(format!(
-        "{} keeps changing while diskmeter opens it (other runs create and remove it); try again",
-        path.display()
-    )))
+    Err(Invalid::KeepsChanging { path: path.to_path_buf() }.into())
 }
 
 /// One attempt of [`open_target`]; `None` when the file changed while waiting for its lock.
@@ -425,18 +399,12 @@ fn open_target_once(
     // A Windows disk or volume: the guard before anything else, so that a drive whose facts
     // cannot be read is refused for writing, not probed.
     if platform::target::is_device_path(path) && (needs.writes || opts.prefill) {
-        check_block_access(path, true, opts.destroy_data.as_deref(), String::new)?;
+        check_block_access(path, true, opts.destroy_data.as_deref(), Writer::Workload)?;
     }
     let p = probe::probe(path)?;
     let lb = if needs.direct { direct_block(&p) } else { 1 };
     if needs.direct && needs.bs_gcd > 0 && !needs.bs_gcd.is_multiple_of(lb) {
-        return Err(EngineError::Invalid(format!(
-            "--bs {} is not a multiple of {}'s logical block size ({lb} bytes), which direct I/O requires; \
-             use a multiple such as {}",
-            needs.bs_gcd,
-            path.display(),
-            lb.max(4096)
-        )));
+        return Err(Invalid::BlockSizeUnaligned { bs: needs.bs_gcd, path: path.to_path_buf(), block: lb }.into());
     }
     let mut step = Step { path, needs, opts, stop, progress };
     match p.kind {
@@ -467,20 +435,11 @@ impl Step<'_, '_> {
     fn block(&mut self, p: Probe, lb: u64) -> Result<OpenTarget> {
         let (path, needs, opts) = (self.path, self.needs, self.opts);
         let writes = needs.writes || opts.prefill;
-        check_block_access(path, writes, opts.destroy_data.as_deref(), || {
-            format!(
-                "this test writes to the block device {0}, destroying its data; if that is intended, \
-                 add --destroy-data {0}",
-                path.display()
-            )
-        })?;
+        check_block_access(path, writes, opts.destroy_data.as_deref(), Writer::Workload)?;
         if needs.region_end > p.size_bytes {
-            return Err(EngineError::Invalid(format!(
-                "the test region ends at {} bytes but {} holds only {} bytes; lower --size/--offset",
-                needs.region_end,
-                path.display(),
-                p.size_bytes
-            )));
+            return Err(
+                Invalid::RegionPastEnd { end: needs.region_end, path: path.to_path_buf(), size: p.size_bytes }.into()
+            );
         }
         let access =
             Access { write_through: opts.write_through, ..Access::workload(writes, needs.direct, opts.when_busy) };
@@ -525,7 +484,7 @@ impl Step<'_, '_> {
             Ok(f) => f,
             Err(e) if Errno::of(&e) == Some(Errno::EINVAL) && needs.direct => {
                 let _ = std::fs::remove_file(path);
-                return Err(direct_hint(path, p.filesystem.as_deref(), &e));
+                return Err(direct_hint(path, p.filesystem.as_deref(), e));
             }
             // Another run created it between the probe and here: start over (and wait for it).
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
@@ -559,21 +518,16 @@ impl Step<'_, '_> {
         let ours = has_mark(path);
         let may_write = ours || opts.overwrite;
         if needs.writes && !may_write {
-            return Err(EngineError::Invalid(format!(
-                "{} exists and was not created by diskmeter, and this test writes to it; add --overwrite \
-                 to allow destroying its contents, or choose another --target",
-                path.display()
-            )));
+            return Err(Invalid::ForeignFile { path: path.to_path_buf() }.into());
         }
         let grow = needs.region_end > p.size_bytes;
         if grow && !may_write {
-            return Err(EngineError::Invalid(format!(
-                "{} holds {} bytes but the test region needs {}; lower --size, or add --overwrite to let \
-                 diskmeter extend and fill it",
-                path.display(),
-                p.size_bytes,
-                needs.region_end
-            )));
+            return Err(Invalid::FileTooSmall {
+                path: path.to_path_buf(),
+                size: p.size_bytes,
+                needed: needs.region_end,
+            }
+            .into());
         }
         let access = Access {
             write_through: opts.write_through,

@@ -7,7 +7,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::error::EngineError;
+use crate::error::{EngineError, Invalid, Verb};
 use platform::block::Topology;
 use platform::target::{Native, TargetOps};
 
@@ -77,7 +77,7 @@ pub fn probe(path: &Path) -> Result<Probe, EngineError> {
         return probe_block(path, None);
     }
     // Too long, a trailing '/', a dangling symlink, a loop: the user's to fix, before any I/O.
-    files::path::check(path, "the target").map_err(|e| EngineError::Invalid(e.to_string()))?;
+    files::path::check(path, "the target").map_err(|e| Invalid::TargetPath(e.to_string()))?;
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return probe_missing(path),
@@ -94,18 +94,17 @@ pub fn probe(path: &Path) -> Result<Probe, EngineError> {
 }
 
 fn not_a_target(path: &Path, meta: &fs::Metadata) -> EngineError {
-    let what = files::path::kind_of(meta.file_type());
-    EngineError::Invalid(format!("{} is {what}; give a file path or a block device", path.display()))
+    Invalid::NotATarget { path: path.to_path_buf(), kind: files::path::kind_of(meta.file_type()) }.into()
 }
 
 fn meta_error(path: &Path, e: io::Error) -> EngineError {
     use platform::IoErrorClass::{NameTooLong, NotADirectory};
     let lookup = matches!(platform::classify(&e), NameTooLong | NotADirectory) || is_loop(&e);
     if lookup {
-        return EngineError::Invalid(files::path::lookup_error(path, "the target", &e).to_string());
+        return Invalid::TargetPath(files::path::lookup_error(path, "the target", &e).to_string()).into();
     }
     if e.kind() == io::ErrorKind::PermissionDenied {
-        EngineError::Invalid(format!("cannot access {}: permission denied; {}", path.display(), denied_advice()))
+        Invalid::Denied { path: path.to_path_buf(), verb: Verb::Access, error: None }.into()
     } else {
         EngineError::io(format!("cannot stat {}", path.display()), e)
     }
@@ -116,20 +115,6 @@ fn is_loop(e: &io::Error) -> bool {
     platform::error::Errno::of(e) == Some(platform::error::Errno::ELOOP)
 }
 
-/// What to do about EACCES/EPERM: as a user, gain the rights; as root, nothing will help from
-/// here, so name the likely causes instead of advising to run as root.
-pub fn denied_advice() -> &'static str {
-    if cfg!(windows) {
-        "run it from an elevated prompt (Run as administrator), or pick a path you can use"
-    } else if platform::host::is_root() {
-        "even root is refused here, so the file system or a security module forbids it (an NFS export \
-         with root_squash, a FUSE mount without allow_root, SELinux/AppArmor, or a device that cannot be \
-         opened by anyone); choose another target"
-    } else {
-        "run as root, add yourself to the group that owns it (for disks: disk), or pick a path you can use"
-    }
-}
-
 fn probe_missing(path: &Path) -> Result<Probe, EngineError> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -138,20 +123,12 @@ fn probe_missing(path: &Path) -> Result<Probe, EngineError> {
     let meta = match fs::metadata(&parent) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(EngineError::Invalid(format!(
-                "{} does not exist and neither does its directory {}; create the directory first",
-                path.display(),
-                parent.display()
-            )))
+            return Err(Invalid::NoDirectory { path: path.to_path_buf(), dir: parent }.into())
         }
         Err(e) => return Err(meta_error(&parent, e)),
     };
     if !meta.is_dir() {
-        return Err(EngineError::Invalid(format!(
-            "{} cannot be created: {} is not a directory",
-            path.display(),
-            parent.display()
-        )));
+        return Err(Invalid::ParentNotDirectory { path: path.to_path_buf(), parent }.into());
     }
     probe_file(path, &parent, &meta, false)
 }
@@ -295,7 +272,7 @@ fn probe_block(path: &Path, meta: Option<&fs::Metadata>) -> Result<Probe, Engine
 
 pub fn open_error(path: &Path, e: io::Error) -> EngineError {
     if e.kind() == io::ErrorKind::PermissionDenied {
-        EngineError::Invalid(format!("cannot open {}: permission denied; {}", path.display(), denied_advice()))
+        Invalid::Denied { path: path.to_path_buf(), verb: Verb::Open, error: None }.into()
     } else {
         EngineError::io(format!("cannot open {}", path.display()), e)
     }
@@ -565,7 +542,7 @@ mod tests {
     fn directory_is_rejected() {
         let dir = tempfile::tempdir().expect("tempdir");
         match probe(dir.path()) {
-            Err(EngineError::Invalid(m)) => assert!(m.contains("is a directory"), "{m}"),
+            Err(EngineError::Invalid(Invalid::NotATarget { kind, .. })) => assert_eq!(kind, "a directory"),
             other => panic!("expected Invalid, got {other:?}"),
         }
     }
@@ -574,7 +551,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     fn char_device_is_rejected() {
         match probe(Path::new("/dev/null")) {
-            Err(EngineError::Invalid(m)) => assert!(m.contains("character device"), "{m}"),
+            Err(EngineError::Invalid(Invalid::NotATarget { kind, .. })) => assert!(kind.contains("character device")),
             other => panic!("expected Invalid, got {other:?}"),
         }
     }
@@ -671,17 +648,6 @@ mod tests {
                 assert!(p.backing_is_ram, "{p:?}");
                 assert_eq!(p.device_cache_bytes, None);
             }
-        }
-    }
-
-    #[test]
-    #[cfg(target_os = "linux")]
-    fn permission_advice_never_tells_root_to_become_root() {
-        let a = denied_advice();
-        if platform::host::is_root() {
-            assert!(!a.contains("run as root") && a.contains("even root"), "{a}");
-        } else {
-            assert!(a.contains("run as root"), "{a}");
         }
     }
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use crate::error::EngineError;
+use crate::error::{EngineError, Invalid, Refusal, Relation, SystemPart, Unsafe};
 use crate::target::probe::open_error;
 use crate::target::probe::{
     block_dev_by_name, block_dev_from_dev_t, device_stack, longest_mount, read_mountinfo, topology, BlockDev,
@@ -24,14 +24,7 @@ use platform::error::Errno;
 use platform::target::{Native, TargetOps};
 use platform::winpath::DriveFacts;
 
-/// An on-disk signature found on a device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Signature {
-    /// Short name: "ext4", "GPT partition table", "LVM2 physical volume", …
-    pub name: &'static str,
-    /// Byte offset of the magic on the device.
-    pub offset: u64,
-}
+pub use crate::error::Signature;
 
 /// What the guard found on a device it allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -62,20 +55,20 @@ pub fn check_block_write(device: &Path, destroy_data: Option<&Path>) -> Result<S
 /// The guard of a block device that is a file (Linux): see [`check_block_write`].
 fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
     let shown = device.display().to_string();
-    let refuse = |why: String| EngineError::Unsafe(format!("refusing to write {shown}: {why}"));
+    let refuse = |why: Refusal| EngineError::Unsafe(Unsafe::Refused { device: device.to_path_buf(), why });
 
     let meta = fs::metadata(device).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => EngineError::Invalid(format!("{shown} does not exist")),
+        io::ErrorKind::NotFound => Invalid::NoSuchDevice { path: device.to_path_buf() }.into(),
         io::ErrorKind::PermissionDenied => open_error(device, e),
         _ => EngineError::io(format!("cannot stat {shown}"), e),
     })?;
     if !platform::fs::is_block_device(&meta.file_type()) {
-        return Err(EngineError::Invalid(format!("{shown} is not a block device")));
+        return Err(Invalid::NotABlockDevice { path: device.to_path_buf() }.into());
     }
     let canon = fs::canonicalize(device).map_err(|e| EngineError::io(format!("cannot resolve {shown}"), e))?;
     let rdev = platform::fs::rdev(&meta).unwrap_or(0);
 
-    // 1. --destroy-data must name this very device.
+    // 1. The override (`--destroy-data`) must name this very device.
     let destroy_ok = match destroy_data {
         None => false,
         Some(p) => {
@@ -88,12 +81,8 @@ fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<Safe
                 _ => false,
             };
             if !same {
-                let resolved = if canon == device { String::new() } else { format!(" ({})", canon.display()) };
-                return Err(refuse(format!(
-                    "--destroy-data names {}, which is not the target device {shown}{resolved}; \
-                     the two paths differ. Give --destroy-data the exact device being tested",
-                    p.display(),
-                )));
+                let resolved = (canon != device).then(|| canon.clone());
+                return Err(refuse(Refusal::OtherDevice { named: p.to_path_buf(), resolved }));
             }
             true
         }
@@ -105,7 +94,7 @@ fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<Safe
     // 2. Never the disk holding the root file system or this binary.
     if let Some(bd) = &bd {
         if let Some(why) = system_disk_reason(bd) {
-            return Err(refuse(format!("{why}; diskmeter never writes there, --destroy-data or not")));
+            return Err(refuse(why));
         }
     }
 
@@ -115,25 +104,18 @@ fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<Safe
         members.extend(partitions_of(n));
     }
     let self_name = name.clone().unwrap_or_else(|| shown.clone());
-    let label = |member: &str| {
-        if member == self_name || member.is_empty() {
-            "it".to_string()
-        } else {
-            format!("its partition {member}")
-        }
-    };
-    let no_override = "--destroy-data does not override this";
+    // The device itself (None), or its partition.
+    let part = |member: &str| (member != self_name && !member.is_empty()).then(|| member.to_string());
 
     // 3. Mounted (this namespace; other namespaces show up as EBUSY below).
     let mounts = read_mountinfo();
     for (member, dev) in &members {
         if let Some(m) = find_mount(&mounts, *dev, member, &canon) {
-            return Err(refuse(format!(
-                "{} is mounted at {} ({}); unmount it first ({no_override})",
-                label(member),
-                m.mount_point.display(),
-                m.fstype
-            )));
+            return Err(refuse(Refusal::Mounted {
+                part: part(member),
+                at: m.mount_point.clone(),
+                fstype: m.fstype.clone(),
+            }));
         }
     }
 
@@ -142,11 +124,7 @@ fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<Safe
         if let Ok(sm) = fs::metadata(&sw) {
             if platform::fs::is_block_device(&sm.file_type()) {
                 if let Some((member, _)) = members.iter().find(|(_, d)| Some(*d) == platform::fs::rdev(&sm)) {
-                    return Err(refuse(format!(
-                        "{} is in use as swap; run swapoff {} first ({no_override})",
-                        label(member),
-                        sw.display()
-                    )));
+                    return Err(refuse(Refusal::Swap { part: part(member), swap: sw.clone() }));
                 }
             }
         }
@@ -159,12 +137,7 @@ fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<Safe
         }
         let holders = topology().device(member).map(|d| d.holders).unwrap_or_default();
         if !holders.is_empty() {
-            return Err(refuse(format!(
-                "{} is held by {} (device-mapper/LVM, md RAID or bcache); release it first, \
-                 e.g. with dmsetup remove, vgchange -an, mdadm --stop ({no_override})",
-                label(member),
-                holders.join(", ")
-            )));
+            return Err(refuse(Refusal::Held { part: part(member), holders }));
         }
     }
 
@@ -180,11 +153,7 @@ fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<Safe
         match platform::block::open_exclusively(p) {
             Ok(()) => {}
             Err(e) if Errno::of(&e) == Some(Errno::EBUSY) => {
-                return Err(refuse(format!(
-                    "{} is busy (an exclusive open failed with EBUSY): a mounted file system, RAID, \
-                     LVM or another program has it open; stop that first ({no_override})",
-                    label(member)
-                )));
+                return Err(refuse(Refusal::Busy { part: part(member) }));
             }
             Err(e) => return Err(open_error(p, e)),
         }
@@ -208,50 +177,27 @@ fn check_block_device(device: &Path, destroy_data: Option<&Path>) -> Result<Safe
     if destroy_ok {
         return Ok(SafetyReport { signatures, overridden: true });
     }
-    let found: Vec<String> = signatures.iter().map(describe).collect();
-    Err(refuse(format!(
-        "it carries {}; if you really want to destroy its data, add --destroy-data {shown}",
-        found.join(", ")
-    )))
+    Err(refuse(Refusal::Signatures(signatures)))
 }
 
-/// Why a Windows physical drive (`shown`, the user's spelling) with these facts may not be
-/// written, if it may not; `destroy_named` says whether `--destroy-data` named this very
-/// drive. The rules of the Windows guard, apart from the OS so that a fake topology tests
+/// Why a Windows physical drive with these facts may not be written, if it may not;
+/// `destroy_named` says whether the override (`--destroy-data`) named this very drive. The rules of the Windows guard, apart from the OS so that a fake topology tests
 /// them: never the drive that holds the system or boot volume; never a drive that holds a
 /// volume with a drive letter or a mount point, or a partition table with any partition
 /// in it — `--destroy-data` or not (remove them first, e.g. with diskpart); otherwise only
 /// with `--destroy-data` naming the drive.
-pub fn physical_drive_refusal(shown: &str, facts: &DriveFacts, destroy_named: bool) -> Option<String> {
-    let no_override = "--destroy-data does not override this";
+pub fn physical_drive_refusal(facts: &DriveFacts, destroy_named: bool) -> Option<Refusal> {
     if facts.holds_system {
-        return Some(
-            "it holds the system or boot volume of this Windows installation; diskmeter never writes there, \
-             --destroy-data or not"
-                .to_string(),
-        );
+        return Some(Refusal::SystemVolume);
     }
     if !facts.volumes.is_empty() {
-        return Some(format!(
-            "it holds {} {}; remove {} first (Disk Management or diskpart) ({no_override})",
-            if facts.volumes.len() == 1 { "the volume" } else { "the volumes" },
-            facts.volumes.join(", "),
-            if facts.volumes.len() == 1 { "it" } else { "them" },
-        ));
+        return Some(Refusal::Volumes(facts.volumes.clone()));
     }
     if facts.partitions > 0 {
-        return Some(format!(
-            "its partition table holds {} partition{}; clear the disk first (diskpart: select disk {}, clean) \
-             ({no_override})",
-            facts.partitions,
-            if facts.partitions == 1 { "" } else { "s" },
-            facts.number
-        ));
+        return Some(Refusal::Partitions { count: facts.partitions, disk: facts.number });
     }
     if !destroy_named {
-        return Some(format!(
-            "writing a whole disk destroys its data; if you really mean to, add --destroy-data {shown}"
-        ));
+        return Some(Refusal::WholeDisk);
     }
     None
 }
@@ -262,30 +208,22 @@ pub fn physical_drive_refusal(shown: &str, facts: &DriveFacts, destroy_named: bo
 fn check_physical_drive(device: &Path, destroy_data: Option<&Path>) -> Result<SafetyReport, EngineError> {
     use platform::winpath;
     let shown = device.display().to_string();
-    let refuse = |why: String| EngineError::Unsafe(format!("refusing to write {shown}: {why}"));
+    let refuse = |why: Refusal| EngineError::Unsafe(Unsafe::Refused { device: device.to_path_buf(), why });
     let Some(number) = winpath::physical_drive(&shown) else {
-        return Err(refuse(
-            "a volume's handle (\\\\.\\X:) is read-only to diskmeter; test a file on the volume \
-             (--target X:) or the whole disk as \\\\.\\PhysicalDriveN"
-                .to_string(),
-        ));
+        return Err(refuse(Refusal::VolumeHandle));
     };
     let destroy_named = match destroy_data {
         None => false,
         Some(p) => {
             let named = p.to_string_lossy();
             if winpath::physical_drive(&named) != Some(number) {
-                return Err(refuse(format!(
-                    "--destroy-data names {named}, which is not the target drive {shown}; give --destroy-data \
-                     the exact drive being tested"
-                )));
+                return Err(refuse(Refusal::OtherDrive { named: named.into_owned() }));
             }
             true
         }
     };
-    let facts = platform::block::physical_drive_facts(number)
-        .map_err(|e| refuse(format!("cannot tell what it holds ({e}), so diskmeter will not write it")))?;
-    if let Some(why) = physical_drive_refusal(&shown, &facts, destroy_named) {
+    let facts = platform::block::physical_drive_facts(number).map_err(|e| refuse(Refusal::DriveUnknown(e)))?;
+    if let Some(why) = physical_drive_refusal(&facts, destroy_named) {
         return Err(refuse(why));
     }
     let file = platform::target::open_to_read(device).map_err(|e| open_error(device, e))?;
@@ -297,41 +235,6 @@ fn check_physical_drive(device: &Path, destroy_data: Option<&Path>) -> Result<Sa
 
 fn is_ext(name: &str) -> bool {
     matches!(name, "ext2" | "ext3" | "ext4")
-}
-
-/// "an ext4 file system signature (at byte 1080)".
-fn describe(s: &Signature) -> String {
-    const FILE_SYSTEMS: &[&str] = &[
-        "ext2", "ext3", "ext4", "xfs", "btrfs", "FAT", "exFAT", "NTFS", "ISO9660", "squashfs", "f2fs", "ZFS", "jfs",
-        "reiserfs", "bcachefs", "udf", "hfsplus", "apfs",
-    ];
-    let what = if s.name.ends_with("partition table") {
-        s.name.to_string()
-    } else if FILE_SYSTEMS.contains(&s.name) {
-        format!("{} file system signature", s.name)
-    } else {
-        format!("{} signature", s.name)
-    };
-    // Initialisms and names read with a vowel sound take "an".
-    const VOWEL_SOUND: &[&str] = &[
-        "ext2",
-        "ext3",
-        "ext4",
-        "exFAT",
-        "xfs",
-        "f2fs",
-        "MBR",
-        "LVM2",
-        "NTFS",
-        "ISO9660",
-        "md",
-        "ambivalent",
-        "apfs",
-        "udf",
-    ];
-    let first = s.name.split_whitespace().next().unwrap_or("");
-    let article = if VOWEL_SOUND.contains(&first) { "an" } else { "a" };
-    format!("{article} {what} (at byte {})", s.offset)
 }
 
 /// Partitions of a whole device: (name, dev_t).
@@ -360,13 +263,13 @@ fn find_mount<'a>(mounts: &'a [MountEntry], dev: u64, member: &str, canon_device
 }
 
 /// Why `bd` is (part of) the disk holding `/` or the running binary, if it is.
-fn system_disk_reason(bd: &BlockDev) -> Option<String> {
+fn system_disk_reason(bd: &BlockDev) -> Option<Refusal> {
     let mounts = read_mountinfo();
-    let mut checks: Vec<(String, PathBuf)> = vec![("the root file system".into(), "/".into())];
+    let mut checks: Vec<(SystemPart, PathBuf)> = vec![(SystemPart::RootFs, "/".into())];
     if let Ok(exe) = std::env::current_exe() {
-        checks.push(("the running diskmeter binary".into(), exe));
+        checks.push((SystemPart::Binary, exe));
     }
-    for (what, path) in checks {
+    for (holds, path) in checks {
         let Some(sys) = device_of_path(&path, &mounts) else {
             continue;
         };
@@ -378,14 +281,14 @@ fn system_disk_reason(bd: &BlockDev) -> Option<String> {
             stack.insert(n);
         }
         if stack.contains(&bd.name) || stack.contains(&bd.disk) {
-            let rel = if bd.name == sys.name {
-                "it holds"
+            let relation = if bd.name == sys.name {
+                Relation::Holds
             } else if bd.is_partition && !stack.contains(&bd.name) {
-                "it is a partition of the disk that holds"
+                Relation::PartitionOfDisk
             } else {
-                "it is (part of) the disk that holds"
+                Relation::PartOfDisk
             };
-            return Some(format!("{rel} {what} ({})", sys.name));
+            return Some(Refusal::SystemDisk { relation, holds, disk: sys.name });
         }
     }
     None
@@ -677,30 +580,29 @@ mod windows_rules {
 
     #[test]
     fn the_system_disk_is_refused_even_when_named() {
-        let why = physical_drive_refusal(DRIVE, &disk(true, &["C:"], 3), true).expect("refused");
-        assert!(why.contains("system or boot volume"), "{why}");
-        assert!(why.contains("--destroy-data or not"), "{why}");
+        let why = physical_drive_refusal(&disk(true, &["C:"], 3), true).expect("refused");
+        assert!(matches!(why, Refusal::SystemVolume), "{why:?}");
     }
 
     #[test]
     fn a_disk_with_a_lettered_volume_or_mount_point_is_refused_even_when_named() {
-        let why = physical_drive_refusal(DRIVE, &disk(false, &["D:"], 1), true).expect("refused");
-        assert!(why.contains("the volume D:") && why.contains("does not override"), "{why}");
-        let why = physical_drive_refusal(DRIVE, &disk(false, &["E:", r"C:\mnt\data\"], 2), true).expect("refused");
-        assert!(why.contains(r"the volumes E:, C:\mnt\data\"), "{why}");
+        let why = physical_drive_refusal(&disk(false, &["D:"], 1), true).expect("refused");
+        assert!(matches!(&why, Refusal::Volumes(v) if v == &["D:"]), "{why:?}");
+        let why = physical_drive_refusal(&disk(false, &["E:", r"C:\mnt\data\"], 2), true).expect("refused");
+        assert!(matches!(&why, Refusal::Volumes(v) if v == &["E:", r"C:\mnt\data\"]), "{why:?}");
     }
 
     #[test]
     fn a_partition_table_with_partitions_is_refused_even_when_named() {
-        let why = physical_drive_refusal(DRIVE, &disk(false, &[], 2), true).expect("refused");
-        assert!(why.contains("2 partitions") && why.contains("select disk 1, clean"), "{why}");
+        let why = physical_drive_refusal(&disk(false, &[], 2), true).expect("refused");
+        assert!(matches!(why, Refusal::Partitions { count: 2, disk: 1 }), "{why:?}");
     }
 
     #[test]
     fn an_empty_disk_needs_destroy_data_naming_it() {
-        let why = physical_drive_refusal(DRIVE, &disk(false, &[], 0), false).expect("refused without the flag");
-        assert!(why.contains(&format!("--destroy-data {DRIVE}")), "{why}");
-        assert_eq!(physical_drive_refusal(DRIVE, &disk(false, &[], 0), true), None, "named: allowed");
+        let why = physical_drive_refusal(&disk(false, &[], 0), false).expect("refused without the flag");
+        assert!(matches!(why, Refusal::WholeDisk), "{why:?}");
+        assert!(physical_drive_refusal(&disk(false, &[], 0), true).is_none(), "named: allowed");
     }
 
     #[test]
@@ -874,24 +776,6 @@ mod tests {
     }
 
     #[test]
-    fn messages_read_well() {
-        assert_eq!(describe(&Signature { name: "ext4", offset: 1080 }), "an ext4 file system signature (at byte 1080)");
-        assert_eq!(
-            describe(&Signature { name: "GPT partition table", offset: 512 }),
-            "a GPT partition table (at byte 512)"
-        );
-        assert_eq!(
-            describe(&Signature { name: "MBR partition table", offset: 510 }),
-            "an MBR partition table (at byte 510)"
-        );
-        assert_eq!(describe(&Signature { name: "swap", offset: 4086 }), "a swap signature (at byte 4086)");
-        assert_eq!(
-            describe(&Signature { name: "LVM2 physical volume", offset: 512 }),
-            "an LVM2 physical volume signature (at byte 512)"
-        );
-    }
-
-    #[test]
     fn blkid_export_parsing() {
         let v = parse_blkid_export("DEVNAME=/dev/loop3\nUUID=x\nVERSION=1.0\nTYPE=ext4\nUSAGE=filesystem\nSBMAGIC=\\x53\\xef\nSBMAGIC_OFFSET=1080\n");
         assert_eq!(v, vec![Signature { name: "ext4", offset: 1080 }]);
@@ -926,9 +810,17 @@ mod tests {
             return;
         }
         match check_block_write(&dev, Some(&dev)) {
-            Err(EngineError::Unsafe(m)) => {
-                println!("{m}");
-                assert!(m.contains("root file system") || m.contains("mounted") || m.contains("busy"), "{m}")
+            Err(EngineError::Unsafe(Unsafe::Refused { why, .. })) => {
+                println!("{why}");
+                assert!(
+                    matches!(
+                        why,
+                        Refusal::SystemDisk { holds: SystemPart::RootFs, .. }
+                            | Refusal::Mounted { .. }
+                            | Refusal::Busy { .. }
+                    ),
+                    "{why:?}"
+                )
             }
             Err(EngineError::Invalid(m)) => println!("note: {m}"),
             other => panic!("root disk must be refused, got {other:?}"),

@@ -23,7 +23,7 @@ pub enum StampError {
         interval: usize,
     },
     /// The `pattern` kind needs a non-empty pattern.
-    #[error("verify kind pattern needs a non-empty --verify-pattern")]
+    #[error("verify kind pattern needs a non-empty pattern")]
     NoPattern,
 }
 

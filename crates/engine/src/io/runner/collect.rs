@@ -3,7 +3,7 @@
 //! ended.
 
 use super::job::{BoundJob, RunControl, ThreadLog, Tick, Window};
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Result, Setup};
 use crate::io::worker::{Interval, Live, Msg, WorkerEnd};
 use crate::target::devview;
 use stats::{DiskCounters, ErrorInfo, IntervalHistograms, LatHist, SeriesPoint};
@@ -266,7 +266,7 @@ pub(super) struct Collector<'a, 'f> {
     /// The first runtime error of any worker.
     pub(super) error: Option<ErrorInfo>,
     /// The first setup error the user can fix (exit 2).
-    pub(super) usage_error: Option<String>,
+    pub(super) usage_error: Option<Setup>,
     pub(super) gate: WindowGate<'f>,
     pub(super) edges: Edges,
     /// The wall clock when the workers were released, Unix ns.
@@ -379,12 +379,12 @@ impl<'a, 'f> Collector<'a, 'f> {
             self.add_log(job, end.job_worker, std::mem::take(&mut end.log));
         }
         let name = &self.jobs[job].spec.name;
-        if let Some(m) = &end.setup_error {
-            if end.setup_error_usage {
-                self.usage_error.get_or_insert_with(|| m.clone());
+        if let Some(why) = end.setup_error.take() {
+            if why.is_usage() {
+                self.usage_error.get_or_insert(why);
             } else if self.error.is_none() {
-                self.error =
-                    Some(ErrorInfo { kind: "io".into(), message: m.clone(), offset: None, job: Some(name.clone()) });
+                let message = setup_fault_message(&why);
+                self.error = Some(ErrorInfo { kind: "io".into(), message, offset: None, job: Some(name.clone()) });
             }
         }
         if let Some(f) = end.fault {
@@ -463,9 +463,28 @@ impl<'a, 'f> Collector<'a, 'f> {
     /// The first error of the run as the caller sees it: a usage error fails the group.
     pub(super) fn usage_error(&mut self) -> Result<()> {
         match self.usage_error.take() {
-            Some(m) => Err(EngineError::Invalid(m)),
+            Some(why) => Err(EngineError::Setup(why)),
             None => Ok(()),
         }
+    }
+}
+
+/// The result document's error for a worker that could not be set up by a fault (exit 1): the
+/// outcome carries it as text ([`ErrorInfo`]), so it is made here.
+// The two io_uring messages name command-line options (`--no-register-buffers`, `--qd`,
+// `--engine`): the outcome would have to carry the typed [`Setup`] for the commands to word it.
+fn setup_fault_message(why: &Setup) -> String {
+    match why {
+        Setup::UringRegister(e) => {
+            format!("io_uring could not register the I/O buffers ({e}); add --no-register-buffers")
+        }
+        Setup::UringRing { entries, depth, error } => {
+            format!("io_uring setup of a {entries}-entry ring for --qd {depth} failed: {error}; try --engine psync")
+        }
+        Setup::CompletionPort(e) => format!("cannot set up the completion port: {e}"),
+        Setup::MemRegionMissing => "the mem engine's region is missing".to_string(),
+        // The others are the user's to fix: they fail the group instead (`usage_error`).
+        other => other.to_string(),
     }
 }
 

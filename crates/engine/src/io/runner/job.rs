@@ -3,7 +3,9 @@
 //! needs before it starts (memlock, allowed CPUs, io_uring set-up messages). Below the runner,
 //! its collector and its spawner, so none of them reaches up into another.
 
-use crate::error::{EngineError, Result};
+#[cfg(target_os = "linux")]
+use crate::error::Setup;
+use crate::error::{Invalid, Result};
 #[cfg(target_os = "linux")]
 use crate::io::backend::uring::UringSetupError;
 use crate::io::offsets::IoLens;
@@ -229,13 +231,7 @@ pub fn check_memlock(need: u64, register: bool) -> Result<()> {
         return Ok(());
     };
     if need > limit {
-        return Err(EngineError::Invalid(format!(
-            "RLIMIT_MEMLOCK ({} KiB) is too small for the io_uring registered buffers ({} KiB = bs × qd × threads); \
-             raise it (`ulimit -l {}`), lower --qd/--bs, or add --no-register-buffers",
-            limit / 1024,
-            need.div_ceil(1024),
-            need.div_ceil(1024) + 1024
-        )));
+        return Err(Invalid::Memlock { limit, need }.into());
     }
     Ok(())
 }
@@ -246,36 +242,23 @@ pub fn allowed_cpus() -> Vec<usize> {
     platform::cpu::allowed_cpus()
 }
 
-/// The one-line message for a ring that could not be set up, and whether the user can fix
-/// it by changing the command (exit 2) rather than it being a fault (exit 1).
+/// What went wrong setting up a ring (queue depth `depth`); [`Setup::is_usage`] says whether
+/// the user can fix it by changing the command (exit 2) rather than it being a fault (exit 1).
 #[cfg(target_os = "linux")]
-pub fn uring_setup_message(e: &UringSetupError, depth: u32) -> (String, bool) {
+pub fn uring_setup(e: UringSetupError, depth: u32) -> Setup {
     use platform::error::Errno;
     match e {
-        UringSetupError::Buffers(e) if Errno::of(e) == Some(Errno::ENOMEM) => (
-            "io_uring could not pin the registered buffers (ENOMEM): raise RLIMIT_MEMLOCK \
-             (`ulimit -l`), lower --qd/--bs, or add --no-register-buffers"
-                .to_string(),
-            true,
-        ),
-        UringSetupError::Buffers(e) => {
-            (format!("io_uring could not register the I/O buffers ({e}); add --no-register-buffers"), false)
+        UringSetupError::Buffers(e) if Errno::of(&e) == Some(Errno::ENOMEM) => Setup::UringPin,
+        UringSetupError::Buffers(e) => Setup::UringRegister(e),
+        UringSetupError::Ring { error, .. }
+            if matches!(Errno::of(&error), Some(Errno::ENOSYS) | Some(Errno::EPERM)) =>
+        {
+            Setup::UringUnavailable(error)
         }
-        UringSetupError::Ring { error, .. } if matches!(Errno::of(error), Some(Errno::ENOSYS) | Some(Errno::EPERM)) => {
-            (format!("io_uring is not available here ({error}); use --engine psync"), true)
+        UringSetupError::Ring { entries, error } if Errno::of(&error) == Some(Errno::ENOMEM) => {
+            Setup::UringRingMemory { entries, depth }
         }
-        UringSetupError::Ring { entries, error } if Errno::of(error) == Some(Errno::ENOMEM) => (
-            format!(
-                "io_uring could not allocate a ring of {entries} entries for --qd {depth} (ENOMEM): the kernel is \
-                 short of memory, or (before Linux 5.12) RLIMIT_MEMLOCK is too small for the ring; lower --qd, \
-                 or raise `ulimit -l`"
-            ),
-            true,
-        ),
-        UringSetupError::Ring { entries, error } => (
-            format!("io_uring setup of a {entries}-entry ring for --qd {depth} failed: {error}; try --engine psync"),
-            false,
-        ),
+        UringSetupError::Ring { entries, error } => Setup::UringRing { entries, depth, error },
     }
 }
 

@@ -10,7 +10,7 @@ pub(crate) mod job;
 mod results;
 mod spawn;
 
-use crate::error::{EngineError, Result};
+use crate::error::{EngineError, Invalid, Result};
 use crate::io::offsets::IoLens;
 use crate::io::worker::{Interval, Live, Msg};
 use crate::target::{self, OpenTarget};
@@ -158,48 +158,32 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
     }
     let job = job.as_ref();
     if !job.offset.is_multiple_of(lb) {
-        return Err(EngineError::Invalid(format!(
-            "--offset {} is not a multiple of the logical block size ({lb} bytes) that direct I/O requires",
-            job.offset
-        )));
+        return Err(Invalid::OffsetUnaligned { offset: job.offset, block: lb }.into());
     }
     if job.offset >= size {
-        return Err(EngineError::Invalid(format!(
-            "--offset {} is at or past the end of the target ({size} bytes); lower it",
-            job.offset
-        )));
+        return Err(Invalid::OffsetPastEnd { offset: job.offset, size }.into());
     }
     let wanted = if job.fill { None } else { job.size }; // a fill runs to the end
                                                          // offset_increment: the last worker's region starts this much further on.
     let spread = job.offset_increment.saturating_mul(u64::from(job.threads.max(1) - 1));
     if spread > 0 && job.offset + spread >= size {
-        return Err(EngineError::Invalid(format!(
-            "offset_increment={} puts the last of {} workers at or past the end of the target ({size} bytes); lower it",
-            job.offset_increment, job.threads
-        )));
+        return Err(Invalid::SpreadPastEnd { increment: job.offset_increment, threads: job.threads, size }.into());
     }
     let room = size - job.offset - spread;
     let len = wanted.unwrap_or(room).min(room);
     let len = len / job.bs * job.bs;
     if len == 0 {
-        return Err(EngineError::Invalid(format!(
-            "the test region ({} bytes from offset {}) is smaller than one block (--bs {}); raise --size",
-            job.size.unwrap_or(size - job.offset),
-            job.offset,
-            job.bs
-        )));
+        let region = job.size.unwrap_or(size - job.offset);
+        return Err(Invalid::RegionBelowBlock { region, offset: job.offset, bs: job.bs }.into());
     }
     if let Some(b) = &job.block_sizes {
         for d in [&b.read, &b.write] {
             if let Some(bad) = d.sizes.named().into_iter().chain(d.align).find(|v| !v.is_multiple_of(lb)) {
-                return Err(EngineError::Invalid(format!(
-                    "block size or alignment {bad} is not a multiple of the logical block size ({lb} bytes) that \
-                     direct I/O requires; use multiples of {lb} (e.g. bssplit=4k/50:64k/50) or direct=0"
-                )));
+                return Err(Invalid::SizeUnaligned { value: bad, block: lb }.into());
             }
         }
     }
-    let lens = IoLens::for_job(job.bs, job.block_sizes.as_ref(), lb).map_err(EngineError::Invalid)?;
+    let lens = IoLens::for_job(job.bs, job.block_sizes.as_ref(), lb)?;
     let mut spec = job.clone();
     spec.size = Some(len);
     let watch = t.map(|t| crate::target::devview::watch_for(&t.probe));

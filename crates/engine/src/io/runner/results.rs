@@ -97,7 +97,7 @@ fn slot_result(
         r.write = Some(DirStats::new(s.total_write.count(), s.write_bytes, seconds, &s.total_write, qd(area_w)));
     }
     r.series = trim_series(std::mem::take(&mut s.series), seconds);
-    let t0 = s.ends.iter().filter(|e| e.setup_error.is_none()).map(|e| e.t0_ns).min();
+    let t0 = s.ends.iter().filter(|e| !e.setup_failed).map(|e| e.t0_ns).min();
     let late = in_slot.iter().any(|&j| jobs[j].spec.flow.start_delay_ms > 0 || jobs[j].spec.flow.wait_for.is_some());
     if late {
         r.start_s = t0.map(|t| t as f64 / SEC as f64);

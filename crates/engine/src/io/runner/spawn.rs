@@ -3,9 +3,9 @@
 //! started at once through two barriers.
 
 #[cfg(target_os = "linux")]
-use super::job::uring_setup_message;
+use super::job::uring_setup;
 use super::job::{is_mixed, BoundJob, RunControl};
-use crate::error::Result;
+use crate::error::{Invalid, Result, Setup};
 use crate::io::backend::mem::{Mem, MemRegion};
 use crate::io::backend::null::Null;
 use crate::io::backend::psync::Psync;
@@ -282,12 +282,11 @@ fn set_current_affinity(cpus: &[usize]) {
     platform::cpu::set_thread_affinity(cpus);
 }
 
-/// A worker's buffers (filled with its data pattern) and offset generator; the error is
-/// the message and whether the user can fix it.
-fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), (String, bool)> {
+/// A worker's buffers (filled with its data pattern) and offset generator.
+fn prepare(setup: &WorkerSetup) -> std::result::Result<(BufferPool, OffsetGen), Setup> {
     let (job, worker) = (setup.plan.job, setup.plan.worker);
-    let mut pool = BufferPool::new(setup.pool_slots, setup.plan.bs as usize, setup.mem_align)
-        .ok_or_else(|| ("cannot allocate I/O buffers: lower --qd or --bs".to_string(), true))?;
+    let mut pool =
+        BufferPool::new(setup.pool_slots, setup.plan.bs as usize, setup.mem_align).ok_or(Setup::IoBuffers)?;
     let mut rng = worker_rng(setup.seed ^ 0xb0f, job, worker);
     pool.fill(setup.spec_data, &mut rng);
     let make = |rng| {
@@ -343,11 +342,11 @@ struct Start<'a> {
 impl Start<'_> {
     /// The worker could not be set up: stop the group, pass the barriers with the others
     /// and report why.
-    fn fail(&self, message: String, usage: bool) {
+    fn fail(&self, why: Setup) {
         self.ctl.stop.store(true, Ordering::Relaxed);
         self.barrier.wait();
         self.barrier.wait();
-        let end = WorkerEnd { setup_error: Some(message), setup_error_usage: usage, ..Default::default() };
+        let end = WorkerEnd { setup_error: Some(why), setup_failed: true, ..Default::default() };
         self.finished[self.job].fetch_add(1, Ordering::Release);
         let _ = self.tx.send(Msg::Done { job: self.job, worker: self.worker, end: Box::new(end) });
     }
@@ -439,7 +438,7 @@ pub(super) fn worker_thread(
     };
     let (mut pool, mut gen) = match prepare(&setup) {
         Ok(v) => v,
-        Err((m, u)) => return s.fail(m, u),
+        Err(why) => return s.fail(why),
     };
     let cfg = build_backend_cfg(
         setup.fd,
@@ -474,10 +473,7 @@ pub(super) fn worker_thread(
                     None => s.measure(b, plan, pool, gen, &ch, watch),
                 }
             }
-            Err(e) => {
-                let (msg, usage) = uring_setup_message(&e, plan.depth);
-                s.fail(msg, usage)
-            }
+            Err(e) => s.fail(uring_setup(e, plan.depth)),
         },
         #[cfg(windows)]
         EngineKind::Iocp => match crate::io::backend::iocp::Iocp::new(&cfg) {
@@ -485,12 +481,12 @@ pub(super) fn worker_thread(
                 Some(h) => s.measure(Faulty::new(b, h, setup.fd), plan, pool, gen, &ch, None),
                 None => s.measure(b, plan, pool, gen, &ch, None),
             },
-            Err(e) => s.fail(format!("cannot set up the completion port: {e}"), false),
+            Err(e) => s.fail(Setup::CompletionPort(e)),
         },
         #[cfg(not(target_os = "linux"))]
-        EngineKind::IoUring => s.fail(EngineKind::IoUring.unavailable().unwrap_or_default().to_string(), true),
+        EngineKind::IoUring => s.fail(Setup::Unavailable(EngineKind::IoUring)),
         #[cfg(not(windows))]
-        EngineKind::Iocp => s.fail(EngineKind::Iocp.unavailable().unwrap_or_default().to_string(), true),
+        EngineKind::Iocp => s.fail(Setup::Unavailable(EngineKind::Iocp)),
         EngineKind::Psync => match faults {
             Some(h) => s.measure(Faulty::new(Psync::new(&cfg), h, setup.fd), plan, pool, gen, &ch, None),
             None => s.measure(Psync::new(&cfg), plan, pool, gen, &ch, None),
@@ -501,26 +497,22 @@ pub(super) fn worker_thread(
                 let b = Mem::new(&cfg, region, plan.region_offset, setup.job_worker, setup.workers_in_job);
                 s.measure(b, plan, pool, gen, &ch, None)
             }
-            None => s.fail("the mem engine's region is missing".into(), false),
+            None => s.fail(Setup::MemRegionMissing),
         },
     }
 }
 
 /// One mem region per mem-engine job of a group (None for other engines), allocated before
-/// the workers start. A region that cannot be mapped is a usage error naming `--size`.
+/// the workers start. A region that cannot be mapped is a usage error ([`Invalid::MemRegion`]).
 fn job_regions(jobs: &[BoundJob]) -> Result<Vec<Option<Arc<MemRegion>>>> {
     jobs.iter()
         .map(|j| {
             if j.spec.engine != EngineKind::Mem {
                 return Ok(None);
             }
-            MemRegion::new(j.region_len).map(|r| Some(Arc::new(r))).ok_or_else(|| {
-                crate::error::EngineError::Invalid(format!(
-                    "cannot allocate the mem engine's {} region for {}: lower --size",
-                    crate::io::memory::human(j.region_len),
-                    j.spec.name
-                ))
-            })
+            MemRegion::new(j.region_len)
+                .map(|r| Some(Arc::new(r)))
+                .ok_or_else(|| Invalid::MemRegion { bytes: j.region_len, job: j.spec.name.clone() }.into())
         })
         .collect()
 }
