@@ -11,7 +11,8 @@ Device classes, each set up and taken down here (root):
 
 Cases (the CrystalDiskMark card's shapes): RND4K Q32 read, RND4K Q1 read, SEQ1M Q8 read,
 RND4K Q32 write, SEQ1M Q8 write. Each round runs fio (io_uring, direct, default options; with
---fio-psync also fio psync with numjobs = the queue depth) and
+--fio-psync also fio psync with numjobs = the queue depth; with --fio-best fio's io_uring,
+libaio and psync with numjobs = QD, and the table holds diskmeter against the best of them) and
 each diskmeter variant back to back, in alternating order (A B, then B A). For every run the
 script reads the process's own CPU time (/proc/PID/stat, all threads, io_uring's workers
 included) over the middle of the run and reports CPU microseconds per I/O for both tools
@@ -22,6 +23,7 @@ alike, beside each tool's IOPS; medians and diskmeter/fio ratios at the end.
     sudo bench/handoff.py --variant nopin=--no-pin         # an extra diskmeter variant
     sudo bench/handoff.py --variant before=/tmp/old/diskmeter::   # another build
     sudo bench/handoff.py --fio-psync                      # also fio psync, numjobs = QD
+    sudo bench/handoff.py --fio-best                       # io_uring, libaio, psync: against the best
 
 Writes bench/results/handoff-<date>.json (every run) and a .txt table beside it.
 """
@@ -147,12 +149,12 @@ def timed(cmd, window):
     return out, (b[0] - a[0]) / TICK, b[1] - a[1]
 
 
-def run_fio(dev, case, runtime, psync=False):
-    """fio's default io_uring job; with `psync`, the queue depth as that many psync jobs
-    (group reporting): fio's way to what diskmeter's threads policy does."""
+def run_fio(dev, case, runtime, engine="io_uring"):
+    """fio's job on `engine`: io_uring or libaio at the queue depth; psync as the queue depth
+    of psync jobs (group reporting), fio's way to what diskmeter's threads policy does."""
     rw, bs, qd = CASES[case]
-    engine = ["--ioengine=psync", f"--numjobs={qd}", "--group_reporting"] if psync else \
-        ["--ioengine=io_uring", f"--iodepth={qd}"]
+    engine = ["--ioengine=psync", f"--numjobs={qd}", "--group_reporting"] if engine == "psync" else \
+        [f"--ioengine={engine}", f"--iodepth={qd}"]
     cmd = ["fio", "--name=f", f"--filename={dev.path}", "--direct=1", *engine,
            f"--rw={rw}", f"--bs={bs}", f"--runtime={runtime}", "--time_based",
            "--output-format=json"]
@@ -191,6 +193,9 @@ def main():
                          "arguments (and another build: a before/after comparison)")
     ap.add_argument("--fio-psync", action="store_true",
                     help="also run fio with ioengine=psync and numjobs=QD (tool fio-psync)")
+    ap.add_argument("--fio-best", action="store_true",
+                    help="run fio with io_uring, libaio (iodepth = QD) and psync (numjobs = QD), and hold diskmeter "
+                         "against the best of them (tools fio, fio-libaio, fio-psync)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -205,7 +210,8 @@ def main():
         name, args = v.split("=", 1)
         binary, args = args.split("::", 1) if "::" in args else (a.bin, args)
         variants.append((name, (binary, args.split())))
-    tools = ["fio"] + (["fio-psync"] if a.fio_psync else []) + [v[0] for v in variants]
+    fios = ["fio"] + (["fio-libaio"] if a.fio_best else []) + (["fio-psync"] if a.fio_psync or a.fio_best else [])
+    tools = fios + [v[0] for v in variants]
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     runs = []
     for cls in a.classes.split(","):
@@ -220,7 +226,8 @@ def main():
                         order = order[::-1]
                     for who in order:
                         if who.startswith("fio"):
-                            iops, cpu, wall = run_fio(dev, case, a.runtime, psync=who == "fio-psync")
+                            engine = who.split("-", 1)[1] if "-" in who else "io_uring"
+                            iops, cpu, wall = run_fio(dev, case, a.runtime, engine)
                             warn, handoff = [], None
                         else:
                             binary, extra = dict(variants)[who]
@@ -236,10 +243,15 @@ def main():
     def policy(rs):
         ps = sorted({(r["handoff"] or {}).get("policy", "-") for r in rs})
         return "/".join(ps) if rs and not rs[0]["tool"].startswith("fio") else ""
-    lines = [f"{'class':8} {'case':16} {'tool':10} {'IOPS (median)':>14} {'x fio':>7} {'CPU us/IO':>10} {'hand-off':8}  per round"]
+    lines = [f"{'class':8} {'case':16} {'tool':10} {'IOPS (median)':>14} {'x fio':>7} {'x best':>7} {'CPU us/IO':>10} "
+             f"{'hand-off':8}  per round"]
     for cls in a.classes.split(","):
         for case in a.cases.split(","):
             base = None
+            # fio's best engine for the cell: the highest median of its engines.
+            meds = {w: statistics.median(r["iops"] for r in runs if r["cls"] == cls and r["case"] == case and r["tool"] == w)
+                    for w in fios if any(r["cls"] == cls and r["case"] == case and r["tool"] == w for r in runs)}
+            best = max(meds.values()) if meds else None
             for who in tools:
                 rs = [r for r in runs if r["cls"] == cls and r["case"] == case and r["tool"] == who]
                 if not rs:
@@ -250,14 +262,18 @@ def main():
                 if who == "fio":
                     base = med
                 ratio = med / base if base else float("nan")
+                vs_best = med / best if best else float("nan")
                 each = " ".join(f"{r['iops']:.0f}" for r in rs)
-                lines.append(f"{cls:8} {case:16} {who:10} {med:14.0f} {ratio:7.2f} {cpu:10.2f} {policy(rs):8}  {each}")
+                lines.append(f"{cls:8} {case:16} {who:10} {med:14.0f} {ratio:7.2f} {vs_best:7.2f} {cpu:10.2f} "
+                             f"{policy(rs):8}  {each}")
+            if meds:
+                lines.append(f"{cls:8} {case:16} best fio: {max(meds, key=meds.get)}")
     table = "\n".join(lines)
     print(table)
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"handoff-{stamp}")
     with open(base + ".json", "w") as f:
-        json.dump(dict(rounds=a.rounds, runtime=a.runtime, size_mib=a.size, kernel=os.uname().release,
+        json.dump(dict(rounds=a.rounds, runtime=a.runtime, size_mib=a.size, kernel=os.uname().release, fio=fios,
                        cpus=os.cpu_count(), variants={k: [b, " ".join(x)] for k, (b, x) in variants},
                        runs=runs), f, indent=1)
     with open(base + ".txt", "w") as f:
