@@ -313,20 +313,6 @@ impl Checks {
     /// rate not met; with `reference` (the run went to its end and the ceiling checks are
     /// on), where its I/O ran and the tool's and memory's ceilings for its shape.
     pub(crate) fn result(&self, doc: &mut ResultDoc, r: &mut JobResult, ctl: &RunControl, reference: bool) {
-        self.result_checks(doc, r, ctl, reference);
-    }
-
-    /// [`result`](Self::result) on every result the document holds (a command whose results
-    /// are made whole at its end).
-    pub(crate) fn results(&self, doc: &mut ResultDoc, ctl: &RunControl, reference: bool) {
-        let mut results = std::mem::take(&mut doc.results);
-        for r in &mut results {
-            self.result_checks(doc, r, ctl, reference);
-        }
-        doc.results = results;
-    }
-
-    fn result_checks(&self, doc: &mut ResultDoc, r: &mut JobResult, ctl: &RunControl, reference: bool) {
         if self.on(Check::StartupBurst) {
             for b in doctor::bench::startup_burst(r) {
                 doc.warn(codes::STARTUP_BURST, doctor::bench::burst_message(&r.name, &b));
@@ -353,6 +339,16 @@ impl Checks {
         if self.on(Check::RateNotMet) {
             rate_check(doc, r);
         }
+    }
+
+    /// [`result`](Self::result) on every result the document holds (a command whose results
+    /// are made whole at its end).
+    pub(crate) fn results(&self, doc: &mut ResultDoc, ctl: &RunControl, reference: bool) {
+        let mut results = std::mem::take(&mut doc.results);
+        for r in &mut results {
+            self.result(doc, r, ctl, reference);
+        }
+        doc.results = results;
     }
 
     /// Once the figures are in: what the target, its device and the figures say. `region` is
