@@ -22,6 +22,8 @@
 use super::backend::uring::Uring;
 #[cfg(target_os = "linux")]
 use super::backend::BackendConfig;
+#[cfg(target_os = "linux")]
+use super::buffers::BufferPool;
 use super::runner::job::{BoundJob, RunControl};
 #[cfg(target_os = "linux")]
 use platform::target::Raw;
@@ -87,12 +89,16 @@ impl Watch {
     }
 }
 
-/// Whether the target behind `fd` has io_uring hand its reads to kernel workers: a read of
+/// Whether the target behind `fd` has io_uring hand its reads to kernel workers: reads of
 /// `len` bytes at `offset` from a ring of a new thread's own (a thread that never had one, so
-/// any kernel worker under it is this read's), twice. The first read may be handed off for a
-/// passing reason (a file's dirty pages in the cache must be written before a direct read
-/// can go by them); the second tells how the target takes reads. `None` where it cannot
-/// tell: no io_uring, a failed read, an OS that cannot tell threads apart.
+/// any kernel worker under it is this read's), into a buffer of the kind the run's workers use
+/// ([`BufferPool`]: huge pages for large blocks, so that a read's pages fit the queue's
+/// segment limit as the run's do). The first read may be handed off for a passing reason (a
+/// file's dirty pages in the cache must be written before a direct read can go by them);
+/// the next [`PROBE_READS`] tell how the target takes reads, and they must agree: a target
+/// that hands off some reads and not others is taken as handing off (its figure would depend
+/// on where the kernel's workers run). `None` where it cannot tell: no io_uring, a failed
+/// read, an OS that cannot tell threads apart.
 #[cfg(target_os = "linux")]
 pub fn target_hands_off(fd: Raw, offset: u64, len: u32) -> Option<bool> {
     let once = || {
@@ -107,7 +113,14 @@ pub fn target_hands_off(fd: Raw, offset: u64, len: u32) -> Option<bool> {
                     sqpoll: false,
                     flags: 0,
                 };
-                Uring::new(&cfg).ok()?.probe_handoff(offset, len)
+                let mut ring = Uring::new(&cfg).ok()?;
+                let mut pool = BufferPool::new(1, len.max(1) as usize, 4096)?;
+                let (punted, reaped) = ring.probe_handoff(offset, pool.slot_mut(0));
+                if !reaped {
+                    // The kernel may still write into it.
+                    std::mem::forget(pool);
+                }
+                punted
             })
             .join()
             .ok()
@@ -115,8 +128,16 @@ pub fn target_hands_off(fd: Raw, offset: u64, len: u32) -> Option<bool> {
         })
     };
     once()?;
-    once()
+    let mut any = false;
+    for _ in 0..PROBE_READS {
+        any |= once()?;
+    }
+    Some(any)
 }
+
+/// Reads after the first that [`target_hands_off`] makes.
+#[cfg(target_os = "linux")]
+pub const PROBE_READS: usize = 3;
 
 /// The group's jobs as they will run under `ctl`'s hand-off policy. Each io_uring job's target
 /// is probed ([`target_hands_off`], once per descriptor); where it hands reads off, the job

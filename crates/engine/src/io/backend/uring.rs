@@ -90,33 +90,39 @@ const UNREGISTER_RING_FDS: u32 = 21;
 
 impl Uring {
     /// Whether this ring's requests run in io_uring's kernel workers rather than in the calling
-    /// thread: one read of `len` bytes at `offset` of the first file into a buffer of its own
-    /// (the slots' buffers keep their data), then a look for a worker thread named after this
-    /// one. `None` when the read failed or the OS does not tell. Call it before any other I/O.
+    /// thread: one read of `buf.len()` bytes at `offset` of the first file into `buf` (the
+    /// slots' buffers keep their data), then a look for a worker thread named after this one.
+    /// `None` when the read failed or the OS does not tell. Call it before any other I/O.
+    /// The second value is false when the read was never given back: the kernel may still
+    /// write into `buf`, which the caller must then leak rather than free.
     ///
     /// A file or device that cannot take a request without blocking (zram, bio-based drivers)
-    /// has every request handed off; one that can takes it in the submitting thread.
-    pub fn probe_handoff(&mut self, offset: u64, len: u32) -> Option<bool> {
-        let tid = platform::threads::current_tid()?;
-        let layout = std::alloc::Layout::from_size_align(len.max(1) as usize, 4096).ok()?;
-        // SAFETY: a non-zero size with a valid alignment; freed below with the same layout.
-        let buf = unsafe { std::alloc::alloc_zeroed(layout) };
-        if buf.is_null() {
-            return None;
-        }
+    /// has every request handed off; one that can takes it in the submitting thread. So does a
+    /// request whose pages exceed the queue's segment limit (a 1 MiB read on 4 KiB pages that
+    /// happen not to be contiguous, against 128 segments): it must be split, which a
+    /// non-blocking submission may not do. `buf` must therefore be the kind of memory the run
+    /// uses ([`crate::io::buffers::BufferPool`]), or the answer follows the luck of the
+    /// probe's pages.
+    pub fn probe_handoff(&mut self, offset: u64, buf: &mut [u8]) -> (Option<bool>, bool) {
+        let (Some(tid), Ok(len)) = (platform::threads::current_tid(), u32::try_from(buf.len())) else {
+            return (None, true);
+        };
         let sqe = if self.fixed_file {
-            opcode::Read::new(types::Fixed(0), buf, len)
+            opcode::Read::new(types::Fixed(0), buf.as_mut_ptr(), len)
                 .offset(offset)
                 .build()
                 .flags(io_uring::squeue::Flags::FIXED_FILE)
         } else {
-            opcode::Read::new(types::Fd(self.fds[0]), buf, len).offset(offset).build()
+            opcode::Read::new(types::Fd(self.fds[0]), buf.as_mut_ptr(), len).offset(offset).build()
         }
         .user_data(u64::from(u32::MAX));
         let mut res = None;
-        // SAFETY: the buffer lives until the completion is reaped; when the ring fails to
-        // give it back, the buffer is leaked rather than freed under the kernel.
-        if unsafe { self.ring.submission().push(&sqe) }.is_ok() {
+        // SAFETY: `buf` outlives the completion, which is reaped here; when the ring fails to
+        // give it back, the caller is told to leak `buf`.
+        if unsafe { self.ring.submission().push(&sqe) }.is_err() {
+            return (None, true);
+        }
+        {
             for _ in 0..100 {
                 if self.submit_and_wait(1, None).is_err() {
                     break;
@@ -128,15 +134,9 @@ impl Uring {
             }
         }
         match res {
-            Some(c) => {
-                // SAFETY: the read completed: the kernel no longer touches the buffer.
-                unsafe { std::alloc::dealloc(buf, layout) };
-                match c {
-                    Completion::Done(n) if n > 0 => Some(!platform::threads::io_workers_of(tid).is_empty()),
-                    _ => None,
-                }
-            }
-            None => None,
+            None => (None, false),
+            Some(Completion::Done(n)) if n > 0 => (Some(!platform::threads::io_workers_of(tid).is_empty()), true),
+            Some(_) => (None, true),
         }
     }
 
