@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # sla acceptance run: adaptive search vs --exhaustive on one preconditioned 1 GiB file,
 # interleaved (search, exhaustive, search, exhaustive, ...), then fio's latency_target for
-# the same bound. Usage: bench/sla/run.sh [FILE] [ROUNDS]   (env: BOUND=1ms PCT=99)
+# the same bound. Usage: bench/sla/run.sh [FILE|DEVICE] [ROUNDS]   (env: BOUND=1ms PCT=99)
+# A block device is read only (sla's default workload is randread); bench/sla/devices.sh runs
+# this on zram and on a RAM loop device throttled to a known rate.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 dm=${DM:-$here/target/release/diskmeter}
@@ -12,7 +14,7 @@ pct=${PCT:-99}
 out=${OUT:-$here/bench/results/sla/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 [ -x "$dm" ] || (cd "$here" && cargo build --release --locked -q)
-if [ ! -f "$file" ]; then
+if [ ! -f "$file" ] && [ ! -b "$file" ]; then
   # diskmeter creates, sizes and fills the file with incompressible data (preconditioning).
   "$dm" run --target "$file" --size 1G --rw randread --runtime 1s --keep -q
 fi
@@ -24,6 +26,6 @@ if command -v fio >/dev/null; then
   # fio 3.x: latency_target in usec when given without a unit is ambiguous; the job file says 1ms.
   sed -e "s/^latency_target=.*/latency_target=$bound/" -e "s/^latency_percentile=.*/latency_percentile=$pct/" \
     "$here/bench/sla/fio-latency-target.fio" > "$out/fio-latency-target.fio"
-  DM_FILE="$file" fio --output-format=json+ "$out/fio-latency-target.fio" > "$out/fio.json" 2> "$out/fio.stderr" || true
+  DM_FILE="$file" fio --readonly --output-format=json+ "$out/fio-latency-target.fio" > "$out/fio.json" 2> "$out/fio.stderr" || true
 fi
 python3 "$here/bench/sla/summary.py" "$out" | tee "$out/summary.txt"
