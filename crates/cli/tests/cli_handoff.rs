@@ -34,6 +34,21 @@ fn handoff_run(dev: &str, extra: &[&str]) -> serde_json::Value {
     run_json(&mut cmd)
 }
 
+/// A loop device over a file in /dev/shm (RAM-backed) of `mib` MiB, every block written with
+/// random data; the directory goes with the first value.
+fn ram_loop(mib: u64) -> (tempfile::TempDir, LoopDev) {
+    let shm = tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm");
+    let l = LoopDev::blank(&shm.path().join("img"), mib << 20);
+    let st = std::process::Command::new("dd")
+        .args(["if=/dev/urandom", "bs=1M", "oflag=direct", "status=none"])
+        .arg(format!("count={mib}"))
+        .arg(format!("of={}", l.dev_str()))
+        .status()
+        .expect("dd");
+    assert!(st.success(), "filling {}", l.dev_str());
+    (shm, l)
+}
+
 /// The async-punt warning's message.
 fn punt_message(doc: &serde_json::Value) -> String {
     doc["warnings"]
@@ -108,14 +123,7 @@ fn zram_reads_kept_on_io_uring_run_in_the_kernels_workers_and_the_result_says_so
 fn a_ram_loop_device_takes_requests_in_the_submitting_thread() {
     require_loop!();
     let _s = serial();
-    let shm = tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm");
-    let l = LoopDev::blank(&shm.path().join("img"), 64 << 20);
-    let st = std::process::Command::new("dd")
-        .args(["if=/dev/urandom", "bs=1M", "count=64", "oflag=direct", "status=none"])
-        .arg(format!("of={}", l.dev_str()))
-        .status()
-        .expect("dd");
-    assert!(st.success());
+    let (_shm, l) = ram_loop(64);
     let doc = handoff_run(l.dev_str(), &[]);
     assert!(!warning_codes(&doc).iter().any(|c| c == "async-punt"), "{:?}", warning_codes(&doc));
     assert_eq!(results(&doc)[0]["spec"]["engine"], "io_uring", "the probe found no hand-off: io_uring runs it");
@@ -162,14 +170,7 @@ fn mark_gives_the_same_warnings_ten_times_over_on_a_ram_loop_device_and_on_zram(
     require_zram!();
     let _s = serial();
     const RUNS: usize = 10;
-    let shm = tempfile::tempdir_in("/dev/shm").expect("a directory in /dev/shm");
-    let l = LoopDev::blank(&shm.path().join("img"), 256 << 20);
-    let st = std::process::Command::new("dd")
-        .args(["if=/dev/urandom", "bs=1M", "count=256", "oflag=direct", "status=none"])
-        .arg(format!("of={}", l.dev_str()))
-        .status()
-        .expect("dd");
-    assert!(st.success());
+    let (_shm, l) = ram_loop(256);
     let z = Zram::filled(256);
     for (what, dev) in [("RAM loop device", l.dev_str()), ("zram", z.dev_str())] {
         let mut seen: Vec<(Vec<String>, Vec<String>)> = Vec::new();
