@@ -557,6 +557,7 @@ fn run_passes(
                         pass: pass_no,
                         read: r.read,
                         write: r.write,
+                        whole_bursts: r.whole_bursts.into_iter().collect(),
                         ..PassResult::default()
                     });
                 }

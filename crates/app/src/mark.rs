@@ -483,6 +483,7 @@ impl Runner<'_> {
                     }
                 }
                 let p = &mut passes[(pass_no - 1) as usize];
+                p.whole_bursts.extend(r.whole_bursts.clone());
                 if mixed {
                     p.read = r.read.clone();
                     p.write = r.write.clone();

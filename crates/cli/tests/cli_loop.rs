@@ -549,18 +549,23 @@ fn reports_the_rate_of_a_throttled_device_and_little_s_law_holds() {
 
 /// `mark` reports a device of known speed right in every cell of the card: a loop device over
 /// /dev/shm under three throttle settings (10 000 IOPS; 2 000 IOPS; 300 MB/s with 10 000 IOPS),
-/// warm-up on as by default, three 4 s passes instead of 5 s and no pauses, so the test takes about seven
-/// minutes (bench/throttle_mark.py runs the true defaults beside fio).
+/// warm-up on as by default, three 3 s passes instead of 5 s and no pauses; then, under 300 MB/s +
+/// 10 000 IOPS, the card's eight cells again as `run` jobs of 3 s, one right after the other.
+/// About six minutes (bench/throttle_mark.py runs the true defaults beside fio,
+/// bench/known_speed.py five rounds of `mark` and `run` back to back).
 ///
-/// Throttle-bound cells must be within 1 % of the limit (median of the passes, so that one pass
-/// hit by a stall of this shared machine cannot decide the cell; CI once saw a 4 s pass at
-/// 97.8 % of 10 000 IOPS while the other read 100.1 %): RND4K (4 KiB × 10 000 IOPS is far below
-/// 300 MB/s, so IOPS-bound in every setting) and SEQ1M under 300 MB/s (bytes-bound: 286.1 IOPS).
-/// SEQ1M under an IOPS limit alone is not throttle-bound at a known figure — at 10 000 IOPS of
-/// 1 MiB the loop device itself (a few GB/s) is slower, and a 1 MiB I/O may reach the device as
-/// two requests, each counted against the IOPS limit — so there it must only not exceed the limit.
-/// Such a split I/O is charged twice against a bytes limit too (Linux 6.18, fio alike): SEQ1M
-/// under 300 MB/s may read 150 MB/s, which is accepted as the rate the throttle allows.
+/// blk-throttle completes a deep queue's I/Os in bursts, one per 100 ms slice, and the engine
+/// counts whole bursts (`whole_bursts`), so no window edge moves a slice in or out (before that
+/// rule, CI saw a 4 s pass at +1.35 %). Throttle-bound cells must be within 1 % of the limit: the
+/// median of the passes (every pass is printed; a QD 1 cell on a machine too busy to finish a
+/// slice's I/Os within the slice has no bursts to count whole), and each `run` cell (one retry,
+/// printed, for the same reason). Known cells: RND4K (4 KiB × 10 000 IOPS is far below 300 MB/s,
+/// so IOPS-bound in every setting) and SEQ1M under 300 MB/s (bytes-bound: 286.1 IOPS). SEQ1M under
+/// an IOPS limit alone is not throttle-bound at a known figure — at 10 000 IOPS of 1 MiB the loop
+/// device itself (a few GB/s) is slower — so there it must only not exceed the limit by 1 %.
+/// A 1 MiB I/O that reaches the loop device as two requests (max_segments 128 × 4 KiB pages) is
+/// charged twice against a bytes limit (Linux 6.18, fio alike): SEQ1M under 300 MB/s may read
+/// 150 MB/s, which is accepted as the rate the throttle allows.
 #[test]
 fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
     require_loop!();
@@ -582,6 +587,12 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
         ("2 000 IOPS", 2_000, None),
         ("300 MB/s + 10 000 IOPS", 10_000, Some(300_000_000)),
     ];
+    const CELLS: [(&str, &str, &str, &str); 4] = [
+        ("SEQ1M Q8T1", "", "1M", "8"),
+        ("SEQ1M Q1T1", "", "1M", "1"),
+        ("RND4K Q32T1", "rand", "4k", "32"),
+        ("RND4K Q1T1", "rand", "4k", "1"),
+    ];
     let mut failures = Vec::new();
     for (setting, iops, bps) in SETTINGS {
         let t = match Throttle::new(&l.dev, iops, bps) {
@@ -589,6 +600,32 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
             Err(why) => {
                 skip_note(&format!("{why}; throttled mark test skipped"));
                 return;
+            }
+        };
+        // (the figure's name, IOPS) → within 1 % of its known rate, or (SEQ1M under an IOPS
+        // limit) not above the limit; the line is printed either way.
+        let check = |what: String, name: &str, got: f64| -> Result<(), String> {
+            let bs: f64 = if name.starts_with("SEQ1M") { 1048576.0 } else { 4096.0 };
+            let bps_iops = bps.map_or(f64::INFINITY, |b| b as f64 / bs);
+            let bound = bps_iops.min(iops as f64);
+            let known = bs == 4096.0 || bps_iops < iops as f64;
+            let line = format!(
+                "{setting}: {what}: {got:.1} IOPS, limit {bound:.1} IOPS ({:+.2} %)",
+                (got / bound - 1.0) * 100.0
+            );
+            eprintln!("{line}");
+            let within = |x: f64| (got / x - 1.0).abs() <= 0.01;
+            let ok = if !known {
+                got > 0.0 && got <= bound * 1.01
+            } else if bs == 4096.0 {
+                within(bound)
+            } else {
+                within(bound) || within(bound / 2.0)
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(line)
             }
         };
         let args = [
@@ -601,7 +638,7 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
             "--size",
             "256M",
             "--time",
-            "4s",
+            "3s",
             "--passes",
             "3",
             "--interval",
@@ -613,42 +650,57 @@ fn mark_reports_the_rate_of_a_throttled_device_in_every_cell() {
         assert_eq!(result_names(&doc), vec!["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]);
         for r in results(&doc) {
             let name = r["name"].as_str().unwrap_or_default();
-            let bs: f64 = if name.starts_with("SEQ1M") { 1048576.0 } else { 4096.0 };
-            let bps_iops = bps.map_or(f64::INFINITY, |b| b as f64 / bs);
-            let bound = bps_iops.min(iops as f64);
-            let known = bs == 4096.0 || bps_iops < iops as f64;
             for d in ["read", "write"] {
-                // The median of the passes: the headline is the best pass, and blk-throttle moves
-                // up to one 100 ms slice of credit across a window edge when the machine stalls
-                // near it (±2.5 % on a 4 s pass); the best of three picks the upper tail. The
-                // headline itself must be within that slice.
                 let mut passes: Vec<f64> =
                     r["passes"].as_array().expect("passes").iter().map(|p| f64_at(&p[d], "iops")).collect();
                 assert_eq!(passes.len(), 3, "{setting}: {name}: three passes");
-                passes.sort_by(f64::total_cmp);
-                let got = passes[1];
-                let best = f64_at(&r[d], "iops");
-                if known && (best / got - 1.0) > 0.1 / 4.0 {
-                    failures.push(format!("{setting}: {name} {d}: best pass {best:.1} IOPS, median {got:.1}"));
+                for (i, got) in passes.iter().enumerate() {
+                    let _ = check(format!("mark {name} {d} pass {}", i + 1), name, *got);
                 }
-                let mb_s = f64_at(&r[d], "mb_s");
-                let line = format!(
-                    "{setting}: {name} {d}: {got:.1} IOPS (median of passes) {mb_s:.1} MB/s (best), limit {bound:.1} IOPS {:.1} MB/s",
-                    bound * bs / 1e6
-                );
-                eprintln!("{line}");
-                let within = |x: f64| (got / x - 1.0).abs() <= 0.01;
-                let ok = if !known {
-                    got > 0.0 && got <= bound * 1.01
-                } else if bs == 4096.0 {
-                    within(bound)
-                } else {
-                    // 6.18 charges a 1 MiB I/O that reaches the loop device as two requests
-                    // (max_segments 128 x 4 KiB pages) twice against a bytes limit; fio alike.
-                    within(bound) || within(bound / 2.0)
-                };
-                if !ok {
+                passes.sort_by(f64::total_cmp);
+                if let Err(line) = check(format!("mark {name} {d} median of passes"), name, passes[1]) {
                     failures.push(line);
+                }
+            }
+        }
+        if bps.is_some() {
+            // The card's cells again, as `run` jobs back to back: each opens its window on a
+            // throttle the job before has just used.
+            for (name, rand, bs, qd) in CELLS {
+                for d in ["read", "write"] {
+                    let rw = format!("{rand}{d}");
+                    let mut verdict = Ok(());
+                    for attempt in ["", " (again)"] {
+                        let o = t.diskmeter(&[
+                            "run",
+                            "--target",
+                            dev,
+                            "--destroy-data",
+                            dev,
+                            "--size",
+                            "256M",
+                            "--rw",
+                            &rw,
+                            "--bs",
+                            bs,
+                            "--qd",
+                            qd,
+                            "--runtime",
+                            "3s",
+                            "--json",
+                            "--no-ceiling-check",
+                        ]);
+                        assert!(o.status.success(), "{setting}: run {name} {d} failed: {}", stderr_of(&o));
+                        let doc = json_of(&o);
+                        let got = f64_at(&results(&doc)[0][d], "iops");
+                        verdict = check(format!("run {name} {d}{attempt}"), name, got);
+                        if verdict.is_ok() {
+                            break;
+                        }
+                    }
+                    if let Err(line) = verdict {
+                        failures.push(line);
+                    }
                 }
             }
         }

@@ -178,7 +178,8 @@ type Rate = fn(&stats::SeriesPoint) -> f64;
 /// the burst is returned for the warning. Needs three intervals or more.
 pub fn startup_burst(r: &mut JobResult) -> Vec<Burst> {
     let mut out = Vec::new();
-    if r.series.len() < 3 || r.spec.rate_iops.is_some() {
+    // A window already cut to whole bursts has left out a larger first burst.
+    if r.series.len() < 3 || r.spec.rate_iops.is_some() || r.whole_bursts.is_some() {
         return out;
     }
     let first_len = r.series[0].t_s;
@@ -242,15 +243,7 @@ pub fn startup_burst(r: &mut JobResult) -> Vec<Burst> {
             whole_mb_s: d.mb_s,
         };
         // The headline without the first interval: one window, so iops = ops / seconds holds.
-        d.ops -= first_ops;
-        d.bytes -= first_bytes;
-        d.seconds = (d.seconds - first_len).max(f64::MIN_POSITIVE);
-        #[allow(clippy::cast_precision_loss)]
-        {
-            d.iops = d.ops as f64 / d.seconds;
-            d.mb_s = d.bytes as f64 / 1e6 / d.seconds;
-            d.mib_s = d.bytes as f64 / 1_048_576.0 / d.seconds;
-        }
+        d.rewindow(d.ops - first_ops, d.bytes - first_bytes, (d.seconds - first_len).max(f64::MIN_POSITIVE));
         (burst.sustained_iops, burst.sustained_mb_s) = (d.iops, d.mb_s);
         out.push(burst);
     }

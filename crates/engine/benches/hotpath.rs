@@ -200,6 +200,7 @@ fn bench_worker(c: &mut Criterion) {
                     flow: Default::default(),
                     end_on_full: false,
                     poll_ns: 0,
+                    edges: true,
                 };
                 let mut gen = OffsetGen::with_lens(
                     rw,

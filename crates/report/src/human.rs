@@ -205,6 +205,28 @@ fn run_result(r: &JobResult, out: &mut String) {
             ),
         );
     }
+    if let Some(w) = &r.whole_bursts {
+        let whole: Vec<String> = [("read", w.whole_read_iops), ("write", w.whole_write_iops)]
+            .iter()
+            .filter_map(|(d, v)| v.map(|v| format!("{d} {} IOPS", fmt::iops(v))))
+            .collect();
+        let dropped = match w.dropped {
+            0 => String::new(),
+            n => format!(", {n} larger first burst{} left out", if n > 1 { "s" } else { "" }),
+        };
+        line(
+            out,
+            format!(
+                "  completions came in bursts every {:.0} ms (a limiter's slices): counted over {} whole bursts \
+                 ({:.2}–{:.2} s{dropped}); the whole window read {}",
+                w.period_ms,
+                w.bursts,
+                w.start_s,
+                w.end_s,
+                whole.join(", ")
+            ),
+        );
+    }
     if !r.block_sizes.is_empty() {
         text(out, "  block sizes: ", &fmt::block_size_split(&r.block_sizes));
     }

@@ -163,6 +163,7 @@ fn mark_doc() -> ResultDoc {
                     read: Some(dir(bs, ri, 5.0, &rh, f64::from(qd) * 0.98)),
                     write: Some(dir(bs, wi, 5.0, &wh, f64::from(qd) * 0.97)),
                     histograms: None,
+                    whole_bursts: Vec::new(),
                 }
             })
             .collect();

@@ -510,6 +510,31 @@ pub struct JobResult {
     /// both rates. The direction's headline IOPS and MB/s are then the rest's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub startup_burst: Vec<StartupBurst>,
+    /// The completions came in bursts at one steady period (a limiter's slices, such as
+    /// blk-throttle's 100 ms): the headline IOPS and MB/s count whole bursts, from the start of
+    /// the first to the start of the last, so that no window edge cuts one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_bursts: Option<WholeBursts>,
+}
+
+/// The measured window cut to whole bursts (see [`JobResult::whole_bursts`]).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct WholeBursts {
+    /// The bursts' median period, ms.
+    pub period_ms: f64,
+    /// Whole periods counted.
+    pub bursts: u64,
+    /// Leading bursts left out as larger than the rest (credit carried over from before the
+    /// window: a throttle's unspent slice).
+    pub dropped: u32,
+    /// Where the counted span starts and ends, s after the measured window began.
+    pub start_s: f64,
+    pub end_s: f64,
+    /// The whole window's rates, which the headline replaces (`None`: no I/O that way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_read_iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_write_iops: Option<f64>,
 }
 
 /// A job's first interval against its rest (`startup-burst`).
@@ -625,6 +650,7 @@ impl JobResult {
     pub fn new(spec: JobSpec) -> Self {
         Self {
             startup_burst: Vec::new(),
+            whole_bursts: None,
             name: spec.name.clone(),
             spec,
             read: None,
@@ -706,6 +732,17 @@ fn per_second(x: f64, seconds: f64) -> f64 {
 }
 
 impl DirStats {
+    /// Count `ops` and `bytes` over `seconds` (a part of the window the latencies cover), the
+    /// rates by [`DirStats::new`]'s definition.
+    pub fn rewindow(&mut self, ops: u64, bytes: u64, seconds: f64) {
+        self.ops = ops;
+        self.bytes = bytes;
+        self.seconds = seconds;
+        self.iops = per_second(ops as f64, seconds);
+        self.mb_s = per_second(bytes as f64 / 1e6, seconds);
+        self.mib_s = per_second(bytes as f64 / 1_048_576.0, seconds);
+    }
+
     /// The one definition: iops = ops / seconds, mb_s = bytes / 10^6 / seconds,
     /// mib_s = bytes / 2^20 / seconds (all 0 when seconds is 0).
     pub fn new(ops: u64, bytes: u64, seconds: f64, lat: &LatHist, qd_mean: f64) -> DirStats {
@@ -777,6 +814,10 @@ pub struct PassResult {
     /// The pass's lossless histograms (`--histograms` and multi-host runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histograms: Option<crate::cluster::Histograms>,
+    /// The pass's runs that were counted over whole bursts (one per direction at most; see
+    /// [`JobResult::whole_bursts`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub whole_bursts: Vec<WholeBursts>,
 }
 
 /// Pass-to-pass variation of a multi-pass result.

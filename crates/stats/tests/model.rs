@@ -75,8 +75,20 @@ fn full_doc() -> ResultDoc {
     r.cpu = CpuUsage { user_pct: 3.5, sys_pct: 12.25, max_worker_pct: 15.75, poll_us: 0 };
     r.set_passes(
         vec![
-            PassResult { pass: 1, read: Some(dir(100.0, 90_000.0)), write: None, histograms: None },
-            PassResult { pass: 2, read: Some(dir(120.0, 95_000.0)), write: None, histograms: None },
+            PassResult {
+                pass: 1,
+                read: Some(dir(100.0, 90_000.0)),
+                write: None,
+                histograms: None,
+                whole_bursts: Vec::new(),
+            },
+            PassResult {
+                pass: 2,
+                read: Some(dir(120.0, 95_000.0)),
+                write: None,
+                histograms: None,
+                whole_bursts: Vec::new(),
+            },
         ],
         Aggregate::Max,
     );
@@ -187,9 +199,27 @@ fn series_point_from_interval() {
 #[test]
 fn aggregate_max_takes_best_mb_s_and_min_latency() {
     let passes = vec![
-        PassResult { pass: 1, read: Some(dir(100.0, 80_000.0)), write: Some(dir(50.0, 300_000.0)), histograms: None },
-        PassResult { pass: 2, read: Some(dir(120.0, 90_000.0)), write: Some(dir(40.0, 200_000.0)), histograms: None },
-        PassResult { pass: 3, read: Some(dir(110.0, 70_000.0)), write: Some(dir(45.0, 250_000.0)), histograms: None },
+        PassResult {
+            pass: 1,
+            read: Some(dir(100.0, 80_000.0)),
+            write: Some(dir(50.0, 300_000.0)),
+            histograms: None,
+            whole_bursts: Vec::new(),
+        },
+        PassResult {
+            pass: 2,
+            read: Some(dir(120.0, 90_000.0)),
+            write: Some(dir(40.0, 200_000.0)),
+            histograms: None,
+            whole_bursts: Vec::new(),
+        },
+        PassResult {
+            pass: 3,
+            read: Some(dir(110.0, 70_000.0)),
+            write: Some(dir(45.0, 250_000.0)),
+            histograms: None,
+            whole_bursts: Vec::new(),
+        },
     ];
     let (r, w, spread) = aggregate_passes(&passes, Aggregate::Max);
     let r = r.expect("read");
@@ -209,8 +239,20 @@ fn aggregate_max_takes_best_mb_s_and_min_latency() {
 #[test]
 fn aggregate_mean_averages() {
     let passes = vec![
-        PassResult { pass: 1, read: Some(dir(100.0, 80_000.0)), write: None, histograms: None },
-        PassResult { pass: 2, read: Some(dir(200.0, 100_000.0)), write: None, histograms: None },
+        PassResult {
+            pass: 1,
+            read: Some(dir(100.0, 80_000.0)),
+            write: None,
+            histograms: None,
+            whole_bursts: Vec::new(),
+        },
+        PassResult {
+            pass: 2,
+            read: Some(dir(200.0, 100_000.0)),
+            write: None,
+            histograms: None,
+            whole_bursts: Vec::new(),
+        },
     ];
     let (r, w, spread) = aggregate_passes(&passes, Aggregate::Mean);
     let r = r.expect("read");
@@ -226,7 +268,13 @@ fn aggregate_mean_averages() {
 
 #[test]
 fn aggregate_single_and_empty() {
-    let one = vec![PassResult { pass: 1, read: Some(dir(100.0, 80_000.0)), write: None, histograms: None }];
+    let one = vec![PassResult {
+        pass: 1,
+        read: Some(dir(100.0, 80_000.0)),
+        write: None,
+        histograms: None,
+        whole_bursts: Vec::new(),
+    }];
     let (r, _, spread) = aggregate_passes(&one, Aggregate::Single);
     assert_eq!(r, Some(dir(100.0, 80_000.0)));
     let rs = spread.read.expect("spread");
@@ -255,8 +303,8 @@ fn mean_aggregate_averages_cdfs_by_fraction() {
     let da = DirStats::new(1000, 4_096_000, 1.0, &a, 1.0);
     let db = DirStats::new(1000, 4_096_000, 1.0, &b, 1.0);
     let passes = vec![
-        PassResult { pass: 1, read: Some(da.clone()), write: None, histograms: None },
-        PassResult { pass: 2, read: Some(db.clone()), write: None, histograms: None },
+        PassResult { pass: 1, read: Some(da.clone()), write: None, histograms: None, whole_bursts: Vec::new() },
+        PassResult { pass: 2, read: Some(db.clone()), write: None, histograms: None, whole_bursts: Vec::new() },
     ];
     let (r, _, _) = aggregate_passes(&passes, Aggregate::Mean);
     let r = r.expect("read");
@@ -267,8 +315,14 @@ fn mean_aggregate_averages_cdfs_by_fraction() {
     }
     // A pass without a CDF (an older document): no CDF rather than a wrong one.
     let passes = vec![
-        PassResult { pass: 1, read: Some(da), write: None, histograms: None },
-        PassResult { pass: 2, read: Some(DirStats { lat_cdf: Vec::new(), ..db }), write: None, histograms: None },
+        PassResult { pass: 1, read: Some(da), write: None, histograms: None, whole_bursts: Vec::new() },
+        PassResult {
+            pass: 2,
+            read: Some(DirStats { lat_cdf: Vec::new(), ..db }),
+            write: None,
+            histograms: None,
+            whole_bursts: Vec::new(),
+        },
     ];
     let (r, _, _) = aggregate_passes(&passes, Aggregate::Mean);
     assert!(r.expect("read").lat_cdf.is_empty());

@@ -223,6 +223,7 @@ fn merge_job(rs: &[&JobResult], labels: &[&str], series: Vec<SeriesPoint>) -> Re
                 read: merge_dir(&reads, &rh),
                 write: merge_dir(&writes, &wh),
                 histograms: None,
+                whole_bursts: Vec::new(),
             });
         }
         m.set_passes(passes, rs[0].aggregate.unwrap_or(Aggregate::Max));

@@ -13,6 +13,7 @@
 //! reach them through [`crate::measure`].
 pub mod backend;
 pub mod buffers;
+pub(crate) mod bursts;
 pub mod files;
 pub(crate) mod handoff;
 pub(crate) mod memory;

@@ -95,6 +95,8 @@ pub struct WorkerEnd {
     /// Completions of the measured window by length, `(bytes, reads, writes)`, when the
     /// job's I/Os have more than one length (empty otherwise).
     pub bs_counts: Vec<(u32, u64, u64)>,
+    /// The first and last measured completions' times ([`crate::io::bursts`]), when kept.
+    pub edges: Option<Box<crate::io::bursts::EdgeLog>>,
 }
 
 pub enum Msg {
@@ -210,6 +212,9 @@ pub struct WorkerPlan {
     /// Poll for completions this long before sleeping (0 = sleep at once); see
     /// [`crate::io::runner::RunControl::poll_ns`].
     pub poll_ns: u64,
+    /// Keep the first and last measured completions' times, so that a device completing in
+    /// bursts is measured over whole bursts ([`crate::io::bursts`]).
+    pub edges: bool,
 }
 
 struct Slot {
@@ -405,6 +410,8 @@ struct WorkerState<'a> {
     /// The per-I/O log's current chunk (fio `log_avg_msec=0`) and the entries logged so far.
     io_log: Vec<IoLogEntry>,
     io_logged: usize,
+    /// The edges of the measured window's completions (allocated once, up front).
+    edges: Option<Box<crate::io::bursts::EdgeLog>>,
 }
 
 /// fio's `verify_backlog`: the offsets of the last `cap` acknowledged writes; once full, they
@@ -472,6 +479,7 @@ impl<'a> WorkerState<'a> {
                 Vec::new()
             },
             io_logged: 0,
+            edges: plan.edges.then(|| Box::new(crate::io::bursts::EdgeLog::new())),
         }
     }
 
@@ -905,6 +913,9 @@ impl<'a> WorkerState<'a> {
                     self.log_cur.lat_ns[d] += lat;
                 }
             }
+            if let Some(e) = &mut self.edges {
+                e.record(now, len, op != Op::Read);
+            }
             if op == Op::Read {
                 self.cur.read.record(lat);
                 self.cur.read_bytes += bs;
@@ -1062,6 +1073,7 @@ impl<'a> WorkerState<'a> {
         self.end.poll_ns = self.plan.poll_ns;
         self.end.wall_ns = stop_ns;
         self.end.t0_ns = self.t0;
+        self.end.edges = self.edges;
         self.end
     }
 }
@@ -1169,6 +1181,7 @@ mod tests {
             flow: WorkerFlow::default(),
             end_on_full: false,
             poll_ns: 0,
+            edges: false,
         }
     }
 

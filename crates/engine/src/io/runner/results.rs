@@ -97,6 +97,7 @@ fn slot_result(
         r.write = Some(DirStats::new(s.total_write.count(), s.write_bytes, seconds, &s.total_write, qd(area_w)));
     }
     r.series = trim_series(std::mem::take(&mut s.series), seconds);
+    whole_bursts(&mut r, &s.ends);
     let t0 = s.ends.iter().filter(|e| !e.setup_failed).map(|e| e.t0_ns).min();
     let late = in_slot.iter().any(|&j| jobs[j].spec.flow.start_delay_ms > 0 || jobs[j].spec.flow.wait_for.is_some());
     if late {
@@ -136,6 +137,34 @@ fn slot_result(
         }
     }
     r
+}
+
+/// Count a job whose completions came in steady bursts over whole bursts
+/// ([`crate::io::bursts`]); the latencies keep the whole window.
+fn whole_bursts(r: &mut JobResult, ends: &[WorkerEnd]) {
+    let live: Vec<&WorkerEnd> = ends.iter().filter(|e| !e.setup_failed).collect();
+    let logs: Option<Vec<_>> = live.iter().map(|e| e.edges.as_deref().map(|l| (l, e.t0_ns, e.measured_ns))).collect();
+    let Some(a) = logs.and_then(|l| crate::io::bursts::align(&l)) else { return };
+    let t0 = live.iter().map(|e| e.t0_ns).min().unwrap_or(0);
+    let seconds = (a.end_ns - a.start_ns) as f64 / SEC as f64;
+    let mut whole = [None, None];
+    for (i, d) in [r.read.as_mut(), r.write.as_mut()].into_iter().enumerate() {
+        if let Some(d) = d {
+            if d.ops > 0 {
+                whole[i] = Some(d.iops);
+                d.rewindow(a.ops[i], a.bytes[i], seconds);
+            }
+        }
+    }
+    r.whole_bursts = Some(stats::WholeBursts {
+        period_ms: a.period_ns as f64 / 1e6,
+        bursts: a.bursts,
+        dropped: a.dropped,
+        start_s: a.start_ns.saturating_sub(t0) as f64 / SEC as f64,
+        end_s: a.end_ns.saturating_sub(t0) as f64 / SEC as f64,
+        whole_read_iops: whole[0],
+        whole_write_iops: whole[1],
+    });
 }
 
 /// The workers' hand-off to io_uring's kernel workers, summed: `None` where no worker had its

@@ -199,6 +199,9 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
                 }),
                 flow,
                 end_on_full: s.fill,
+                // A closed loop's rate is the device's, which may come in bursts; an open
+                // loop's is the job's own schedule.
+                edges: rate.is_none(),
                 poll_ns: super::job::poll_budget(
                     poll.0,
                     s.engine,
