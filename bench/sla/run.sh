@@ -28,4 +28,24 @@ if command -v fio >/dev/null; then
     "$here/bench/sla/fio-latency-target.fio" > "$out/fio-latency-target.fio"
   DM_FILE="$file" fio --readonly --output-format=json+ "$out/fio-latency-target.fio" > "$out/fio.json" 2> "$out/fio.stderr" || true
 fi
-python3 "$here/bench/sla/summary.py" "$out" | tee "$out/summary.txt"
+# The exhaustive best is the highest of some 30 measurements, and on a plateau (zram: every
+# depth from 2 up within noise) that maximum is the noise's, not the configuration's. So the two
+# picks of the first round are measured again, interleaved (search's, exhaustive's, search's, …),
+# REMEASURE times each for 3 s: the ratio of those medians is the one that says whether the
+# search found as good a point.
+remeasure=${REMEASURE:-5}
+if [ "$remeasure" -gt 0 ]; then
+  pick() { python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["sla"]["best"] or {}; print(b.get("qd", 0), b.get("threads", 0))' "$1"; }
+  read -r sq st < <(pick "$out/search-1.json")
+  read -r eq et < <(pick "$out/exhaustive-1.json")
+  if [ "$sq" != 0 ] && [ "$eq" != 0 ]; then
+    for r in $(seq 1 "$remeasure"); do
+      for who in search exhaustive; do
+        if [ $who = search ]; then q=$sq t=$st; else q=$eq t=$et; fi
+        "$dm" run --target "$file" --rw randread --bs 4k --qd "$q" --threads "$t" --runtime 3s --json -q \
+          > "$out/remeasure-$who-$r.json"
+      done
+    done
+  fi
+fi
+python3 "$here/bench/sla/summary.py" "$out" "$bound" | tee "$out/summary.txt"

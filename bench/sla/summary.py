@@ -27,6 +27,23 @@ if search and exh:
     print(f"search/exhaustive: IOPS {si/ei:.3f} (need >= 0.95), time {ss/es:.3f} (need <= 0.40)")
     worst = min(r[1] for r in search) / max(r[1] for r in exh)
     print(f"worst pairing: slowest search / best exhaustive = {worst:.3f}")
+# The two picks measured again, interleaved (run.sh's REMEASURE): the fair quality ratio.
+def remeasured(who):
+    out = []
+    for p in sorted(glob.glob(os.path.join(d, f"remeasure-{who}-*.json"))):
+        r = json.load(open(p))["results"][0]
+        rd = r.get("read") or {}
+        out.append((rd.get("iops", 0.0), rd.get("lat_ns", {}).get("p99", 0.0), r["spec"].get("qd"), r["spec"].get("threads")))
+    return out
+
+rs, re_ = remeasured("search"), remeasured("exhaustive")
+if rs and re_:
+    ms, me = statistics.median(x[0] for x in rs), statistics.median(x[0] for x in re_)
+    ps, pe = statistics.median(x[1] for x in rs), statistics.median(x[1] for x in re_)
+    print(f"re-measured, interleaved x{len(rs)}: search's pick QD {rs[0][2]} x {rs[0][3]} {ms:.0f} IOPS "
+          f"(p99 {ps/1e3:.1f} us); exhaustive's pick QD {re_[0][2]} x {re_[0][3]} {me:.0f} IOPS (p99 {pe/1e3:.1f} us)")
+    print(f"re-measured search/exhaustive: IOPS {ms/me:.3f} (need >= 0.95)")
+
 fp = os.path.join(d, "fio.json")
 if os.path.exists(fp):
     try:

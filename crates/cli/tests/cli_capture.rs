@@ -111,9 +111,13 @@ fn read_trace(path: &Path, below: u64) -> TraceCounts {
 }
 
 /// Every I/O the job issued in its measured window: the headline's, plus a startup burst's
-/// first interval when the headline leaves it out.
+/// first interval when the headline leaves it out (or the whole window's, when the headline
+/// counts whole bursts).
 fn ops(doc: &Value, job: usize, dir: &str) -> u64 {
     let r = &results(doc)[job];
+    if let Some(n) = r["whole_bursts"][format!("whole_{dir}_ops")].as_u64() {
+        return n;
+    }
     let burst: u64 = r["startup_burst"]
         .as_array()
         .map(|b| b.iter().filter(|b| b["direction"] == dir).filter_map(|b| b["first_ops"].as_u64()).sum())

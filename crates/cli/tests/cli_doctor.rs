@@ -289,13 +289,14 @@ fn a_concurrent_reader_is_competing_io() {
 }
 
 /// The back-to-back case: a job in a throttled cgroup started right after another one often
-/// gets more than the limit in its first second (+6 to +9 % here, +1.5 to +2.3 % over 4 s). The
-/// headline must be the sustained rate, within 1 % of the limit. The burst is the throttle's
-/// behaviour, not certain on every try: up to three tries. (After an idle pause the throttle
-/// is not exact either — 4 s windows read +0.1 to +2.3 % here in a debug build — so that case
-/// is measured, not asserted: the detector's quiet cases are unit tests in doctor::bench.)
+/// gets more than the limit in its first second (+6 to +9 % here, +1.5 to +2.3 % over 4 s: the
+/// throttle catching up in sub-bursts a few ms apart). The engine counts the throttle's whole
+/// 100 ms bursts from the first start that two regular periods follow, so the headline is the
+/// limit's within 1 % in each of three back-to-back runs, the counted span starts after the
+/// window opened, and `startup-burst` does not also cut the same window (one rule per window;
+/// its own cases are unit tests in doctor::bench).
 #[test]
-fn a_throttles_startup_burst_is_named_and_left_out_of_the_headline() {
+fn a_throttles_first_second_is_left_out_of_the_headline() {
     require_loop!();
     let _s = serial();
     let Some(l) = ShmLoop::new(256 << 20, "startup-burst") else { return };
@@ -318,24 +319,22 @@ fn a_throttles_startup_burst_is_named_and_left_out_of_the_headline() {
         assert!(o.status.success(), "{}", stderr_of(&o));
         json_of(&o)
     };
-    let mut seen = None;
     for _ in 0..3 {
         job("2s");
         let doc = job("4s");
-        let read = &results(&doc)[0]["read"];
-        let iops = f64_at(read, "iops");
+        let r = &results(&doc)[0];
+        let iops = f64_at(&r["read"], "iops");
+        let first = r["series"][0]["read_iops"].as_f64().unwrap_or_default();
+        eprintln!("first second {first:.0} IOPS, headline {iops:.1} IOPS, whole bursts {}", r["whole_bursts"]);
         assert!((iops / LIMIT - 1.0).abs() < 0.01, "headline {iops} IOPS, the limit is {LIMIT}: {doc}");
-        if warning_codes(&doc).contains(&"startup-burst".to_string()) {
-            seen = Some(doc);
-            break;
-        }
+        let w = &r["whole_bursts"];
+        assert!((f64_at(w, "period_ms") - 100.0).abs() < 15.0, "the throttle's 100 ms slices: {w}");
+        let (a, b) = (f64_at(w, "start_s"), f64_at(w, "end_s"));
+        assert!(a > 0.0 && b <= 4.05 && b - a >= 2.0, "the counted span lies in the 4 s window: {w}");
+        assert!((f64_at(&r["read"], "seconds") - (b - a)).abs() < 1e-6, "the headline's seconds are the span's: {w}");
+        assert!(!warning_codes(&doc).contains(&"startup-burst".to_string()), "one rule per window: {doc}");
+        assert!(r.get("startup_burst").is_none(), "{doc}");
     }
-    let doc = seen.expect("no startup-burst in three back-to-back runs");
-    let b = &results(&doc)[0]["startup_burst"][0];
-    assert_eq!(b["direction"], "read");
-    assert!(f64_at(b, "first_iops") > 1.05 * f64_at(b, "sustained_iops"), "{b}");
-    assert!(f64_at(b, "whole_iops") > f64_at(b, "sustained_iops"), "{b}");
-    assert!((f64_at(b, "sustained_iops") - f64_at(&results(&doc)[0]["read"], "iops")).abs() < 1e-6);
 }
 
 #[test]

@@ -535,6 +535,11 @@ pub struct WholeBursts {
     pub whole_read_iops: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub whole_write_iops: Option<f64>,
+    /// The whole window's completions, which the headline's `ops` leave out a part of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_read_ops: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_write_ops: Option<u64>,
 }
 
 /// A job's first interval against its rest (`startup-burst`).

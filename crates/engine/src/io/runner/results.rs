@@ -147,11 +147,12 @@ fn whole_bursts(r: &mut JobResult, ends: &[WorkerEnd]) {
     let Some(a) = logs.and_then(|l| crate::io::bursts::align(&l)) else { return };
     let t0 = live.iter().map(|e| e.t0_ns).min().unwrap_or(0);
     let seconds = (a.end_ns - a.start_ns) as f64 / SEC as f64;
-    let mut whole = [None, None];
+    let (mut whole, mut whole_ops) = ([None, None], [None, None]);
     for (i, d) in [r.read.as_mut(), r.write.as_mut()].into_iter().enumerate() {
         if let Some(d) = d {
             if d.ops > 0 {
                 whole[i] = Some(d.iops);
+                whole_ops[i] = Some(d.ops);
                 d.rewindow(a.ops[i], a.bytes[i], seconds);
             }
         }
@@ -164,6 +165,8 @@ fn whole_bursts(r: &mut JobResult, ends: &[WorkerEnd]) {
         end_s: a.end_ns.saturating_sub(t0) as f64 / SEC as f64,
         whole_read_iops: whole[0],
         whole_write_iops: whole[1],
+        whole_read_ops: whole_ops[0],
+        whole_write_ops: whole_ops[1],
     });
 }
 
