@@ -218,7 +218,7 @@ fn run_result(r: &JobResult, out: &mut String) {
             out,
             format!(
                 "  completions came in bursts every {:.0} ms (a limiter's slices): counted over {} whole bursts \
-                 ({:.2}–{:.2} s{dropped}); the whole window read {}",
+                 ({:.2}–{:.2} s{dropped}); the whole window: {}",
                 w.period_ms,
                 w.bursts,
                 w.start_s,

@@ -48,8 +48,10 @@ impl CpuTimes {
 pub(super) fn group_results(jobs: &[BoundJob], c: &mut Collector, cpu: &CpuTimes) -> Vec<JobResult> {
     let slots = std::mem::take(&mut c.slots);
     let mut results = Vec::with_capacity(slots.len());
+    let mut windows = Vec::with_capacity(slots.len());
     for (si, mut s) in slots.into_iter().enumerate() {
         s.finalize(true, &mut c.spare, &mut |_| {});
+        windows.push(burst_window(&s.ends));
         results.push(slot_result(
             jobs,
             &c.slot_map,
@@ -60,7 +62,14 @@ pub(super) fn group_results(jobs: &[BoundJob], c: &mut Collector, cpu: &CpuTimes
             (c.started_unix_ns, c.release_to_start),
         ));
     }
+    // The device's view holds the whole window's I/Os against the device's counters over the
+    // same window: it is taken before a headline is cut to whole bursts.
     attach_device_views(&mut results, jobs, &c.slot_map, c.edges.start.as_ref(), c.edges.end.as_ref());
+    for (r, w) in results.iter_mut().zip(windows) {
+        if let Some((a, t0)) = w {
+            whole_bursts(r, &a, t0);
+        }
+    }
     results
 }
 
@@ -97,7 +106,6 @@ fn slot_result(
         r.write = Some(DirStats::new(s.total_write.count(), s.write_bytes, seconds, &s.total_write, qd(area_w)));
     }
     r.series = trim_series(std::mem::take(&mut s.series), seconds);
-    whole_bursts(&mut r, &s.ends);
     let t0 = s.ends.iter().filter(|e| !e.setup_failed).map(|e| e.t0_ns).min();
     let late = in_slot.iter().any(|&j| jobs[j].spec.flow.start_delay_ms > 0 || jobs[j].spec.flow.wait_for.is_some());
     if late {
@@ -139,13 +147,18 @@ fn slot_result(
     r
 }
 
-/// Count a job whose completions came in steady bursts over whole bursts
-/// ([`crate::io::bursts`]); the latencies keep the whole window.
-fn whole_bursts(r: &mut JobResult, ends: &[WorkerEnd]) {
+/// The whole-burst window of a slot's workers ([`crate::io::bursts::align`]) and the earliest
+/// worker's window start, when its completions came in steady bursts.
+fn burst_window(ends: &[WorkerEnd]) -> Option<(crate::io::bursts::Aligned, u64)> {
     let live: Vec<&WorkerEnd> = ends.iter().filter(|e| !e.setup_failed).collect();
     let logs: Option<Vec<_>> = live.iter().map(|e| e.edges.as_deref().map(|l| (l, e.t0_ns, e.measured_ns))).collect();
-    let Some(a) = logs.and_then(|l| crate::io::bursts::align(&l)) else { return };
-    let t0 = live.iter().map(|e| e.t0_ns).min().unwrap_or(0);
+    let a = crate::io::bursts::align(&logs?)?;
+    Some((a, live.iter().map(|e| e.t0_ns).min().unwrap_or(0)))
+}
+
+/// Count a job whose completions came in steady bursts over whole bursts
+/// ([`crate::io::bursts`]); the latencies keep the whole window.
+fn whole_bursts(r: &mut JobResult, a: &crate::io::bursts::Aligned, t0: u64) {
     let seconds = (a.end_ns - a.start_ns) as f64 / SEC as f64;
     let (mut whole, mut whole_ops) = ([None, None], [None, None]);
     for (i, d) in [r.read.as_mut(), r.write.as_mut()].into_iter().enumerate() {
