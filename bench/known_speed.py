@@ -30,12 +30,11 @@ import os
 import platform
 import shutil
 import signal
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from throttle_mark import CELLS, Cgroup, run  # noqa: E402
+from throttle_mark import CELLS, Cgroup, run, teardown  # noqa: E402
 
 IOPS, BPS = 10_000, 300_000_000
 
@@ -155,12 +154,7 @@ def main():
         print(f"known_speed.py: {e}", file=sys.stderr)
         return 1
     finally:
-        if cg:
-            cg.remove()
-        if dev:
-            subprocess.run(["losetup", "-d", dev])
-        if os.path.exists(image):
-            os.unlink(image)
+        teardown(cg, dev, image)
         shutil.rmtree(home, ignore_errors=True)
 
 

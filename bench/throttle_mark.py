@@ -109,6 +109,16 @@ class Cgroup:
         print(f"throttle_mark.py: could not remove cgroup {self.path}; rmdir it", file=sys.stderr)
 
 
+def teardown(cg, dev, image):
+    """Remove what a run made: the cgroup, the loop device, its image (each if made)."""
+    if cg:
+        cg.remove()
+    if dev:
+        subprocess.run(["losetup", "-d", dev])
+    if image and os.path.exists(image):
+        os.unlink(image)
+
+
 def diskstats(dev):
     """(reads completed, writes completed) of a block device."""
     name = os.path.basename(dev)
@@ -286,12 +296,7 @@ def main():
         print(f"throttle_mark.py: {e}", file=sys.stderr)
         return 1
     finally:
-        if cg:
-            cg.remove()
-        if dev:
-            subprocess.run(["losetup", "-d", dev])
-        if os.path.exists(image):
-            os.unlink(image)
+        teardown(cg, dev, image)
 
 
 if __name__ == "__main__":
