@@ -165,3 +165,27 @@ fn polling_time_is_not_counted_as_a_busy_worker() {
     assert!(busiest < 25.0, "busiest worker without its polling: {busiest:.1} % (process {process:.1} %)");
     assert!(!warning_codes(&doc).iter().any(|c| c == "tool-bottleneck"), "{:?}", warning_codes(&doc));
 }
+
+/// A loop device's I/O is done by its own kernel worker, which needs a CPU: a worker that
+/// would leave only that CPU free sleeps (polling beside it cost a RAM-backed loop device a
+/// fifth of its 1 MiB Q8 reads on 2 CPUs). An explicit budget is the user's to try.
+#[test]
+fn a_loop_devices_worker_counts_as_a_busy_cpu() {
+    let _serial = serial();
+    require_loop!();
+    let dir = tempdir();
+    let l = LoopDev::blank(&dir.path().join("worker.img"), 32 << 20);
+    let poll_us = |extra: &[&str]| {
+        let base = ["run", "--target", l.dev_str(), "--rw", "randread", "--qd", "1", "--runtime", "300ms"];
+        let doc = run_json(dm_in(dir.path()).args(base).args(["--no-ceiling-check"]).args(extra));
+        results(&doc)[0]["cpu"]["poll_us"].as_u64()
+    };
+    match cpus() {
+        1 => skip_note("one CPU: no worker polls anywhere"),
+        2 => assert_eq!(poll_us(&[]), None, "one worker and the loop device's worker fill 2 CPUs"),
+        n => assert_eq!(poll_us(&[]), Some(100), "one worker and the loop device's worker leave {} of {n} CPUs", n - 2),
+    }
+    if cpus() >= 2 {
+        assert_eq!(poll_us(&["--poll-us", "100"]), Some(100), "an explicit budget polls beside the loop worker");
+    }
+}

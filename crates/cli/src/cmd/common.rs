@@ -224,8 +224,9 @@ fn poll_us_help() -> String {
     format!(
         "An io_uring worker waiting for completions polls its ring this many microseconds \
          before it sleeps, when the run's workers leave a CPU free (0 = sleep at once, as \
-         fio) [default: {} for workers of QD ≤ {}, deeper ones sleep; 0 for several MPI \
-         ranks]",
+         fio) [default: {} for workers of QD ≤ {}, deeper ones sleep, and only where a CPU \
+         is also left for the device's own kernel thread (a loop device's worker); 0 for \
+         several MPI ranks]",
         app::session::DEFAULT_POLL_US,
         engine::measure::DEFAULT_POLL_MAX_DEPTH
     )

@@ -370,6 +370,13 @@ pub(crate) fn device_stack(name: &str) -> Vec<String> {
     topology().stack(name)
 }
 
+/// Whether the target's I/O is done by a device's own kernel thread: a loop device (whose
+/// worker reads and writes its backing file), the target itself or under its file system.
+pub fn runs_on_a_device_thread(p: &Probe) -> bool {
+    let is_loop = |n: &str| n.strip_prefix("loop").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    p.device.iter().chain(&p.disk).chain(&p.state.stack).any(|n| is_loop(n))
+}
+
 /// Backing file of a loop device, if `name` is one and it is bound.
 pub(crate) fn loop_backing_file(name: &str) -> Option<PathBuf> {
     if !name.starts_with("loop") {
@@ -482,6 +489,32 @@ mod tests {
     use std::fs::File;
     use std::io::Write;
     use std::process::Command;
+
+    #[test]
+    fn a_loop_device_anywhere_under_the_target_runs_on_its_worker() {
+        let f = std::env::temp_dir().join(format!("dm-probe-loop-{}", std::process::id()));
+        let mut p = probe(&f).unwrap();
+        p.device = None;
+        p.disk = None;
+        p.state.stack.clear();
+        assert!(!runs_on_a_device_thread(&p));
+        for (device, disk, stack) in [
+            (Some("loop0"), None, vec![]),
+            (Some("loop3p1"), Some("loop3"), vec![]),
+            (Some("dm-0"), Some("dm-0"), vec!["dm-0", "loop12"]),
+        ] {
+            p.device = device.map(String::from);
+            p.disk = disk.map(String::from);
+            p.state.stack = stack.into_iter().map(String::from).collect();
+            assert!(runs_on_a_device_thread(&p), "{device:?} {:?}", p.state.stack);
+        }
+        for name in ["vda", "nvme0n1", "loopy", "loop", "zram0"] {
+            p.device = Some(name.into());
+            p.disk = Some(name.into());
+            p.state.stack.clear();
+            assert!(!runs_on_a_device_thread(&p), "{name}");
+        }
+    }
 
     fn is_root() -> bool {
         platform::host::is_root()

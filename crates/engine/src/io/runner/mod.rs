@@ -198,6 +198,7 @@ pub fn bind(job: &JobSpec, t: Option<&OpenTarget>) -> Result<BoundJob> {
         verify: None,
         files: Vec::new(),
         handoff: None,
+        device_thread: t.is_some_and(|t| target::probe::runs_on_a_device_thread(&t.probe)),
         flags: t.map_or(0, |t| {
             platform::target::reopen_flags(platform::target::OpenHow {
                 direct: t.direct,
@@ -236,29 +237,51 @@ mod tests {
     fn io_uring_workers_poll_only_with_a_cpu_left_free() {
         use spec::EngineKind::*;
         let qd1 = (1, DEFAULT_POLL_MAX_DEPTH);
-        assert_eq!(poll_budget(100_000, IoUring, false, qd1, 1, 2), 100_000);
-        assert_eq!(poll_budget(100_000, IoUring, false, qd1, 3, 4), 100_000);
+        assert_eq!(poll_budget(100_000, IoUring, false, qd1, (1, 0), 2), 100_000);
+        assert_eq!(poll_budget(100_000, IoUring, false, qd1, (3, 0), 4), 100_000);
         // Workers on every CPU: the kernel's completion work would have none.
-        assert_eq!(poll_budget(100_000, IoUring, false, qd1, 2, 2), 0);
-        assert_eq!(poll_budget(100_000, IoUring, false, qd1, 1, 1), 0);
+        assert_eq!(poll_budget(100_000, IoUring, false, qd1, (2, 0), 2), 0);
+        assert_eq!(poll_budget(100_000, IoUring, false, qd1, (1, 0), 1), 0);
         // An SQ-polling thread already takes a CPU; the other engines never wait on a ring.
-        assert_eq!(poll_budget(100_000, IoUring, true, qd1, 1, 4), 0);
+        assert_eq!(poll_budget(100_000, IoUring, true, qd1, (1, 0), 4), 0);
         for e in [Psync, Null, Mem] {
-            assert_eq!(poll_budget(100_000, e, false, qd1, 1, 4), 0, "{e:?}");
+            assert_eq!(poll_budget(100_000, e, false, qd1, (1, 0), 4), 0, "{e:?}");
         }
-        assert_eq!(poll_budget(0, IoUring, false, qd1, 1, 4), 0, "--poll-us 0");
+        assert_eq!(poll_budget(0, IoUring, false, qd1, (1, 0), 4), 0, "--poll-us 0");
     }
 
     #[test]
     fn deep_queues_sleep_unless_the_budget_was_asked_for() {
         use spec::EngineKind::IoUring;
         let d = DEFAULT_POLL_MAX_DEPTH;
-        assert_eq!(poll_budget(100_000, IoUring, false, (8, d), 1, 2), 100_000, "QD8 polls");
-        assert_eq!(poll_budget(100_000, IoUring, false, (9, d), 1, 2), 0, "QD9 sleeps");
-        assert_eq!(poll_budget(100_000, IoUring, false, (32, d), 1, 2), 0, "QD32 sleeps");
+        assert_eq!(poll_budget(100_000, IoUring, false, (8, d), (1, 0), 2), 100_000, "QD8 polls");
+        assert_eq!(poll_budget(100_000, IoUring, false, (9, d), (1, 0), 2), 0, "QD9 sleeps");
+        assert_eq!(poll_budget(100_000, IoUring, false, (32, d), (1, 0), 2), 0, "QD32 sleeps");
         // An explicit --poll-us lifts the depth limit, never the free-CPU one.
-        assert_eq!(poll_budget(50_000, IoUring, false, (32, u32::MAX), 1, 2), 50_000);
-        assert_eq!(poll_budget(50_000, IoUring, false, (32, u32::MAX), 2, 2), 0);
+        assert_eq!(poll_budget(50_000, IoUring, false, (32, u32::MAX), (1, 0), 2), 50_000);
+        assert_eq!(poll_budget(50_000, IoUring, false, (32, u32::MAX), (2, 0), 2), 0);
+    }
+
+    #[test]
+    fn a_device_worked_by_a_kernel_thread_leaves_it_a_cpu() {
+        use spec::EngineKind::IoUring;
+        let d = DEFAULT_POLL_MAX_DEPTH;
+        // One worker on two CPUs beside a loop device's worker: no CPU is free.
+        assert_eq!(poll_budget(100_000, IoUring, false, (1, d), (1, 1), 2), 0);
+        assert_eq!(poll_budget(100_000, IoUring, false, (1, d), (1, 1), 4), 100_000);
+        // io_uring's kernel workers doing every request count too.
+        assert_eq!(poll_budget(100_000, IoUring, false, (1, d), (1, 2), 3), 0);
+        // An explicit budget is the user's to try beside them, never on every CPU.
+        assert_eq!(poll_budget(50_000, IoUring, false, (1, u32::MAX), (1, 1), 2), 50_000);
+        assert_eq!(poll_budget(50_000, IoUring, false, (1, u32::MAX), (2, 1), 2), 0);
+        let mut j = null_job("n", 1 << 20);
+        assert_eq!(j.kernel_threads(), 0, "the null engine has no device");
+        j.device_thread = true;
+        assert_eq!(j.kernel_threads(), 1);
+        j.handoff = Some(stats::HandoffPolicy::Ring);
+        assert_eq!(j.kernel_threads(), 2);
+        j.handoff = Some(stats::HandoffPolicy::Threads);
+        assert_eq!(j.kernel_threads(), 1, "on threads, the job's own workers do the I/O");
     }
 
     #[test]

@@ -108,6 +108,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
     let mut job_workers = Vec::with_capacity(jobs.len());
     let allowed = super::job::allowed_cpus();
     let all_workers: usize = jobs.iter().map(|j| workers_of(&j.spec).0).sum();
+    let kernel_threads: usize = jobs.iter().map(BoundJob::kernel_threads).sum();
     let cpus = if pin { allowed.clone() } else { Vec::new() };
     let mut slot_workers = vec![0usize; nslots];
     let regions = job_regions(jobs)?;
@@ -207,7 +208,7 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
                     s.engine,
                     s.offload,
                     (depth, poll.1),
-                    all_workers,
+                    (all_workers, kernel_threads),
                     allowed.len(),
                 ),
             };
