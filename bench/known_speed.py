@@ -17,8 +17,19 @@ Each headline is held against the throttle's rate (diskmeter/expected); the resu
 `whole_bursts` (the window cut to whole throttle slices) is reported beside it, with the whole
 window's rate. Exit 0 when every cell of every round is within --tolerance (1 %), 1 when not.
 
+With --also compare,sla,steady each round also runs, through the same throttle and right after
+the cells:
+
+  * `compare DEV DEV2` (a second loop device under the same throttle): RND4K Q32 read, 3 passes of
+    3 s a side, interleaved; every pass of both sides is held against 10 000 IOPS;
+  * `sla DEV --latency 20ms` (p99, the default random 4 KiB read): the best point's IOPS;
+  * `steady DEV --matrix quick --round-time 2s --max-rounds 5`: in every round, each point's
+    binding direction (the one the throttle limits first: reads of 4K 65/35 and 64K 65/35 at
+    10 000 and 4 577.6 IOPS, writes of 4K 0/100 at 10 000).
+
   sudo bench/known_speed.py                    # 5 rounds (~25 min)
   sudo bench/known_speed.py --rounds 1 --no-mark
+  sudo bench/known_speed.py --no-mark --no-run --also compare,sla,steady
 
 Writes bench/results/known-speed-<date>.txt (the table) and .json (every figure). The loop device,
 its image and the cgroup are removed on exit, also on error or Ctrl-C.
@@ -64,6 +75,7 @@ def main():
     ap.add_argument("--no-mark", action="store_true", help="only the eight `run` cells")
     ap.add_argument("--no-run", action="store_true", help="only `mark`")
     ap.add_argument("--tolerance", type=float, default=1.0, help="percent (default 1)")
+    ap.add_argument("--also", default="", help="comma-separated: compare, sla, steady (each once per round)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -82,7 +94,8 @@ def main():
     os.makedirs(home, exist_ok=True)
     os.environ.update(HOME=home, DISKMETER_HISTORY="off")
     image = f"/dev/shm/diskmeter-known-speed-{os.getpid()}.img"
-    dev, cg = None, None
+    dev, cg, dev2 = None, None, None
+    image2 = f"/dev/shm/diskmeter-known-speed-{os.getpid()}-b.img"
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     try:
         run(["truncate", "-s", "2G", image])
@@ -91,6 +104,14 @@ def main():
         run(["dd", f"if=/dev/urandom", f"of={dev}", "bs=1M", "count=1100", "oflag=direct", "status=none"])
         cg = Cgroup(devno)
         cg.limit(IOPS, BPS)
+        if "compare" in a.also:
+            # compare needs two devices: a second loop device under the same throttle.
+            run(["truncate", "-s", "2G", image2])
+            dev2 = run(["losetup", "--find", "--show", image2]).strip()
+            run(["dd", f"if=/dev/urandom", f"of={dev2}", "bs=1M", "count=1100", "oflag=direct", "status=none"])
+            cg.devno = open(f"/sys/block/{os.path.basename(dev2)}/dev").read().strip()
+            cg.limit(IOPS, BPS)
+            cg.devno = devno
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         dm_v = run([a.bin, "--version"]).strip()
         print(f"loop device {dev} ({devno}) over {image}, {cg.kind}: {IOPS} IOPS, {BPS} B/s", file=sys.stderr)
@@ -114,6 +135,42 @@ def main():
                                               "--runtime", "5s", "--json", "--destroy-data", dev], cg))
                         record.append(dict(round=rnd, cmd="run", cell=name, dir=d, expected=expected(bs),
                                            **figures(doc["results"][0], d)))
+            also = [c for c in a.also.split(",") if c]
+            if "compare" in also:
+                print(f"round {rnd}: compare, RND4K Q32 read, two devices under one throttle…", file=sys.stderr, flush=True)
+                doc = json.loads(run([a.bin, "compare", dev, dev2, "--labels", "A,B", "--rw", "randread", "--qd", "32",
+                                      "--passes", "3", "--time", "3s", "--size", "1g", "--json"], cg))
+                for row in doc["compare"]["rows"]:
+                    if row.get("metric") != "iops" or row.get("direction", "read") != "read":
+                        continue
+                    for smp in row["samples"]:
+                        for k, v in enumerate(smp["values"]):
+                            record.append(dict(round=rnd, cmd="compare", cell=f"RND4K Q32 {smp['label']}{k + 1}",
+                                               dir="read", expected=IOPS, iops=v, whole_iops=v, bursts=None,
+                                               dropped=None))
+            if "sla" in also:
+                print(f"round {rnd}: sla --latency 20ms…", file=sys.stderr, flush=True)
+                doc = json.loads(run([a.bin, "sla", dev, "--latency", "20ms", "--size", "1g", "--json"], cg))
+                best = doc["sla"]["best"]
+                record.append(dict(round=rnd, cmd="sla", cell=f"best QD{best['qd']}T{best['threads']}", dir="read",
+                                   expected=IOPS, iops=best["iops"], whole_iops=best["iops"], bursts=None,
+                                   dropped=None))
+            if "steady" in also:
+                print(f"round {rnd}: steady --matrix quick…", file=sys.stderr, flush=True)
+                doc = json.loads(run([a.bin, "steady", dev, "--destroy-data", dev, "--matrix", "quick",
+                                      "--round-time", "2s", "--max-rounds", "5", "--precondition-passes", "0",
+                                      "--size", "1g", "--json"], cg))
+                pts = {p["name"]: p for p in doc["steady"]["points"]}
+                for rd in doc["steady"]["rounds"]:
+                    for pt in rd["points"]:
+                        spec = pts[pt["name"]]
+                        bs, rp = spec["bs"], spec["read_pct"] / 100
+                        lim = expected(bs)
+                        # The direction the throttle binds first: its rate is the known one.
+                        d = "write" if rp == 0 or (rp < 1 and lim / (1 - rp) < lim / rp) else "read"
+                        got = pt[f"{d}_iops"]
+                        record.append(dict(round=rnd, cmd="steady", cell=f"r{rd['round']} {pt['name']}", dir=d,
+                                           expected=lim, iops=got, whole_iops=got, bursts=None, dropped=None))
         head = [f"# known speed back to back: {IOPS} IOPS + {BPS / 1e6:.0f} MB/s (blk-throttle, {cg.kind}), "
                 f"RAM-backed loop device, {stamp}, {platform.release()}, {dm_v}",
                 "# mark: default options; run: 5 s per cell, no ramp, cells one after another; "
@@ -130,7 +187,7 @@ def main():
                         f"{c['dropped'] if c['dropped'] is not None else '-':>7}")
         summary = [f"worst |headline/expected - 1| over {len(record)} cells: {worst * 100:.3f} % "
                    f"(tolerance {a.tolerance:g} %); the whole windows' worst: {worst_whole * 100:.3f} %"]
-        for cmd in ("mark", "run"):
+        for cmd in ("mark", "run", "compare", "sla", "steady"):
             xs = [abs(c["iops"] / c["expected"] - 1) for c in record if c["cmd"] == cmd]
             if xs:
                 summary.append(f"{cmd}: {len(xs)} cells, worst {max(xs) * 100:.3f} %, "
@@ -155,6 +212,7 @@ def main():
         return 1
     finally:
         teardown(cg, dev, image)
+        teardown(None, dev2, image2)
         shutil.rmtree(home, ignore_errors=True)
 
 

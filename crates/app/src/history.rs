@@ -153,9 +153,18 @@ pub fn record_health(choice: &Choice, doc: &mut crate::health::HealthDoc) {
     }
 }
 
-fn keep(path: &std::path::Path, doc: &ResultDoc) -> std::result::Result<HistoryNote, String> {
-    let value = serde_json::to_value(doc).map_err(|e| format!("cannot serialise the result: {e}"))?;
+fn keep(path: &std::path::Path, doc: &mut ResultDoc) -> std::result::Result<HistoryNote, String> {
+    let mut value = serde_json::to_value(&*doc).map_err(|e| format!("cannot serialise the result: {e}"))?;
     let mut store = history::Store::open(path).map_err(|e| e.to_string())?;
+    // Hysteresis: a figure inside a warning's margin band keeps the verdict of the last
+    // comparable run of this device (`stats::margin`). Reading that run is a courtesy: when it
+    // fails, the band gives no warning, as a first run's would.
+    if !doc.borderline.is_empty() {
+        if let Ok(Some((row, old))) = store.last_like(&value) {
+            stats::margin::hold(doc, Some((row.id, &stats::margin::given_codes(&old))));
+            value = serde_json::to_value(&*doc).map_err(|e| format!("cannot serialise the result: {e}"))?;
+        }
+    }
     let id = store.insert(&value).map_err(|e| e.to_string())?;
     // The comparison is a courtesy: a failure to read the earlier run leaves it out.
     let vs = store
@@ -602,5 +611,50 @@ mod tests {
             panic!("smartctl run for a virtual disk")
         });
         assert!(smart_snapshot("vda", &mut never, &sys).is_none());
+    }
+
+    /// Hysteresis through the history: a figure inside a warning's margin band is given only
+    /// when the last comparable run of the device gave the warning, and then every time.
+    #[test]
+    fn a_borderline_figure_keeps_the_last_comparable_runs_verdict() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.db");
+        let doc = |cpu: f64, started: &str| {
+            let mut d =
+                ResultDoc::new("run", started, stats::HostInfo { hostname: Some("h".into()), ..Default::default() });
+            let spec = spec::JobSpec { name: "j".into(), ..spec::JobSpec::default() };
+            let mut r = stats::JobResult::new(spec);
+            r.read = Some(stats::DirStats::new(1000, 1000 * 4096, 1.0, &stats::LatHist::new(), 1.0));
+            d.results.push(r);
+            d.judge(&stats::margin::WORKER_CPU, cpu, format!("j: a worker thread ran at {cpu:.0}% CPU"));
+            d
+        };
+        let codes = |d: &ResultDoc| d.warnings.iter().map(|w| w.code.clone()).collect::<Vec<_>>();
+        // A first run inside the band: nothing earlier to hold, so no warning; named as borderline.
+        let mut first = doc(90.0, "2026-11-29T10:00:00Z");
+        keep(&db, &mut first).unwrap();
+        assert!(codes(&first).is_empty(), "{:?}", first.warnings);
+        assert_eq!(first.borderline.len(), 1);
+        // Past the threshold: given.
+        let mut given = doc(96.0, "2026-11-29T10:01:00Z");
+        let note = keep(&db, &mut given).unwrap();
+        assert_eq!(codes(&given), ["tool-bottleneck"]);
+        // Back inside the band, twice: held both times, naming the run that gave it.
+        for (i, at) in ["2026-11-29T10:02:00Z", "2026-11-29T10:03:00Z"].into_iter().enumerate() {
+            let mut again = doc(88.0, at);
+            let n = keep(&db, &mut again).unwrap();
+            assert_eq!(codes(&again), ["tool-bottleneck"], "run {i}");
+            let w = &again.warnings[0].message;
+            assert!(w.contains("[held: 88 is inside this warning's margin band (85 to 95)"), "{w}");
+            assert_eq!(again.borderline[0].held_by, Some(note.id + i as i64), "{w}");
+            let _ = n;
+        }
+        // Short of the band: clear, and the next run in the band is not held.
+        let mut clear = doc(50.0, "2026-11-29T10:04:00Z");
+        keep(&db, &mut clear).unwrap();
+        assert!(codes(&clear).is_empty() && clear.borderline.is_empty());
+        let mut after = doc(90.0, "2026-11-29T10:05:00Z");
+        keep(&db, &mut after).unwrap();
+        assert!(codes(&after).is_empty(), "{:?}", after.warnings);
     }
 }

@@ -11,8 +11,9 @@ use stats::{codes, DirStats, JobResult, ResultDoc};
 /// A figure within this share below a cgroup limit (or above it: a throttle's burst) is the
 /// limit's, not the disk's.
 pub const LIMIT_SHARE: f64 = 0.02;
-/// Throughput at or above this share of the link's practical ceiling is link-bound.
-pub const LINK_SHARE: f64 = 0.97;
+/// Throughput at or above this share of the link's practical ceiling is link-bound
+/// (`stats::margin::LINK`, whose band holds it down to 92 %).
+pub const LINK_SHARE: f64 = stats::margin::LINK.on;
 /// A first second this much above the rest is a startup burst…
 pub const BURST_FIRST_PCT: f64 = 5.0;
 /// …when it moves the whole run's figure by at least this much.
@@ -146,24 +147,33 @@ pub fn warnings(ctx: &BenchContext, doc: &mut ResultDoc) -> Vec<(&'static str, S
         }
     }
     if let Some((ceiling, label)) = &ctx.link {
+        let mut near = Vec::new();
         for r in &doc.results {
             for (dir, d) in [("read", &r.read), ("write", &r.write)] {
                 let Some(d) = d else { continue };
-                let got = d.mb_s * 1e6;
-                if got >= LINK_SHARE * ceiling {
-                    out.push((
-                        codes::LINK_BOUND,
-                        format!(
-                            "{}: {dir} {:.0} MB/s is {:.0} % of the link's practical ceiling ({label}: {:.0} MB/s): the disk may \
-                             be faster than the link lets it show",
-                            r.name,
-                            d.mb_s,
-                            100.0 * got / ceiling,
-                            ceiling / 1e6
-                        ),
-                    ));
+                let share = d.mb_s * 1e6 / ceiling;
+                let zone = stats::margin::LINK.zone(share);
+                if zone == stats::margin::Zone::Clear {
+                    continue;
+                }
+                let msg = format!(
+                    "{}: {dir} {:.0} MB/s is {:.0} % of the link's practical ceiling ({label}: {:.0} MB/s): the disk may \
+                     be faster than the link lets it show",
+                    r.name,
+                    d.mb_s,
+                    100.0 * share,
+                    ceiling / 1e6
+                );
+                if zone == stats::margin::Zone::Given {
+                    out.push((codes::LINK_BOUND, msg));
+                } else {
+                    near.push((share, msg));
                 }
             }
+        }
+        // Inside the margin band: borderline, given only where the last comparable run gave it.
+        for (share, msg) in near {
+            doc.place(stats::margin::Zone::Band, &stats::margin::LINK, share, msg);
         }
     }
     out

@@ -261,6 +261,15 @@ impl Store {
         Ok(id)
     }
 
+    /// The newest complete run comparable with `doc` (the same device, the same workload), as
+    /// [`Store::last_comparable`] would find it once `doc` is stored: its row and document.
+    pub fn last_like(&self, doc: &Value) -> Result<Option<(RunRow, Value)>> {
+        let facts =
+            extract::facts(doc).map_err(|reason| HistoryError::InvalidDocument { path: self.path.clone(), reason })?;
+        let Some(row) = self.last_comparable(&facts.device_key, &facts.key.key, None)? else { return Ok(None) };
+        Ok(self.get(row.id)?.map(|v| (row, v)))
+    }
+
     /// The run already holding this exact document (an import of a file imported before).
     pub fn find_same(&self, doc: &Value) -> Result<Option<i64>> {
         let hash = codec::encode(doc).hash;

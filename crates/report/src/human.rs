@@ -136,6 +136,10 @@ fn footer(doc: &ResultDoc, out: &mut String) {
     for w in &doc.warnings {
         text(out, &format!("warning[{}]: ", w.code), &w.message);
     }
+    // Near a threshold and not given (no earlier comparable run gave it): named, not hidden.
+    for b in doc.borderline.iter().filter(|b| b.held_by.is_none()) {
+        text(out, &format!("near[{}]: ", b.code), &format!("{} (inside the margin band, not given)", b.message));
+    }
     if let Some(e) = &doc.error {
         if !doc.partial {
             text(out, &format!("error[{}]: ", e.kind), &e.message);

@@ -2,6 +2,7 @@
 //! device under the target, held against diskmeter's own counts. Pure: the engine supplies
 //! the counter snapshots.
 
+use crate::margin::{self, Margin, Zone};
 use serde::{Deserialize, Serialize};
 
 /// Raw /proc/diskstats counters of one device (fields 4–14; times in ms).
@@ -89,6 +90,15 @@ pub struct DeviceView {
 /// Logical sector of /proc/diskstats: always 512 bytes.
 const SECTOR: u64 = 512;
 
+/// One check of a device view: the figure, its warning's margin and where it falls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub margin: Margin,
+    pub value: f64,
+    pub zone: Zone,
+    pub message: String,
+}
+
 impl DeviceView {
     /// The view of `device` over `seconds` with counter deltas `c` and diskmeter's own counts.
     pub fn new(device: &str, backing: Vec<String>, seconds: f64, c: DiskCounters, ours: [u64; 4]) -> Self {
@@ -133,14 +143,30 @@ impl DeviceView {
         self.writes_per_io = (self.our_writes > 0).then(|| c.writes as f64 / self.our_writes as f64);
     }
 
-    /// The checks of a device view against diskmeter's own counts: `(code, message)` pairs.
-    /// `raw_device`: the target is the block device itself (no file system that could add
-    /// or absorb I/O).
+    /// The checks of a device view against diskmeter's own counts: `(code, message)` pairs,
+    /// the warnings given ([`DeviceView::judged`] with the figures in a margin band left out).
     pub fn findings(&self, raw_device: bool) -> Vec<(&'static str, String)> {
+        self.judged(raw_device)
+            .into_iter()
+            .filter(|f| f.zone == Zone::Given)
+            .map(|f| (f.margin.code, f.message))
+            .collect()
+    }
+
+    /// The checks of a device view against diskmeter's own counts, each with its figure and
+    /// where it falls against its warning's margin ([`crate::margin`]); figures short of the
+    /// band are left out. `raw_device`: the target is the block device itself (no file system
+    /// that could add or absorb I/O).
+    pub fn judged(&self, raw_device: bool) -> Vec<Finding> {
         let mut out = Vec::new();
         if self.unavailable.is_some() || self.device.is_empty() {
             return out;
         }
+        let mut push = |margin: Margin, value: f64, zone: Zone, message: String| {
+            if zone != Zone::Clear {
+                out.push(Finding { margin, value, zone, message });
+            }
+        };
         let c = &self.counters;
         let dev = &self.device;
         for (what, per, merges, n, ours) in [
@@ -152,70 +178,77 @@ impl DeviceView {
             if ours < 100 {
                 continue;
             }
-            if per > 1.05 && merges * 20 < n {
-                out.push((
-                    codes::SPLIT_IO,
+            if merges * 20 < n {
+                push(
+                    margin::SPLIT,
+                    per,
+                    margin::SPLIT.zone(per),
                     format!(
                         "{dev} saw {per:.2} {what} requests per diskmeter I/O: each I/O was split before the device \
                          (buffer or request-size limits), so the device did not see the workload asked for"
                     ),
-                ));
-            } else if merges * 20 >= n.max(1) && per < 0.95 {
-                out.push((
-                    codes::MERGED_IO,
+                );
+            } else if merges * 20 >= n.max(1) {
+                push(
+                    margin::MERGED,
+                    per,
+                    margin::MERGED.zone(per),
                     format!(
                         "{dev} merged {what}s: {per:.2} device requests per diskmeter I/O ({merges} merges), so the \
                          device saw fewer, larger requests than the workload's"
                     ),
-                ));
+                );
             }
         }
-        if self.our_read_bytes >= 1 << 20 && (self.read_bytes as f64) < 0.9 * self.our_read_bytes as f64 {
-            out.push((
-                codes::DEVICE_SAW_LESS,
+        if self.our_read_bytes >= 1 << 20 {
+            let share = self.read_bytes as f64 / self.our_read_bytes as f64;
+            push(
+                margin::SAW_LESS,
+                share,
+                margin::SAW_LESS.zone(share),
                 format!(
                     "{dev} read {} of the {} diskmeter read ({:.0} %): a cache above the device (page cache, \
                      controller, host) answered the rest, so the figures are the cache's",
                     human_bytes(self.read_bytes),
                     human_bytes(self.our_read_bytes),
-                    self.read_bytes as f64 * 100.0 / self.our_read_bytes as f64
+                    share * 100.0
                 ),
-            ));
+            );
         }
         let foreign_writes = self.our_writes == 0 && c.writes > 16 && self.write_bytes > (1 << 20);
         let foreign_reads = self.our_reads == 0 && c.reads > 16 && self.read_bytes > (1 << 20);
-        if !foreign_writes
-            && self.our_write_bytes >= 1 << 20
-            && self.write_bytes as f64 > 1.1 * self.our_write_bytes as f64
-        {
-            let (code, why) = if raw_device {
-                (codes::FOREIGN_IO, "other I/O reached the device during the run")
+        if !foreign_writes && self.our_write_bytes >= 1 << 20 {
+            let ratio = self.write_bytes as f64 / self.our_write_bytes as f64;
+            let (m, why) = if raw_device {
+                (margin::FOREIGN, "other I/O reached the device during the run")
             } else {
-                (codes::DEVICE_SAW_MORE, "write amplification by the file system, its journal or RAID")
+                (margin::SAW_MORE, "write amplification by the file system, its journal or RAID")
             };
-            out.push((
-                code,
+            push(
+                m,
+                ratio,
+                m.zone(ratio),
                 format!(
-                    "{dev} wrote {} for the {} diskmeter wrote ({:.2}×): {why}",
+                    "{dev} wrote {} for the {} diskmeter wrote ({ratio:.2}×): {why}",
                     human_bytes(self.write_bytes),
                     human_bytes(self.our_write_bytes),
-                    self.write_bytes as f64 / self.our_write_bytes as f64
                 ),
-            ));
+            );
         }
-        if foreign_writes
-            || foreign_reads
-            || (raw_device && self.read_bytes as f64 > 1.1 * self.our_read_bytes as f64 && self.read_bytes > (1 << 20))
-        {
-            out.push((
-                codes::FOREIGN_IO,
-                format!(
-                    "{dev} did I/O that was not diskmeter's during the run ({} reads / {} writes on the device \
-                     against diskmeter's {} / {}): another process shared the device, so the figures are not the \
-                     device's alone",
-                    c.reads, c.writes, self.our_reads, self.our_writes
-                ),
-            ));
+        let foreign = format!(
+            "{dev} did I/O that was not diskmeter's during the run ({} reads / {} writes on the device \
+             against diskmeter's {} / {}): another process shared the device, so the figures are not the \
+             device's alone",
+            c.reads, c.writes, self.our_reads, self.our_writes
+        );
+        if foreign_writes || foreign_reads {
+            // Nothing of diskmeter's to hold them against: not a figure near a threshold.
+            push(margin::FOREIGN, f64::INFINITY, Zone::Given, foreign);
+        } else if raw_device && self.read_bytes > (1 << 20) && self.our_read_bytes > 0 {
+            let ratio = self.read_bytes as f64 / self.our_read_bytes as f64;
+            push(margin::FOREIGN, ratio, margin::FOREIGN.zone(ratio), foreign);
+        } else if raw_device && self.read_bytes > (1 << 20) {
+            push(margin::FOREIGN, f64::INFINITY, Zone::Given, foreign);
         }
         out
     }
@@ -255,8 +288,6 @@ impl DeviceView {
         )
     }
 }
-
-use crate::codes;
 
 fn ms(v: f64) -> String {
     if v >= 10.0 {
@@ -298,6 +329,7 @@ fn group_thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codes;
 
     fn view(c: DiskCounters, ours: [u64; 4]) -> DeviceView {
         DeviceView::new("loop0", vec![], 2.0, c, ours)
@@ -355,6 +387,32 @@ mod tests {
             [1000, 0, 1000 << 20, 0],
         );
         assert!(foreign.findings(false).iter().any(|f| f.0 == codes::FOREIGN_IO));
+    }
+
+    #[test]
+    fn a_figure_near_a_threshold_is_borderline_not_a_warning() {
+        // 1.03 requests per I/O: inside split-io's band (1.02 to 1.05).
+        let near = view(
+            DiskCounters { reads: 1030, read_sectors: 1000 * 2048, ..Default::default() },
+            [1000, 0, 1000 << 20, 0],
+        );
+        assert!(near.findings(true).is_empty(), "{:?}", near.findings(true));
+        let j = near.judged(true);
+        assert_eq!(j.len(), 1, "{j:?}");
+        assert_eq!((j[0].margin.code, j[0].zone), (codes::SPLIT_IO, Zone::Band));
+        assert!((j[0].value - 1.03).abs() < 1e-9);
+        // 1.01: short of the band, nothing at all.
+        let fine = view(
+            DiskCounters { reads: 1010, read_sectors: 1000 * 2048, ..Default::default() },
+            [1000, 0, 1000 << 20, 0],
+        );
+        assert!(fine.judged(true).is_empty());
+        // The device read 93 % of diskmeter's bytes: device-saw-less's band (90 to 95 %).
+        let less =
+            view(DiskCounters { reads: 930, read_sectors: 930 * 2048, ..Default::default() }, [1000, 0, 1000 << 20, 0]);
+        let j = less.judged(false);
+        assert!(j.iter().any(|f| f.margin.code == codes::DEVICE_SAW_LESS && f.zone == Zone::Band), "{j:?}");
+        assert!(less.findings(false).is_empty());
     }
 
     #[test]

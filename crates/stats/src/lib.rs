@@ -14,6 +14,7 @@ pub mod device;
 pub mod hist;
 pub mod infer;
 pub mod lat;
+pub mod margin;
 pub mod model;
 pub mod profile;
 pub mod replay;

@@ -88,6 +88,11 @@ pub struct ResultDoc {
     /// otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smart: Option<SmartSnapshot>,
+    /// Figures inside a warning's margin band ([`crate::margin`]): the warning is given only
+    /// when the last comparable run in the history gave it (`held_by`); otherwise it is named
+    /// here and not given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub borderline: Vec<crate::margin::Borderline>,
 }
 
 /// A disk's SMART figures at the end of a run (`smart`): the ones a trend is explained by.
@@ -203,6 +208,7 @@ impl ResultDoc {
             verify: None,
             history: None,
             smart: None,
+            borderline: Vec::new(),
         }
     }
 

@@ -12,7 +12,7 @@
 
 use engine::measure::{run_alone, GroupOutcome, Need, RunControl};
 use spec::{EngineKind, JobSpec};
-use stats::{codes, JobResult, ResultDoc};
+use stats::{margin, JobResult, ResultDoc};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,18 +24,20 @@ pub(crate) const CHECK_REGION: u64 = 256 << 20;
 pub(crate) const CHECK_RUNTIME: Duration = Duration::from_millis(500);
 /// Below this a storage figure cannot be above any machine's memory bandwidth (MB/s).
 const PLAUSIBLE_MB_S: f64 = 1000.0;
-/// `exceeds-memory-bandwidth` fires only above memory's figure by this share: the memory
-/// figure comes from a half-second run on a machine that may be busy, and a figure at the
-/// ceiling that flips the warning from run to run would say two things about one device.
-pub(crate) const MEMORY_MARGIN: f64 = 0.10;
 
-/// Below this share of a job's bytes moved by io_uring's kernel workers, the hand-off is the
-/// odd request (a direct write that allocated a block) and does not shape the figure.
-pub(crate) const HANDOFF_SHARE: f64 = 0.05;
+/// The figure `async-punt` is judged by ([`stats::margin::HANDOFF`]): the share of the job's
+/// bytes io_uring's kernel workers moved; infinite where the job ran on threads instead, or
+/// where workers were seen and no bytes were accounted.
+pub(super) fn handoff_share(r: &JobResult) -> f64 {
+    match r.handoff.as_ref() {
+        Some(h) if h.policy != stats::HandoffPolicy::Threads => h.share.unwrap_or(f64::INFINITY),
+        _ => f64::INFINITY,
+    }
+}
 
 /// `async-punt`: the job's I/O ran in io_uring's kernel worker threads, not in diskmeter's
 /// (`docs/METHOD.md`, "Hand-off to the kernel's workers"). `None` when it did not, or for a
-/// share below [`HANDOFF_SHARE`].
+/// share short of [`stats::margin::HANDOFF`]'s band (a share inside it is judged by the band).
 pub(super) fn handoff_warning(r: &JobResult) -> Option<String> {
     let h = r.handoff.as_ref()?;
     if h.policy == stats::HandoffPolicy::Threads {
@@ -51,7 +53,7 @@ pub(super) fn handoff_warning(r: &JobResult) -> Option<String> {
         ));
     }
     let what = match h.share {
-        Some(s) if s < HANDOFF_SHARE => return None,
+        Some(s) if stats::margin::HANDOFF.zone(s) == stats::margin::Zone::Clear => return None,
         Some(s) => format!("{:.0} % of the I/O", s * 100.0),
         None if h.kernel_workers == 0 => return None,
         None => "the I/O".to_string(),
@@ -131,16 +133,15 @@ pub(super) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
     // A worker doing synchronous I/O on a device that does its work in the caller's thread
     // (zram compresses there) is busy with the device's work, not the tool's.
     let device_cpu = r.handoff.as_ref().is_some_and(|h| h.policy == stats::HandoffPolicy::Threads);
-    if r.cpu.max_worker_pct >= 95.0 && !device_cpu {
-        doc.warn(
-            codes::TOOL_BOTTLENECK,
-            format!(
-                "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be the limit; \
-                 {more_workers}",
-                r.name, r.cpu.max_worker_pct
-            ),
+    if !device_cpu {
+        let msg = format!(
+            "{}: a worker thread ran at {:.0}% CPU: the tool (or this CPU), not the device, may be the limit; \
+             {more_workers}",
+            r.name, r.cpu.max_worker_pct
         );
-        return;
+        if doc.judge(&margin::WORKER_CPU, r.cpu.max_worker_pct, msg) == margin::Zone::Given {
+            return;
+        }
     }
     let mut null = s.clone();
     null.engine = EngineKind::Null;
@@ -151,15 +152,17 @@ pub(super) fn ceiling_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunControl
     if let Some(out) = reference_run(&null, Default::default(), ctl) {
         if let Some(nr) = out.results.first() {
             let ceiling = nr.read.as_ref().map_or(0.0, |d| d.iops) + nr.write.as_ref().map_or(0.0, |d| d.iops);
-            if ceiling > 0.0 && measured >= 0.8 * ceiling {
-                doc.warn(
-                    codes::TOOL_BOTTLENECK,
-                    format!(
-                        "{}: {:.0} IOPS is within 20% of diskmeter's own ceiling for this job ({:.0} IOPS on the \
-                         null engine): the tool, not the device, may be the limit",
-                        r.name, measured, ceiling
-                    ),
+            if ceiling > 0.0 {
+                let share = measured / ceiling;
+                let msg = format!(
+                    "{}: {:.0} IOPS is {:.0} % of diskmeter's own ceiling for this job ({:.0} IOPS on the null \
+                     engine): the tool, not the device, may be the limit",
+                    r.name,
+                    measured,
+                    share * 100.0,
+                    ceiling
                 );
+                doc.judge(&margin::TOOL_CEILING, share, msg);
             }
         }
     }
@@ -201,8 +204,8 @@ pub(super) fn bandwidth_check(doc: &mut ResultDoc, r: &JobResult, ctl: &RunContr
                 d.mb_s *= scale;
             }
         }
-        for msg in exceeds_memory_bandwidth(r, &m) {
-            doc.warn(codes::EXCEEDS_MEMORY_BANDWIDTH, msg);
+        for (ratio, msg) in memory_figures(r, &m) {
+            doc.judge(&margin::MEMORY, ratio, msg);
         }
     }
 }
@@ -248,22 +251,37 @@ fn grouped(mb_s: f64) -> String {
 
 /// The `exceeds-memory-bandwidth` messages for a storage result `r` measured against `mem`,
 /// the mem engine's result for the same shape: one per direction whose MB/s is above
-/// memory's by more than [`MEMORY_MARGIN`]. Pure.
+/// memory's by more than [`stats::margin::MEMORY`]'s threshold. Pure.
+#[cfg(test)]
 pub(crate) fn exceeds_memory_bandwidth(r: &JobResult, mem: &JobResult) -> Vec<String> {
+    memory_figures(r, mem)
+        .into_iter()
+        .filter(|(v, _)| margin::MEMORY.zone(*v) == margin::Zone::Given)
+        .map(|(_, m)| m)
+        .collect()
+}
+
+/// Each direction's MB/s against memory's for the same shape, with the
+/// `exceeds-memory-bandwidth` message, where it reaches [`stats::margin::MEMORY`]'s band. Pure.
+pub(crate) fn memory_figures(r: &JobResult, mem: &JobResult) -> Vec<(f64, String)> {
     let mut out = Vec::new();
     for (dir, got, ceiling) in [("read", &r.read, &mem.read), ("write", &r.write, &mem.write)] {
         let (Some(got), Some(ceiling)) = (got, ceiling) else { continue };
-        if ceiling.mb_s > 0.0 && got.mb_s > ceiling.mb_s * (1.0 + MEMORY_MARGIN) {
-            out.push(format!(
-                "{}: {} MB/s {dir} is above this machine's memory bandwidth for the same shape ({} MB/s, the mem \
+        let ratio = if ceiling.mb_s > 0.0 { got.mb_s / ceiling.mb_s } else { 0.0 };
+        if margin::MEMORY.zone(ratio) != margin::Zone::Clear {
+            out.push((
+                ratio,
+                format!(
+                    "{}: {} MB/s {dir} is above this machine's memory bandwidth for the same shape ({} MB/s, the mem \
                  engine at --bs {} --qd {} --threads {}): the figure cannot come from the device; a cache or a bug \
                  answered",
-                r.name,
-                grouped(got.mb_s),
-                grouped(ceiling.mb_s),
-                spec::units::format_size(mem.spec.bs),
-                mem.spec.qd,
-                mem.spec.threads
+                    r.name,
+                    grouped(got.mb_s),
+                    grouped(ceiling.mb_s),
+                    spec::units::format_size(mem.spec.bs),
+                    mem.spec.qd,
+                    mem.spec.threads
+                ),
             ));
         }
     }

@@ -322,7 +322,7 @@ impl Checks {
         if reference && r.spec.engine.uses_target() {
             if self.on(Check::AsyncPunt) {
                 if let Some(msg) = ceiling::handoff_warning(r) {
-                    doc.warn(codes::ASYNC_PUNT, msg);
+                    doc.judge(&stats::margin::HANDOFF, ceiling::handoff_share(r), msg);
                 }
             }
             if self.on(Check::ToolBottleneck) {

@@ -9,21 +9,30 @@ use spec::{DataPattern, JobSpec};
 use stats::{codes, ResultDoc};
 
 /// What the device's own counters say against diskmeter's (split, merged, less, more,
-/// foreign I/O), one warning per code, naming the first result it was seen in.
+/// foreign I/O), one warning per code, naming the first result it was seen in; a figure in a
+/// warning's margin band is noted as borderline ([`stats::margin`]).
 pub(super) fn device_warnings(doc: &mut ResultDoc, target: Option<&OpenTarget>) {
     let raw = target.is_some_and(|t| t.probe.kind == TargetKind::Block);
-    let mut found: Vec<(&'static str, String)> = Vec::new();
+    let mut found: Vec<stats::device::Finding> = Vec::new();
     for r in &doc.results {
         if let Some(v) = &r.device_view {
-            for (code, msg) in v.findings(raw) {
-                if !found.iter().any(|(c, _)| *c == code) && !doc.warnings.iter().any(|w| w.code == code) {
-                    found.push((code, format!("{}: {msg}", r.name)));
+            for mut f in v.judged(raw) {
+                let code = f.margin.code;
+                if doc.warnings.iter().any(|w| w.code == code) {
+                    continue;
+                }
+                f.message = format!("{}: {}", r.name, f.message);
+                match found.iter_mut().find(|o| o.margin.code == code) {
+                    // A warning given in a later job outranks a borderline figure in an earlier one.
+                    Some(o) if o.zone != stats::margin::Zone::Given && f.zone == stats::margin::Zone::Given => *o = f,
+                    Some(_) => {}
+                    None => found.push(f),
                 }
             }
         }
     }
-    for (code, msg) in found {
-        doc.warn(code, msg);
+    for f in found {
+        doc.place(f.zone, &f.margin, f.value, f.message);
     }
 }
 

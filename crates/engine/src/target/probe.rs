@@ -373,7 +373,8 @@ pub(crate) fn device_stack(name: &str) -> Vec<String> {
 /// Whether the target's I/O is done by a device's own kernel thread: a loop device (whose
 /// worker reads and writes its backing file), the target itself or under its file system.
 pub fn runs_on_a_device_thread(p: &Probe) -> bool {
-    let is_loop = |n: &str| n.strip_prefix("loop").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    let is_loop =
+        |n: &str| n.strip_prefix("loop").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
     p.device.iter().chain(&p.disk).chain(&p.state.stack).any(|n| is_loop(n))
 }
 
