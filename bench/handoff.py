@@ -149,6 +149,9 @@ def timed(cmd, window):
     return out, (b[0] - a[0]) / TICK, b[1] - a[1]
 
 
+RAMP = 0
+
+
 def run_fio(dev, case, runtime, engine="io_uring"):
     """fio's job on `engine`: io_uring or libaio at the queue depth; psync as the queue depth
     of psync jobs (group reporting), fio's way to what diskmeter's threads policy does."""
@@ -164,9 +167,9 @@ def run_fio(dev, case, runtime, engine="io_uring"):
         part = dev.size_mib // qd
         engine += [f"--size={part}m", f"--offset_increment={part}m"]
     cmd = ["fio", "--name=f", f"--filename={dev.path}", "--direct=1", *engine,
-           f"--rw={rw}", f"--bs={bs}", f"--runtime={runtime}", "--time_based",
+           f"--rw={rw}", f"--bs={bs}", f"--runtime={runtime}", "--time_based", f"--ramp_time={RAMP}",
            "--output-format=json"]
-    out, cpu, wall = timed(cmd, (1.0, runtime - 0.4))
+    out, cpu, wall = timed(cmd, (1.0 + RAMP, RAMP + runtime - 0.4))
     j = json.loads(out[out.index("{"):])["jobs"][0]
     d = j["write" if "write" in rw else "read"]
     return d["iops"], cpu, wall
@@ -175,11 +178,11 @@ def run_fio(dev, case, runtime, engine="io_uring"):
 def run_dm(binary, dev, case, runtime, extra):
     rw, bs, qd = CASES[case]
     cmd = [binary, "run", "--target", dev.path, "--rw", rw, "--bs", bs, "--qd", str(qd),
-           "--runtime", f"{runtime}s", "--json"] + extra
+           "--runtime", f"{runtime}s", "--ramp", f"{RAMP}s", "--json"] + extra
     if "write" in rw:
         cmd += dev.dm_write
     # diskmeter checks the target and the memory before it starts: the window starts later.
-    out, cpu, wall = timed(cmd, (1.5, runtime + 0.1))
+    out, cpu, wall = timed(cmd, (1.5 + RAMP, RAMP + runtime + 0.1))
     doc = json.loads(out)
     r = doc["results"][0]
     d = r["write" if "write" in rw else "read"]
@@ -193,6 +196,9 @@ def main():
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runtime", type=int, default=4, help="seconds per run (default 4)")
+    ap.add_argument("--ramp", type=int, default=0,
+                    help="seconds both tools run before their measured window (fio --ramp_time, diskmeter --ramp); "
+                         "a host whose first seconds run faster then weighs on neither")
     ap.add_argument("--size", type=int, default=1024, help="MiB per device (default 1024)")
     ap.add_argument("--bin", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target")),
                                                    "release", "diskmeter"))
@@ -206,6 +212,8 @@ def main():
                          "against the best of them (tools fio, fio-libaio, fio-psync)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
+    global RAMP
+    RAMP = a.ramp
     if os.geteuid() != 0:
         raise SystemExit("handoff.py: needs root (zram, losetup, mount)")
     for tool in ("fio", "losetup", "mkfs.ext4"):
@@ -281,11 +289,12 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, f"handoff-{stamp}")
     with open(base + ".json", "w") as f:
-        json.dump(dict(rounds=a.rounds, runtime=a.runtime, size_mib=a.size, kernel=os.uname().release, fio=fios,
+        json.dump(dict(rounds=a.rounds, runtime=a.runtime, ramp=a.ramp, size_mib=a.size, kernel=os.uname().release, fio=fios,
                        cpus=os.cpu_count(), variants={k: [b, " ".join(x)] for k, (b, x) in variants},
                        runs=runs), f, indent=1)
     with open(base + ".txt", "w") as f:
-        f.write(table + "\n")
+        f.write(f"# {a.rounds} interleaved rounds, {a.ramp} s ramp + {a.runtime} s measured per run, "
+                f"{os.cpu_count()} CPUs, {os.uname().release}\n" + table + "\n")
     print(f"wrote {base}.json and .txt")
 
 

@@ -184,7 +184,7 @@ pub fn given_codes(doc: &serde_json::Value) -> Vec<String> {
 pub fn hold(doc: &mut ResultDoc, previous: Option<(i64, &[String])>) {
     let Some((id, codes)) = previous else { return };
     for b in doc.borderline.iter_mut() {
-        if b.held_by.is_none() && codes.iter().any(|c| *c == b.code) {
+        if b.held_by.is_none() && codes.contains(&b.code) {
             b.held_by = Some(id);
             let w = Warning::new(
                 &b.code,

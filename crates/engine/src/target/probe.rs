@@ -494,7 +494,7 @@ mod tests {
     #[test]
     fn a_loop_device_anywhere_under_the_target_runs_on_its_worker() {
         let f = std::env::temp_dir().join(format!("dm-probe-loop-{}", std::process::id()));
-        let mut p = probe(&f).unwrap();
+        let mut p = probe(&f).expect("a missing file probes its directory");
         p.device = None;
         p.disk = None;
         p.state.stack.clear();
