@@ -161,7 +161,7 @@ fn keep(path: &std::path::Path, doc: &mut ResultDoc) -> std::result::Result<Hist
     // fails, the band gives no warning, as a first run's would.
     if !doc.borderline.is_empty() {
         if let Ok(Some((row, old))) = store.last_like(&value) {
-            stats::margin::hold(doc, Some((row.id, &stats::margin::given_codes(&old))));
+            doc.hold(Some((row.id, &stats::margin::given_codes(&old))));
             value = serde_json::to_value(&*doc).map_err(|e| format!("cannot serialise the result: {e}"))?;
         }
     }

@@ -5,7 +5,7 @@
 //! a CPU in one run and 95.3 % in the next give the warning once in two. Each such warning
 //! therefore has two figures: it is **given** at `on` or beyond, **clear** short of `off`, and
 //! between the two (the margin band) the device's last comparable run decides: a warning that
-//! run gave is held ([`hold`]), one it did not give stays out. With no earlier run (or no
+//! run gave is held ([`crate::ResultDoc::hold`]), one it did not give stays out. With no earlier run (or no
 //! history) a figure in the band gives no warning, as a threshold at `on` would; the document
 //! still names it under `borderline`, so nothing measured near a threshold is hidden.
 //!
@@ -15,7 +15,6 @@
 //! measurement, never from an earlier run's. Their thresholds are stated in `docs/METHOD.md`.
 
 use crate::codes;
-use crate::model::{ResultDoc, Warning};
 use serde::{Deserialize, Serialize};
 
 /// Which way a figure crosses into its warning.
@@ -131,38 +130,6 @@ pub struct Borderline {
     pub held_by: Option<i64>,
 }
 
-impl ResultDoc {
-    /// Judge `value` against `m`: the warning `message` is given beyond `on`, noted as
-    /// borderline inside the band, left out short of `off`. Returns the zone.
-    pub fn judge(&mut self, m: &Margin, value: f64, message: impl Into<String>) -> Zone {
-        let z = m.zone(value);
-        self.place(z, m, value, message);
-        z
-    }
-
-    /// [`ResultDoc::judge`] for a zone already found (`m.zone(value)`, or [`Zone::Given`] for a
-    /// finding that is no figure near a threshold).
-    pub fn place(&mut self, z: Zone, m: &Margin, value: f64, message: impl Into<String>) {
-        match z {
-            Zone::Given => self.warn(m.code, message),
-            Zone::Band => {
-                let b = Borderline {
-                    code: m.code.to_string(),
-                    message: message.into(),
-                    value,
-                    on: m.on,
-                    off: m.off,
-                    held_by: None,
-                };
-                if !self.borderline.iter().any(|o| o.code == b.code && o.message == b.message) {
-                    self.borderline.push(b);
-                }
-            }
-            Zone::Clear => {}
-        }
-    }
-}
-
 /// The warning codes a document gave, its jobs' included.
 pub fn given_codes(doc: &serde_json::Value) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -178,33 +145,8 @@ pub fn given_codes(doc: &serde_json::Value) -> Vec<String> {
     out
 }
 
-/// Hysteresis: every borderline figure whose warning the last comparable run (`previous`:
-/// its id in the history and the codes it gave) gave is held, given again with a note of why;
-/// the others stay borderline. Without a previous run nothing changes.
-pub fn hold(doc: &mut ResultDoc, previous: Option<(i64, &[String])>) {
-    let Some((id, codes)) = previous else { return };
-    for b in doc.borderline.iter_mut() {
-        if b.held_by.is_none() && codes.contains(&b.code) {
-            b.held_by = Some(id);
-            let w = Warning::new(
-                &b.code,
-                format!(
-                    "{} [held: {} is inside this warning's margin band ({} to {}), and the last comparable run, \
-                     #{id}, gave it]",
-                    b.message,
-                    short(b.value),
-                    short(b.off),
-                    short(b.on)
-                ),
-            );
-            if !doc.warnings.iter().any(|o| o.code == w.code && o.message.starts_with(&b.message)) {
-                doc.warnings.push(w);
-            }
-        }
-    }
-}
-
-fn short(v: f64) -> String {
+/// A band's figure as its note prints it: up to three decimals, no trailing zeros.
+pub(crate) fn short(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
@@ -213,7 +155,6 @@ fn short(v: f64) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::model::HostInfo;
 
     #[test]
     fn a_figure_is_given_beyond_on_clear_short_of_off_and_in_the_band_between() {
@@ -233,31 +174,6 @@ mod tests {
                 Side::Below => assert!(m.off > m.on, "{}", m.code),
             }
         }
-    }
-
-    #[test]
-    fn a_band_figure_is_held_only_when_the_last_comparable_run_gave_the_warning() {
-        let mut doc = ResultDoc::new("run", "2026-11-29T00:00:00Z", HostInfo::default());
-        assert_eq!(doc.judge(&WORKER_CPU, 91.0, "j: a worker ran at 91% CPU"), Zone::Band);
-        assert_eq!(doc.judge(&HANDOFF, 0.01, "never"), Zone::Clear);
-        assert!(doc.warnings.is_empty());
-        assert_eq!(doc.borderline.len(), 1);
-        // No earlier run, or one without it: stays out.
-        let mut alone = doc.clone();
-        hold(&mut alone, None);
-        hold(&mut alone, Some((7, &["ram-backed".to_string()])));
-        assert!(alone.warnings.is_empty() && alone.borderline[0].held_by.is_none());
-        // The earlier run gave it: held, with why.
-        hold(&mut doc, Some((7, &["tool-bottleneck".to_string()])));
-        assert_eq!(doc.warnings.len(), 1);
-        let w = &doc.warnings[0];
-        assert_eq!(w.code, "tool-bottleneck");
-        assert!(w.message.starts_with("j: a worker ran at 91% CPU [held: 91 is inside"), "{}", w.message);
-        assert!(w.message.ends_with("band (85 to 95), and the last comparable run, #7, gave it]"), "{}", w.message);
-        assert_eq!(doc.borderline[0].held_by, Some(7));
-        // Holding twice gives it once.
-        hold(&mut doc, Some((7, &["tool-bottleneck".to_string()])));
-        assert_eq!(doc.warnings.len(), 1);
     }
 
     #[test]

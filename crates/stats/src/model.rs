@@ -95,6 +95,65 @@ pub struct ResultDoc {
     pub borderline: Vec<crate::margin::Borderline>,
 }
 
+/// Margins ([`crate::margin`]): the judging of a figure near a warning's threshold.
+impl ResultDoc {
+    /// Judge `value` against `m`: the warning `message` is given beyond `on`, noted as
+    /// borderline inside the band, left out short of `off`. Returns the zone.
+    pub fn judge(&mut self, m: &crate::margin::Margin, value: f64, message: impl Into<String>) -> crate::margin::Zone {
+        let z = m.zone(value);
+        self.place(z, m, value, message);
+        z
+    }
+
+    /// [`ResultDoc::judge`] for a zone already found (`m.zone(value)`, or [`crate::margin::Zone::Given`] for a
+    /// finding that is no figure near a threshold).
+    pub fn place(&mut self, z: crate::margin::Zone, m: &crate::margin::Margin, value: f64, message: impl Into<String>) {
+        match z {
+            crate::margin::Zone::Given => self.warn(m.code, message),
+            crate::margin::Zone::Band => {
+                let b = crate::margin::Borderline {
+                    code: m.code.to_string(),
+                    message: message.into(),
+                    value,
+                    on: m.on,
+                    off: m.off,
+                    held_by: None,
+                };
+                if !self.borderline.iter().any(|o| o.code == b.code && o.message == b.message) {
+                    self.borderline.push(b);
+                }
+            }
+            crate::margin::Zone::Clear => {}
+        }
+    }
+
+    /// Hysteresis: every borderline figure whose warning the last comparable run (`previous`:
+    /// its id in the history and the codes it gave) gave is held, given again with a note of why;
+    /// the others stay borderline. Without a previous run nothing changes.
+    pub fn hold(&mut self, previous: Option<(i64, &[String])>) {
+        let Some((id, codes)) = previous else { return };
+        for b in self.borderline.iter_mut() {
+            if b.held_by.is_none() && codes.contains(&b.code) {
+                b.held_by = Some(id);
+                let w = Warning::new(
+                    &b.code,
+                    format!(
+                        "{} [held: {} is inside this warning's margin band ({} to {}), and the last comparable run, \
+                         #{id}, gave it]",
+                        b.message,
+                        crate::margin::short(b.value),
+                        crate::margin::short(b.off),
+                        crate::margin::short(b.on)
+                    ),
+                );
+                if !self.warnings.iter().any(|o| o.code == w.code && o.message.starts_with(&b.message)) {
+                    self.warnings.push(w);
+                }
+            }
+        }
+    }
+}
+
 /// A disk's SMART figures at the end of a run (`smart`): the ones a trend is explained by.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SmartSnapshot {

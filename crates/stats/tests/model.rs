@@ -327,3 +327,29 @@ fn mean_aggregate_averages_cdfs_by_fraction() {
     let (r, _, _) = aggregate_passes(&passes, Aggregate::Mean);
     assert!(r.expect("read").lat_cdf.is_empty());
 }
+
+// Margins: a band figure is held only when the last comparable run gave its warning.
+#[test]
+fn a_band_figure_is_held_only_when_the_last_comparable_run_gave_the_warning() {
+    let mut doc = ResultDoc::new("run", "2026-11-29T00:00:00Z", HostInfo::default());
+    assert_eq!(doc.judge(&margin::WORKER_CPU, 91.0, "j: a worker ran at 91% CPU"), margin::Zone::Band);
+    assert_eq!(doc.judge(&margin::HANDOFF, 0.01, "never"), margin::Zone::Clear);
+    assert!(doc.warnings.is_empty());
+    assert_eq!(doc.borderline.len(), 1);
+    // No earlier run, or one without it: stays out.
+    let mut alone = doc.clone();
+    alone.hold(None);
+    alone.hold(Some((7, &["ram-backed".to_string()])));
+    assert!(alone.warnings.is_empty() && alone.borderline[0].held_by.is_none());
+    // The earlier run gave it: held, with why.
+    doc.hold(Some((7, &["tool-bottleneck".to_string()])));
+    assert_eq!(doc.warnings.len(), 1);
+    let w = &doc.warnings[0];
+    assert_eq!(w.code, "tool-bottleneck");
+    assert!(w.message.starts_with("j: a worker ran at 91% CPU [held: 91 is inside"), "{}", w.message);
+    assert!(w.message.ends_with("band (85 to 95), and the last comparable run, #7, gave it]"), "{}", w.message);
+    assert_eq!(doc.borderline[0].held_by, Some(7));
+    // Holding twice gives it once.
+    doc.hold(Some((7, &["tool-bottleneck".to_string()])));
+    assert_eq!(doc.warnings.len(), 1);
+}
