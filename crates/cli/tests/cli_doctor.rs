@@ -328,6 +328,13 @@ fn a_throttles_first_second_is_left_out_of_the_headline() {
         eprintln!("first second {first:.0} IOPS, headline {iops:.1} IOPS, whole bursts {}", r["whole_bursts"]);
         assert!((iops / LIMIT - 1.0).abs() < 0.01, "headline {iops} IOPS, the limit is {LIMIT}: {doc}");
         let w = &r["whole_bursts"];
+        if w.is_null() {
+            // A loaded host (CI's other suites beside it) can blur the slices so that no whole
+            // bursts are found: the first second must then be left out by the startup-burst rule.
+            skip_note("no whole bursts found in this run: the startup-burst rule must have cut it");
+            assert!(warning_codes(&doc).contains(&"startup-burst".to_string()), "the first second is left out: {doc}");
+            continue;
+        }
         assert!((f64_at(w, "period_ms") - 100.0).abs() < 15.0, "the throttle's 100 ms slices: {w}");
         let (a, b) = (f64_at(w, "start_s"), f64_at(w, "end_s"));
         assert!(a > 0.0 && b <= 4.05 && b - a >= 2.0, "the counted span lies in the 4 s window: {w}");

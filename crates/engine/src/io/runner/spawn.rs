@@ -201,9 +201,10 @@ pub(super) fn layout(jobs: &[BoundJob], slots: &[usize], pin: bool, poll: (u64, 
                 flow,
                 end_on_full: s.fill,
                 // A closed loop's rate is the device's, which may come in bursts; an open
-                // loop's is the job's own schedule. A job that ends on a byte count is its
-                // whole write (a sustained write's bytes are its range): never cut to bursts.
-                edges: rate.is_none() && s.time_based,
+                // loop's is the job's own schedule. A job with no run time ends on its byte
+                // count and is its whole write (a sustained write's bytes are its range): never
+                // cut to bursts.
+                edges: rate.is_none() && (s.time_based || !s.runtime.is_zero()),
                 poll_ns: super::job::poll_budget(
                     poll.0,
                     s.engine,
